@@ -1,0 +1,5 @@
+module github.com/mcpfleet/mcpfleet/proxymcp
+
+go 1.26.0
+
+require github.com/mcpfleet/mcpfleet/shared v0.1.0

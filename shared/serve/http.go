@@ -1,0 +1,171 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/shared/httpauth"
+)
+
+// HTTPHandler is the HTTP surface of a server: /mcp, /sse, /message,
+// /healthz and, with OAuth, the metadata and flow endpoints.
+type HTTPHandler struct {
+	mux        *http.ServeMux
+	streamable *server.StreamableHTTPServer
+	sse        *server.SSEServer
+}
+
+// NewHTTPHandler builds the handler. auth may be nil (OAuth disabled).
+func NewHTTPHandler(p Program, s *Server, cfg Config, auth *httpauth.Layer, o Options) *HTTPHandler {
+	streamable := server.NewStreamableHTTPServer(s.MCPServer,
+		server.WithDisableLocalhostProtection(true), // hostGuard below does it, with MCP_ALLOWED_HOSTS
+		server.WithStreamableHTTPLogger(o.Logger),
+	)
+	sse := server.NewSSEServer(s.MCPServer,
+		server.WithSSEEndpoint("/sse"),
+		server.WithMessageEndpoint("/message"),
+		server.WithUseFullURLForMessageEndpoint(false),
+		server.WithSSEDisableLocalhostProtection(true),
+		server.WithSSEContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+			// SSE handlers run detached from the POST; carry the caller over.
+			if id, ok := httpauth.IdentityFromContext(r.Context()); ok {
+				ctx = httpauth.ContextWithIdentity(ctx, id)
+			}
+			return ctx
+		}),
+	)
+	protect := func(h http.Handler) http.Handler {
+		if len(o.MethodAliases) > 0 {
+			h = aliasMethods(h, o.MethodAliases)
+		}
+		if auth != nil {
+			h = auth.Protect(h)
+		}
+		return hostGuard(h, cfg)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", protect(streamable))
+	mux.Handle("/sse", protect(sse.SSEHandler()))
+	mux.Handle("/message", protect(sse.MessageHandler()))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]string{"status": "ok", "name": p.Name, "version": p.Version})
+	})
+	if auth != nil {
+		auth.Register(mux)
+	}
+	return &HTTPHandler{mux: mux, streamable: streamable, sse: sse}
+}
+
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// closeStreams ends long-lived SSE and streamable GET streams so that an
+// HTTP shutdown is not held open by idle listeners.
+func (h *HTTPHandler) closeStreams() {
+	h.sse.CloseSessions()
+	h.streamable.CloseSessions(context.Background())
+}
+
+// hostGuard rejects requests whose Host or Origin is not this server's, the
+// DNS-rebinding protection the MCP specification requires. Loopback names
+// are always accepted, as are MCP_HOST and MCP_ALLOWED_HOSTS.
+func hostGuard(next http.Handler, cfg Config) http.Handler {
+	allowed := []string{"localhost", "127.0.0.1", "::1"}
+	if h := strings.Trim(cfg.Host, "[]"); h != "" && h != "0.0.0.0" && h != "::" {
+		allowed = append(allowed, strings.ToLower(h))
+	}
+	for _, h := range cfg.AllowedHosts {
+		allowed = append(allowed, strings.ToLower(strings.Trim(hostOnly(h), "[]")))
+	}
+	if u, err := url.Parse(cfg.Auth.BaseURL); err == nil && u.Hostname() != "" {
+		allowed = append(allowed, strings.ToLower(u.Hostname()))
+	}
+	ok := func(hostport string) bool {
+		h := strings.ToLower(strings.Trim(hostOnly(hostport), "[]"))
+		if slices.Contains(allowed, h) {
+			return true
+		}
+		ip := net.ParseIP(h)
+		return ip != nil && ip.IsLoopback()
+	}
+	strictHost := len(cfg.AllowedHosts) > 0
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && origin != "null" {
+			u, err := url.Parse(origin)
+			if err != nil || !ok(u.Host) {
+				http.Error(w, "Forbidden: Origin "+origin+" is not allowed; add its host to MCP_ALLOWED_HOSTS", http.StatusForbidden)
+				return
+			}
+		}
+		if !ok(r.Host) && (strictHost || onLoopback(r)) {
+			http.Error(w, "Forbidden: Host "+r.Host+" is not allowed; add it to MCP_ALLOWED_HOSTS", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+func onLoopback(r *http.Request) bool {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	ip := net.ParseIP(hostOnly(a.String()))
+	return ip != nil && ip.IsLoopback()
+}
+
+// aliasMethods rewrites aliased JSON-RPC method names in POST bodies.
+func aliasMethods(next http.Handler, aliases map[string]string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Body != nil {
+			body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+			if err == nil {
+				body = rewriteMethod(body, aliases)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				r.ContentLength = int64(len(body))
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// rewriteMethod replaces an aliased "method" in one JSON-RPC message.
+func rewriteMethod(msg []byte, aliases map[string]string) []byte {
+	if len(aliases) == 0 || !bytes.Contains(msg, []byte(`"method"`)) {
+		return msg
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(msg, &m) != nil {
+		return msg
+	}
+	var method string
+	if json.Unmarshal(m["method"], &method) != nil {
+		return msg
+	}
+	to, ok := aliases[method]
+	if !ok {
+		return msg
+	}
+	m["method"], _ = json.Marshal(to)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return msg
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/shared/httpauth"
+	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+)
+
+// Options are the process-level pieces Run needs.
+type Options struct {
+	Logger *slog.Logger
+	Stdin  io.Reader
+	Stdout io.Writer
+	// MethodAliases maps extra JSON-RPC method names onto standard ones
+	// (proxymcp accepts "callTool" for "tools/call").
+	MethodAliases map[string]string
+	// Listening, when set, is called with the bound address once the HTTP
+	// transport accepts connections (tests and the playground use it).
+	Listening func(net.Addr)
+}
+
+// Run serves s on the transport cfg selects until ctx is cancelled (the
+// caller's signal context) or, for stdio, stdin closes. In-flight calls get
+// cfg.ShutdownTimeout to finish; the rest are cancelled.
+func Run(ctx context.Context, p Program, s *Server, cfg Config, o Options) error {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	switch cfg.Transport {
+	case "http":
+		return runHTTP(ctx, p, s, cfg, o)
+	default:
+		return runStdio(ctx, s, cfg, o)
+	}
+}
+
+func runStdio(ctx context.Context, s *Server, cfg Config, o Options) error {
+	g := newStdioGate(o.Stdin, o.Stdout, o.MethodAliases, cfg.ShutdownTimeout, s.calls)
+	defer g.close()
+	go func() {
+		<-ctx.Done()
+		g.shutdown()
+	}()
+	stdio := server.NewStdioServer(s.MCPServer)
+	stdio.SetErrorLogger(log.New(slogWriter{o.Logger}, "", 0))
+	o.Logger.Info("serving MCP over stdio")
+	// Listen gets its own context: the gate decides when input ends, after
+	// in-flight calls had their chance to answer.
+	err := stdio.Listen(context.WithoutCancel(ctx), g, g.out)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("serve stdio: %w", err)
+	}
+	return nil
+}
+
+func runHTTP(ctx context.Context, p Program, s *Server, cfg Config, o Options) error {
+	auth, err := httpauth.New(ctx, cfg.Auth, o.Logger)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr())
+	if err != nil {
+		return mcperr.New(mcperr.Unavailable, "listen for MCP over HTTP on "+cfg.Addr(), err,
+			"choose a free port with MCP_PORT or stop the process using it")
+	}
+	h := NewHTTPHandler(p, s, cfg, auth, o)
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(slogWriter{o.Logger}, "", 0),
+	}
+	o.Logger.Info("serving MCP over HTTP", "addr", ln.Addr().String(), "mcp", "/mcp", "sse", "/sse", "oauth", cfg.Auth.Enabled)
+	if o.Listening != nil {
+		o.Listening(ln.Addr())
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve HTTP on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	o.Logger.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	deadline, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	h.closeStreams()
+	shutdownErr := make(chan error, 1)
+	go func() { shutdownErr <- srv.Shutdown(deadline) }()
+	finished := s.calls.wait(deadline) // SSE handlers are detached from their HTTP request
+	if err := <-shutdownErr; err != nil {
+		finished = false
+	}
+	if !finished {
+		o.Logger.Warn("shutdown deadline reached; cancelling calls still running")
+	}
+	s.calls.hardEnd()
+	srv.Close()
+	return nil
+}
+
+// slogWriter adapts a *log.Logger destination onto slog at warn level.
+type slogWriter struct{ l *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.l.Warn(string(trimNewline(p)))
+	return len(p), nil
+}
+
+func trimNewline(p []byte) []byte {
+	for len(p) > 0 && (p[len(p)-1] == '\n' || p[len(p)-1] == '\r') {
+		p = p[:len(p)-1]
+	}
+	return p
+}

@@ -1,0 +1,103 @@
+package serve
+
+import (
+	"context"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Server is an mcp-go server that knows which calls are in flight, so that
+// a shutdown can let them finish up to a deadline and then cancel the rest,
+// back-end work included, on every transport.
+type Server struct {
+	*server.MCPServer
+	calls *calls
+}
+
+// NewServer returns an MCP server with panic recovery and in-flight tracking
+// added to opts.
+func NewServer(name, version string, opts ...server.ServerOption) *Server {
+	c := newCalls()
+	all := []server.ServerOption{
+		server.WithRecovery(),
+		server.WithResourceRecovery(),
+		server.WithToolHandlerMiddleware(func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+			return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				ctx, done := c.begin(ctx)
+				defer done()
+				return next(ctx, req)
+			}
+		}),
+		server.WithResourceHandlerMiddleware(func(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
+			return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+				ctx, done := c.begin(ctx)
+				defer done()
+				return next(ctx, req)
+			}
+		}),
+	}
+	all = append(all, opts...)
+	return &Server{MCPServer: server.NewMCPServer(name, version, all...), calls: c}
+}
+
+// calls tracks in-flight handler calls and cancels them on a hard stop.
+type calls struct {
+	mu      sync.Mutex
+	n       int
+	idle    chan struct{} // closed while n == 0
+	stop    context.Context
+	hardEnd context.CancelFunc
+}
+
+func newCalls() *calls {
+	idle := make(chan struct{})
+	close(idle)
+	stop, cancel := context.WithCancel(context.Background())
+	return &calls{idle: idle, stop: stop, hardEnd: cancel}
+}
+
+// begin registers a call; its context is also cancelled by a hard stop.
+func (c *calls) begin(ctx context.Context) (context.Context, func()) {
+	c.mu.Lock()
+	if c.n == 0 {
+		c.idle = make(chan struct{})
+	}
+	c.n++
+	c.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx)
+	unhook := context.AfterFunc(c.stop, cancel)
+	return ctx, func() {
+		unhook()
+		cancel()
+		c.mu.Lock()
+		c.n--
+		if c.n == 0 {
+			close(c.idle)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// wait blocks until no call is in flight or ctx ends; then it cancels what
+// is left and reports whether everything finished on its own.
+func (c *calls) wait(ctx context.Context) bool {
+	c.mu.Lock()
+	idle := c.idle
+	c.mu.Unlock()
+	select {
+	case <-idle:
+		return true
+	case <-ctx.Done():
+		c.hardEnd()
+		return false
+	}
+}
+
+// InFlight reports how many tool calls and resource reads are running.
+func (s *Server) InFlight() int {
+	s.calls.mu.Lock()
+	defer s.calls.mu.Unlock()
+	return s.calls.n
+}

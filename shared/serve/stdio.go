@@ -1,0 +1,223 @@
+package serve
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"sync"
+	"time"
+)
+
+// stdioGate sits between the process's stdin/stdout and mcp-go's stdio
+// server. mcp-go cancels every running request as soon as its input ends;
+// the gate holds the end of input back until each request read so far has
+// been answered (or the shutdown timeout passes), so that
+// `echo '{...}' | server` prints its answer and a SIGTERM lets calls finish.
+type stdioGate struct {
+	lines   chan []byte
+	readErr error // set before lines is closed
+	stop    chan struct{}
+	stopped sync.Once
+	aliases map[string]string
+	timeout time.Duration
+	calls   *calls
+
+	mu      sync.Mutex
+	pending map[string]int // request id (raw JSON) → unanswered count
+	answers chan struct{}  // signalled on each answer
+	buf     []byte         // rest of the current line
+	ended   bool
+
+	out *stdoutTap
+}
+
+func newStdioGate(stdin io.Reader, stdout io.Writer, aliases map[string]string, timeout time.Duration, c *calls) *stdioGate {
+	g := &stdioGate{
+		lines:   make(chan []byte),
+		stop:    make(chan struct{}),
+		aliases: aliases,
+		timeout: timeout,
+		calls:   c,
+		pending: map[string]int{},
+		answers: make(chan struct{}, 1),
+	}
+	g.out = &stdoutTap{w: stdout, gate: g}
+	go g.readLines(stdin)
+	return g
+}
+
+func (g *stdioGate) readLines(stdin io.Reader) {
+	r := bufio.NewReaderSize(stdin, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			select {
+			case g.lines <- line:
+			case <-g.stop:
+				return
+			}
+		}
+		if err != nil {
+			g.readErr = err
+			close(g.lines)
+			return
+		}
+	}
+}
+
+// shutdown ends input after in-flight requests (signal path).
+func (g *stdioGate) shutdown() { g.stopped.Do(func() { close(g.stop) }) }
+
+func (g *stdioGate) close() { g.shutdown() }
+
+// Read implements io.Reader for mcp-go.
+func (g *stdioGate) Read(p []byte) (int, error) {
+	g.mu.Lock()
+	if len(g.buf) > 0 {
+		n := copy(p, g.buf)
+		g.buf = g.buf[n:]
+		g.mu.Unlock()
+		return n, nil
+	}
+	ended := g.ended
+	g.mu.Unlock()
+	if ended {
+		return 0, io.EOF
+	}
+	select {
+	case line, ok := <-g.lines:
+		if !ok {
+			g.drain()
+			return 0, io.EOF
+		}
+		line = g.admit(line)
+		g.mu.Lock()
+		n := copy(p, line)
+		g.buf = line[n:]
+		g.mu.Unlock()
+		return n, nil
+	case <-g.stop:
+		g.drain()
+		return 0, io.EOF
+	}
+}
+
+// admit rewrites aliases and records the request id awaiting an answer.
+func (g *stdioGate) admit(line []byte) []byte {
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return line
+	}
+	if len(g.aliases) > 0 {
+		if re := rewriteMethod(trimmed, g.aliases); !bytes.Equal(re, trimmed) {
+			line = append(re, '\n')
+			trimmed = re
+		}
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(trimmed, &m) == nil && m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" {
+		g.mu.Lock()
+		g.pending[normalizeID(m.ID)]++
+		g.mu.Unlock()
+	}
+	return line
+}
+
+// drain waits until every admitted request has been answered or the
+// timeout passes, then marks input as ended.
+func (g *stdioGate) drain() {
+	deadline := time.NewTimer(g.timeout)
+	defer deadline.Stop()
+	for {
+		g.mu.Lock()
+		n := len(g.pending)
+		g.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		select {
+		case <-g.answers:
+		case <-deadline.C:
+			g.calls.hardEnd()
+			g.mu.Lock()
+			g.ended = true
+			g.mu.Unlock()
+			return
+		}
+	}
+	// Calls that were not requests with ids (none expected) still get the deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
+	g.calls.wait(ctx)
+	cancel()
+	g.mu.Lock()
+	g.ended = true
+	g.mu.Unlock()
+}
+
+func (g *stdioGate) answered(id string) {
+	g.mu.Lock()
+	if g.pending[id] > 1 {
+		g.pending[id]--
+	} else {
+		delete(g.pending, id)
+	}
+	g.mu.Unlock()
+	select {
+	case g.answers <- struct{}{}:
+	default:
+	}
+}
+
+// stdoutTap passes output through unchanged and notes which requests have
+// been answered.
+type stdoutTap struct {
+	mu   sync.Mutex
+	w    io.Writer
+	gate *stdioGate
+	line []byte
+}
+
+func (t *stdoutTap) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n, err := t.w.Write(p)
+	t.line = append(t.line, p[:n]...)
+	for {
+		i := bytes.IndexByte(t.line, '\n')
+		if i < 0 {
+			break
+		}
+		t.inspect(t.line[:i])
+		t.line = t.line[i+1:]
+	}
+	if len(t.line) == 0 {
+		t.line = nil
+	}
+	return n, err
+}
+
+func (t *stdoutTap) inspect(msg []byte) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != "" || len(m.ID) == 0 {
+		return
+	}
+	t.gate.answered(normalizeID(m.ID))
+}
+
+// normalizeID gives equal ids one spelling whatever their whitespace or escapes.
+func normalizeID(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
