@@ -1,0 +1,190 @@
+// Package engine is sqlmcp's access to a Trino coordinator through
+// trino-go-client: streamed, capped query results with their types kept,
+// catalog/schema per query, TLS and password settings that really take
+// effect, and the caller's identity sent in Trino's own headers.
+//
+// It never imports an MCP SDK; the MCP server and the CLI both build on it.
+//
+// Basic use:
+//
+//	c, err := engine.New(engine.Config{Host: "localhost", Port: 8080, User: "me"})
+//	res, err := c.Query(ctx, engine.Query{SQL: "SELECT 1", Limit: 10})
+//
+// Results are read row by row from the coordinator's pages; reading stops at
+// the row limit or the byte cap, after which the query is cancelled on the
+// coordinator (DELETE /v1/query/{id}), so memory never depends on the size of
+// the full result.
+package engine
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trinodb/trino-go-client/trino"
+)
+
+// Defaults applied by New to zero fields of Config.
+const (
+	DefaultHost           = "localhost"
+	DefaultPort           = 8080
+	DefaultUser           = "sqlmcp"
+	DefaultSource         = "sqlmcp"
+	DefaultMaxRows        = 1000
+	DefaultMaxResultBytes = 1 << 20
+	DefaultQueryTimeout   = 300 * time.Second
+)
+
+// Config is how to reach the coordinator and the default limits of a query.
+type Config struct {
+	Host     string
+	Port     int
+	User     string // the principal queries run as (X-Trino-User), unless impersonating
+	Password string // HTTP basic authentication; needs TLS
+
+	Catalog string // default catalog of every query ("" for none)
+	Schema  string // default schema of every query ("" for none)
+
+	// SSL enables TLS (scheme https). SSLInsecure skips verification of the
+	// coordinator's certificate. Scheme, when set, overrides SSL ("http" or
+	// "https").
+	SSL         bool
+	SSLInsecure bool
+	Scheme      string
+	// RootCAs, when set, are the certificate authorities trusted for TLS
+	// instead of the system pool.
+	RootCAs *x509.CertPool
+
+	Source string // X-Trino-Source
+
+	MaxRows        int           // rows of a Query when its Limit is 0
+	MaxResultBytes int64         // JSON bytes of a Query's rows when its MaxBytes is 0
+	QueryTimeout   time.Duration // deadline of every query
+
+	// Transport, when set, is the HTTP round tripper under the engine's own
+	// (tests use it to observe traffic). TLS settings above are ignored
+	// then; configure them on the transport.
+	Transport http.RoundTripper
+}
+
+// URL returns the coordinator's base URL (without credentials).
+func (c Config) URL() string {
+	return c.scheme() + "://" + net.JoinHostPort(c.Host, strconv.Itoa(c.Port))
+}
+
+func (c Config) scheme() string {
+	if c.Scheme != "" {
+		return strings.ToLower(c.Scheme)
+	}
+	if c.SSL {
+		return "https"
+	}
+	return "http"
+}
+
+func (c *Config) applyDefaults() {
+	if c.Host == "" {
+		c.Host = DefaultHost
+	}
+	if c.Port == 0 {
+		c.Port = DefaultPort
+	}
+	if c.User == "" {
+		c.User = DefaultUser
+	}
+	if c.Source == "" {
+		c.Source = DefaultSource
+	}
+	if c.MaxRows <= 0 {
+		c.MaxRows = DefaultMaxRows
+	}
+	if c.MaxResultBytes == 0 {
+		c.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if c.QueryTimeout <= 0 {
+		c.QueryTimeout = DefaultQueryTimeout
+	}
+}
+
+// Client runs queries on one coordinator. It is safe for concurrent use.
+type Client struct {
+	cfg Config
+	db  *sql.DB
+}
+
+// New validates cfg and returns a client. It does not contact the
+// coordinator: an engine that is down at start-up makes calls fail until it
+// answers, it does not stop the caller.
+func New(cfg Config) (*Client, error) {
+	cfg.applyDefaults()
+	scheme := cfg.scheme()
+	if scheme != "http" && scheme != "https" {
+		return nil, fmt.Errorf("engine scheme %q is not http or https", cfg.Scheme)
+	}
+	if cfg.Password != "" && scheme != "https" {
+		return nil, errors.New("a password is only sent over TLS: enable SSL (https) or remove the password")
+	}
+	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))}
+	if cfg.Password != "" {
+		u.User = url.UserPassword(cfg.User, cfg.Password)
+	} else {
+		u.User = url.User(cfg.User)
+	}
+	base := cfg.Transport
+	if base == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		if scheme == "https" {
+			t.TLSClientConfig = &tls.Config{
+				MinVersion:         tls.VersionTLS12,
+				RootCAs:            cfg.RootCAs,
+				InsecureSkipVerify: cfg.SSLInsecure, // SQLENGINE_SSL_INSECURE: the operator asked for it
+			}
+		}
+		base = t
+	}
+	tc := &trino.Config{
+		ServerURI:  u.String(),
+		Source:     cfg.Source,
+		Catalog:    cfg.Catalog,
+		Schema:     cfg.Schema,
+		HTTPClient: &http.Client{Transport: &requestTransport{base: base}},
+	}
+	conn, err := trino.NewConnector(tc)
+	if err != nil {
+		return nil, fmt.Errorf("configure the Trino client for %s: %w", cfg.URL(), err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxIdleConns(4)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	return &Client{cfg: cfg, db: db}, nil
+}
+
+// Config returns the configuration in effect (defaults applied).
+func (c *Client) Config() Config { return c.cfg }
+
+// Close releases the client's idle connections.
+func (c *Client) Close() error { return c.db.Close() }
+
+// Ping checks that the coordinator answers (GET /v1/info) and accepts the
+// credentials.
+func (c *Client) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, min(c.cfg.QueryTimeout, 30*time.Second))
+	defer cancel()
+	ctx, err := withRequestOptions(ctx, c.cfg, "", "")
+	if err != nil {
+		return err
+	}
+	if err := c.db.PingContext(ctx); err != nil {
+		return classify(err, "reach the Trino coordinator at "+c.cfg.URL())
+	}
+	return nil
+}

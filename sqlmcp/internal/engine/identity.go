@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+)
+
+// Identity is the caller a query is attributed to. The MCP server builds it
+// from the verified OAuth identity; the CLI leaves it empty.
+type Identity struct {
+	// RunAs, when set, is the principal the query runs as (X-Trino-User):
+	// impersonation. It must be a clean name; one with control characters
+	// is refused rather than altered into somebody else's.
+	RunAs string
+	// Principal names the caller for attribution (X-Trino-Client-Tags and
+	// X-Trino-Client-Info). Empty means no attribution.
+	Principal string
+	// Subject and Email add detail to X-Trino-Client-Info.
+	Subject string
+	Email   string
+}
+
+type identityKey struct{}
+
+// WithIdentity returns ctx carrying id; queries run with that ctx are
+// attributed to (and, with RunAs, run as) the caller.
+func WithIdentity(ctx context.Context, id Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// IdentityFrom returns the identity carried by ctx, if any.
+func IdentityFrom(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(Identity)
+	return id, ok
+}
+
+// Header names Trino reads; the engine sets them per request.
+const (
+	HeaderUser       = "X-Trino-User"
+	HeaderCatalog    = "X-Trino-Catalog"
+	HeaderSchema     = "X-Trino-Schema"
+	HeaderClientTags = "X-Trino-Client-Tags"
+	HeaderClientInfo = "X-Trino-Client-Info"
+)
+
+// requestOptions are the per-query headers, carried in the request context
+// so that every request of one query (POST, page GETs and the cancelling
+// DELETE) carries them.
+type requestOptions struct {
+	user, catalog, schema, tags, info string
+
+	mu      sync.Mutex
+	queryID string
+}
+
+func (o *requestOptions) setQueryID(id string) {
+	o.mu.Lock()
+	if o.queryID == "" {
+		o.queryID = id
+	}
+	o.mu.Unlock()
+}
+
+// QueryID returns the coordinator's id of the query, once known.
+func (o *requestOptions) QueryID() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.queryID
+}
+
+type optionsKey struct{}
+
+// withRequestOptions resolves the headers of one query from the defaults,
+// the per-query catalog/schema and the caller in ctx.
+func withRequestOptions(ctx context.Context, cfg Config, catalog, schema string) (context.Context, error) {
+	o := &requestOptions{user: cfg.User, catalog: cfg.Catalog, schema: cfg.Schema}
+	if catalog != "" {
+		o.catalog, o.schema = catalog, schema
+	} else if schema != "" {
+		o.schema = schema
+	}
+	if o.schema != "" && o.catalog == "" {
+		return ctx, mcperr.New(mcperr.Invalid, "choose schema "+QuoteIdentifier(o.schema), errors.New("a schema needs a catalog"),
+			"give a catalog as well, or configure SQLENGINE_CATALOG")
+	}
+	if id, ok := IdentityFrom(ctx); ok {
+		if id.RunAs != "" {
+			if strings.IndexFunc(id.RunAs, unicode.IsControl) >= 0 || strings.TrimSpace(id.RunAs) == "" {
+				return ctx, mcperr.New(mcperr.Permission, "run the query as the signed-in user", errors.New("the user name contains control characters"),
+					"use another SQLENGINE_IMPERSONATION_FIELD or fix the identity provider's claim")
+			}
+			o.user = id.RunAs
+		}
+		if id.Principal != "" {
+			o.tags = "sqlmcp," + clientTag("user:"+id.Principal)
+			info := map[string]string{"client": "sqlmcp", "user": headerText(id.Principal)}
+			if id.Subject != "" {
+				info["subject"] = headerText(id.Subject)
+			}
+			if id.Email != "" {
+				info["email"] = headerText(id.Email)
+			}
+			b, _ := json.Marshal(info) // escapes every control character
+			o.info = string(b)
+		}
+	}
+	return context.WithValue(ctx, optionsKey{}, o), nil
+}
+
+// clientTag makes s a single Trino client tag: no commas (the tag list
+// separator), no control characters, no surrounding spaces.
+func clientTag(s string) string {
+	s = headerText(s)
+	s = strings.ReplaceAll(s, ",", "_")
+	return strings.TrimSpace(s)
+}
+
+// headerText replaces control characters (CR and LF among them) so a value
+// can never split or end a header.
+func headerText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// requestTransport puts the per-query headers on each request and learns the
+// query id from the coordinator's first answer.
+type requestTransport struct {
+	base http.RoundTripper
+}
+
+func (t *requestTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	o, _ := req.Context().Value(optionsKey{}).(*requestOptions)
+	if o == nil {
+		return t.base.RoundTrip(req)
+	}
+	req = req.Clone(req.Context())
+	set := func(name, v string) {
+		if v == "" {
+			req.Header.Del(name)
+		} else {
+			req.Header.Set(name, v)
+		}
+	}
+	set(HeaderUser, o.user)
+	set(HeaderCatalog, o.catalog)
+	set(HeaderSchema, o.schema)
+	if o.tags != "" {
+		req.Header.Set(HeaderClientTags, o.tags)
+	}
+	if o.info != "" {
+		req.Header.Set(HeaderClientInfo, o.info)
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || req.Method != http.MethodPost || !strings.HasSuffix(req.URL.Path, "/v1/statement") || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	// The submit answer is small (QUEUED, no data); read it to learn the id.
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	resp.Body.Close()
+	if rerr != nil {
+		return nil, rerr
+	}
+	var head struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(body, &head) == nil && head.ID != "" {
+		o.setQueryID(head.ID)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, nil
+}

@@ -1,0 +1,236 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+)
+
+// Query is one SQL statement to run.
+type Query struct {
+	SQL string
+	// Limit is the most rows returned. For Client.Query, 0 means
+	// Config.MaxRows; for Client.Stream, 0 means no limit.
+	Limit int
+	// Catalog and Schema override the configured defaults for this query.
+	// A Catalog without a Schema runs with no default schema.
+	Catalog string
+	Schema  string
+	// MaxBytes caps the JSON size of the returned rows. For Client.Query, 0
+	// means Config.MaxResultBytes; for Client.Stream, 0 means no cap.
+	// Negative means no cap.
+	MaxBytes int64
+	// Timeout overrides Config.QueryTimeout when positive.
+	Timeout time.Duration
+}
+
+// Column is one result column: its name and Trino type (e.g. "varchar",
+// "decimal(12,2)", "array(row(a integer))").
+type Column struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// Result is a complete, capped query result. Its JSON form is the
+// execute_query output of the MCP server and the CLI's json format.
+type Result struct {
+	Columns   []Column `json:"columns"`
+	Rows      [][]any  `json:"rows"`
+	RowCount  int      `json:"row_count"`
+	Truncated bool     `json:"truncated"`
+	Limit     int      `json:"limit"`
+	QueryID   string   `json:"query_id"`
+	ElapsedMS int64    `json:"elapsed_ms"`
+}
+
+// Summary describes a streamed result once it ends.
+type Summary struct {
+	Columns   []Column `json:"columns"`
+	RowCount  int      `json:"row_count"`
+	Truncated bool     `json:"truncated"` // more rows existed than were delivered
+	Limit     int      `json:"limit"`     // 0 when unlimited
+	QueryID   string   `json:"query_id"`
+	ElapsedMS int64    `json:"elapsed_ms"`
+	// UpdateCount is the rows changed by a write statement, when reported.
+	UpdateCount int64 `json:"update_count,omitempty"`
+}
+
+// Query runs q and returns up to its limit of rows, converted to JSON-ready
+// values (see ConvertValue). Truncated is set only when more rows existed or
+// the byte cap applied.
+func (c *Client) Query(ctx context.Context, q Query) (*Result, error) {
+	if q.Limit <= 0 {
+		q.Limit = c.cfg.MaxRows
+	}
+	if q.MaxBytes == 0 {
+		q.MaxBytes = c.cfg.MaxResultBytes
+	}
+	res := &Result{Columns: []Column{}, Rows: [][]any{}}
+	sum, err := c.Stream(ctx, q, func(cols []Column) error {
+		res.Columns = cols
+		return nil
+	}, func(row []any) error {
+		res.Rows = append(res.Rows, row)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.RowCount = sum.RowCount
+	res.Truncated = sum.Truncated
+	res.Limit = sum.Limit
+	res.QueryID = sum.QueryID
+	res.ElapsedMS = sum.ElapsedMS
+	return res, nil
+}
+
+// Stream runs q and hands its columns, then each row, to the callbacks as
+// they arrive from the coordinator, until the rows end, the limit or byte
+// cap is reached, or a callback returns an error. When reading stops early
+// the query is cancelled on the coordinator. The row slice passed to onRow
+// is not reused; the callee may keep it.
+func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) error, onRow func([]any) error) (Summary, error) {
+	start := time.Now()
+	sum := Summary{Limit: max(q.Limit, 0)}
+	sqlText := strings.TrimSpace(q.SQL)
+	if sqlText == "" {
+		return sum, mcperr.New(mcperr.Invalid, "run a query", errors.New("the query is empty"), "give one SQL statement")
+	}
+	timeout := c.cfg.QueryTimeout
+	if q.Timeout > 0 {
+		timeout = q.Timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ctx, err := withRequestOptions(ctx, c.cfg, q.Catalog, q.Schema)
+	if err != nil {
+		return sum, err
+	}
+	opts := ctx.Value(optionsKey{}).(*requestOptions)
+	done := func() {
+		sum.QueryID = opts.QueryID()
+		sum.ElapsedMS = time.Since(start).Milliseconds()
+	}
+	defer done()
+	rows, err := c.db.QueryContext(ctx, sqlText)
+	if err != nil {
+		done()
+		return sum, c.queryError(ctx, err, timeout)
+	}
+	defer rows.Close()
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		done()
+		return sum, c.queryError(ctx, err, timeout)
+	}
+	conv := make([]converter, len(types))
+	sum.Columns = make([]Column, len(types))
+	for i, t := range types {
+		sum.Columns[i] = Column{Name: t.Name(), Type: TypeName(t)}
+		conv[i] = newConverter(sum.Columns[i].Type)
+	}
+	if onColumns != nil {
+		if err := onColumns(sum.Columns); err != nil {
+			return sum, err
+		}
+	}
+	raw := make([]any, len(types))
+	ptrs := make([]any, len(types))
+	for i := range raw {
+		ptrs[i] = &raw[i]
+	}
+	var bytes int64
+	for rows.Next() {
+		if q.Limit > 0 && sum.RowCount >= q.Limit {
+			sum.Truncated = true // a row beyond the limit exists
+			break
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			done()
+			return sum, classify(err, "read a row of the result")
+		}
+		row := make([]any, len(raw))
+		for i, v := range raw {
+			row[i] = conv[i](v)
+		}
+		if q.MaxBytes > 0 {
+			b, err := json.Marshal(row)
+			if err != nil {
+				return sum, mcperr.New(mcperr.Internal, "encode a row of the result", err, "")
+			}
+			bytes += int64(len(b)) + 1
+			if bytes > q.MaxBytes {
+				sum.Truncated = true
+				break
+			}
+		}
+		if onRow != nil {
+			if err := onRow(row); err != nil {
+				return sum, err
+			}
+		}
+		sum.RowCount++
+	}
+	if err := rows.Err(); err != nil && !sum.Truncated {
+		done()
+		return sum, c.queryError(ctx, err, timeout)
+	}
+	// Closing rows with pages left cancels the query on the coordinator.
+	if err := rows.Close(); err != nil && !sum.Truncated && ctx.Err() == nil {
+		done()
+		return sum, classify(err, "finish reading the result")
+	}
+	return sum, nil
+}
+
+// queryError explains a failed query, telling a timeout apart from a
+// cancellation by the caller.
+func (c *Client) queryError(ctx context.Context, err error, timeout time.Duration) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return mcperr.New(mcperr.Timeout, "run the query", errors.New("no answer within "+timeout.String()+"; the query was cancelled on the engine"),
+			"narrow the query, or raise SQLENGINE_QUERY_TIMEOUT")
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return mcperr.New(mcperr.Canceled, "run the query", errors.New("cancelled by the caller; the query was cancelled on the engine"), "")
+	}
+	return classify(err, "run the query on "+c.cfg.URL())
+}
+
+// Exec runs a statement that returns no rows of interest and reports the
+// update count when the engine gives one.
+func (c *Client) Exec(ctx context.Context, q Query) (Summary, error) {
+	return c.Stream(ctx, q, nil, nil)
+}
+
+// scanSQL runs a small metadata query and returns every row's raw values.
+func (c *Client) scanSQL(ctx context.Context, q Query) (*Result, error) {
+	q.MaxBytes = -1
+	if q.Limit == 0 {
+		q.Limit = 1 << 20 // metadata listings are bounded by the engine's catalog
+	}
+	return c.Query(ctx, q)
+}
+
+
+// asString renders a metadata cell.
+func asString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case bool:
+		if x {
+			return "true"
+		}
+		return "false"
+	default:
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+}
+
