@@ -215,7 +215,6 @@ func (c *Client) scanSQL(ctx context.Context, q Query) (*Result, error) {
 	return c.Query(ctx, q)
 }
 
-
 // asString renders a metadata cell.
 func asString(v any) string {
 	switch x := v.(type) {
@@ -233,4 +232,3 @@ func asString(v any) string {
 		return string(b)
 	}
 }
-
