@@ -1,0 +1,145 @@
+// Package config reads proxymcp's PROXY_* environment variables into a
+// validated Config.
+package config
+
+import (
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+)
+
+// Config is proxymcp's back-end configuration.
+type Config struct {
+	RuntimeEnabled bool
+	// RuntimeNetwork is "tcp4" or "unix"; RuntimeAddress is host:port or a socket path.
+	RuntimeNetwork string
+	RuntimeAddress string
+	RuntimeTimeout time.Duration
+
+	StatsEnabled  bool
+	StatsURL      string // without userinfo
+	StatsUsername string
+	StatsPassword string
+	StatsTimeout  time.Duration
+
+	ReadOnly bool
+}
+
+// Vars documents every PROXY_* variable for --help and the README.
+var Vars = []envconfig.Var{
+	{Name: "PROXY_HOST", Default: "127.0.0.1", Description: "runtime API host (tcp4 mode)"},
+	{Name: "PROXY_PORT", Default: "9999", Description: "runtime API port (tcp4 mode)"},
+	{Name: "PROXY_RUNTIME_MODE", Default: "tcp4", Description: "tcp4 or unix"},
+	{Name: "PROXY_RUNTIME_SOCKET", Default: "/var/run/proxy/admin.sock", Description: "runtime API socket path (unix mode)"},
+	{Name: "PROXY_RUNTIME_URL", Description: "overrides the above: tcp://host:port, unix:///path or a bare socket path"},
+	{Name: "PROXY_RUNTIME_TIMEOUT", Default: "10", Description: "runtime API timeout: seconds (10) or a Go duration (10s)"},
+	{Name: "PROXY_RUNTIME_ENABLED", Default: "true", Description: "use the runtime API at all"},
+	{Name: "PROXY_STATS_ENABLED", Default: "true", Description: "use the stats page"},
+	{Name: "PROXY_STATS_URL", Default: "http://127.0.0.1:8404/stats", Description: "stats page URL (credentials may be in the URL)"},
+	{Name: "PROXY_STATS_USERNAME", Description: "basic-auth user name of the stats page"},
+	{Name: "PROXY_STATS_PASSWORD", Description: "basic-auth password of the stats page (never logged)"},
+	{Name: "PROXY_STATS_TIMEOUT", Default: "5", Description: "stats page timeout: seconds (5) or a Go duration (5s)"},
+	{Name: "PROXY_READ_ONLY", Default: "false", Description: "register only tools that change nothing"},
+}
+
+// FromEnv reads the PROXY_* variables; problems are recorded in r.
+func FromEnv(r *envconfig.Reader) Config {
+	c := Config{
+		RuntimeEnabled: r.Bool("PROXY_RUNTIME_ENABLED", true),
+		StatsEnabled:   r.Bool("PROXY_STATS_ENABLED", true),
+		RuntimeTimeout: r.Duration("PROXY_RUNTIME_TIMEOUT", 10*time.Second, time.Millisecond),
+		StatsTimeout:   r.Duration("PROXY_STATS_TIMEOUT", 5*time.Second, time.Millisecond),
+		ReadOnly:       r.Bool("PROXY_READ_ONLY", false),
+	}
+	if !c.RuntimeEnabled && !c.StatsEnabled {
+		r.Fail("PROXY_RUNTIME_ENABLED", "false",
+			"at least one back end: set PROXY_RUNTIME_ENABLED=true or PROXY_STATS_ENABLED=true (both are false)")
+	}
+	if c.RuntimeEnabled {
+		c.RuntimeNetwork, c.RuntimeAddress = runtimeAddr(r)
+	}
+	if c.StatsEnabled {
+		u := r.URL("PROXY_STATS_URL", "http://127.0.0.1:8404/stats", "http", "https")
+		c.StatsUsername = r.String("PROXY_STATS_USERNAME", "")
+		c.StatsPassword = r.Secret("PROXY_STATS_PASSWORD")
+		if u != nil {
+			if u.User != nil {
+				if c.StatsUsername == "" {
+					c.StatsUsername = u.User.Username()
+				}
+				if p, ok := u.User.Password(); ok && c.StatsPassword == "" {
+					c.StatsPassword = p
+				}
+				u.User = nil
+			}
+			c.StatsURL = u.String()
+		}
+	}
+	return c
+}
+
+// runtimeAddr resolves PROXY_RUNTIME_URL or the mode/host/port/socket variables.
+func runtimeAddr(r *envconfig.Reader) (network, address string) {
+	if raw := r.Lookup("PROXY_RUNTIME_URL"); raw != "" {
+		network, address, ok := ParseRuntimeURL(raw)
+		if !ok {
+			r.Fail("PROXY_RUNTIME_URL", raw, "tcp://host:port, unix:///path/to/socket or a bare socket path")
+		}
+		return network, address
+	}
+	mode := r.Enum("PROXY_RUNTIME_MODE", "tcp4", "tcp4", "unix")
+	if mode == "unix" {
+		return "unix", r.String("PROXY_RUNTIME_SOCKET", "/var/run/proxy/admin.sock")
+	}
+	host := r.String("PROXY_HOST", "127.0.0.1")
+	port := r.Int("PROXY_PORT", 9999, 1, 65535)
+	return "tcp4", net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// ParseRuntimeURL accepts tcp://host:port, tcp4://host:port, ipv4@host:port,
+// unix:///path, unix:/path and a bare path.
+func ParseRuntimeURL(raw string) (network, address string, ok bool) {
+	switch {
+	case strings.HasPrefix(raw, "ipv4@"):
+		return tcpAddr(strings.TrimPrefix(raw, "ipv4@"))
+	case strings.HasPrefix(raw, "/") || strings.HasPrefix(raw, "./") || strings.HasPrefix(raw, "../"):
+		return "unix", raw, true
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", false
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "tcp", "tcp4":
+		if u.Path != "" && u.Path != "/" {
+			return "", "", false
+		}
+		return tcpAddr(u.Host)
+	case "unix":
+		p := u.Path
+		if p == "" {
+			p = u.Opaque
+		}
+		if u.Host != "" || p == "" {
+			return "", "", false
+		}
+		return "unix", p, true
+	}
+	return "", "", false
+}
+
+func tcpAddr(hostport string) (string, string, bool) {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil || host == "" {
+		return "", "", false
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return "", "", false
+	}
+	return "tcp4", net.JoinHostPort(host, port), true
+}

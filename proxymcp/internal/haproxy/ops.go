@@ -1,0 +1,556 @@
+package haproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/statspage"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
+)
+
+// Callers validate every argument (package validate) before calling these
+// methods; free text is escaped here, and the runtime client refuses control
+// characters as a last line of defence.
+
+// ShowInfo returns "show info" as an object.
+func (c *Client) ShowInfo(ctx context.Context) (map[string]any, error) {
+	out, err := c.exec(ctx, "show info")
+	if err != nil {
+		return nil, err
+	}
+	return ParseInfo(out), nil
+}
+
+// ShowVersion returns HAProxy's version string.
+func (c *Client) ShowVersion(ctx context.Context) (string, error) {
+	v, err := c.Version(ctx)
+	return v.Raw, err
+}
+
+// Raw runs a read-only command whose answer is free text.
+func (c *Client) Raw(ctx context.Context, cmd string) (string, error) {
+	return c.exec(ctx, cmd)
+}
+
+// ClearCounters resets statistics counters; all also resets the maxima and totals.
+func (c *Client) ClearCounters(ctx context.Context, all bool) error {
+	cmd := "clear counters"
+	if all {
+		cmd += " all"
+	}
+	_, err := c.exec(ctx, cmd)
+	return err
+}
+
+// ServersTable runs "show servers state|conn [backend]" and parses it.
+func (c *Client) ServersTable(ctx context.Context, what, backend string) ([]map[string]any, error) {
+	cmd := "show servers " + what
+	if what == "conn" {
+		if err := c.Require(ctx, "show servers conn"); err != nil {
+			return nil, err
+		}
+	}
+	if backend != "" {
+		cmd += " " + backend
+	}
+	out, err := c.exec(ctx, cmd)
+	if err != nil {
+		return nil, err
+	}
+	rows := ParseTable(out)
+	if rows == nil {
+		rows = []map[string]any{}
+	}
+	return rows, nil
+}
+
+// ListTables returns every stick table.
+func (c *Client) ListTables(ctx context.Context) ([]TableInfo, error) {
+	out, err := c.exec(ctx, "show table")
+	if err != nil {
+		return nil, err
+	}
+	t := ParseTableList(out)
+	if t == nil {
+		t = []TableInfo{}
+	}
+	return t, nil
+}
+
+// TableFilter is one "data.<type> <op> <value>" condition.
+type TableFilter struct {
+	Data  string
+	Op    string
+	Value int64
+}
+
+// ShowTable returns a table's header and entries, optionally for one key or
+// filtered on stored data.
+func (c *Client) ShowTable(ctx context.Context, table, key string, filters []TableFilter) (TableInfo, []map[string]any, error) {
+	cmd := "show table " + table
+	if key != "" {
+		cmd += " key " + validate.Escape(key)
+	}
+	for _, f := range filters {
+		cmd += fmt.Sprintf(" data.%s %s %d", f.Data, f.Op, f.Value)
+	}
+	out, err := c.exec(ctx, cmd)
+	if err != nil {
+		return TableInfo{}, nil, err
+	}
+	var info TableInfo
+	if l := ParseTableList(out); len(l) > 0 {
+		info = l[0]
+	}
+	e := ParseTableEntries(out)
+	if e == nil {
+		e = []map[string]any{}
+	}
+	return info, e, nil
+}
+
+func srv(backend, server string) string { return backend + "/" + server }
+
+// AddServerOptions are the allow-listed keywords of add_server.
+type AddServerOptions struct {
+	Weight  string // validated weight, "" to keep HAProxy's default
+	Maxconn int64  // 0: unlimited
+	Check   bool
+	Backup  bool
+	Enable  bool // put the server in service after adding it (it starts in maintenance)
+}
+
+// AddServer adds a server at run time. It starts in maintenance unless
+// opts.Enable; the returned state says which.
+func (c *Client) AddServer(ctx context.Context, backend, server, addr string, port int, o AddServerOptions) (string, error) {
+	if err := c.Require(ctx, "add server"); err != nil {
+		return "", err
+	}
+	v, _ := c.Version(ctx)
+	cmd := fmt.Sprintf("add server %s %s", srv(backend, server), net.JoinHostPort(addr, strconv.Itoa(port)))
+	if o.Weight != "" {
+		cmd += " weight " + o.Weight
+	}
+	if o.Maxconn > 0 {
+		cmd += " maxconn " + strconv.FormatInt(o.Maxconn, 10)
+	}
+	if o.Check {
+		cmd += " check"
+	}
+	if o.Backup {
+		cmd += " backup"
+	}
+	if !v.AtLeast(2, 6) {
+		cmd = "experimental-mode on;" + cmd
+	}
+	if _, err := c.exec(ctx, cmd); err != nil {
+		return "", err
+	}
+	if !o.Enable {
+		return "maint", nil
+	}
+	if o.Check {
+		if _, err := c.exec(ctx, "enable health "+srv(backend, server)); err != nil {
+			return "maint", fmt.Errorf("server added (in maintenance) but enabling its health check failed: %w", err)
+		}
+	}
+	if _, err := c.exec(ctx, "set server "+srv(backend, server)+" state ready"); err != nil {
+		return "maint", fmt.Errorf("server added (in maintenance) but putting it in service failed: %w", err)
+	}
+	return "ready", nil
+}
+
+// DelServerResult reports what del_server did.
+type DelServerResult struct {
+	Drained           bool  `json:"drained"`
+	RemainingSessions int64 `json:"remaining_sessions_before_delete"`
+}
+
+// ErrStillBusy is returned when a drained server still has sessions.
+var ErrStillBusy = errors.New("the server still has sessions")
+
+// DelServer deletes a server. With drain it first sets the server to
+// drain, waits up to wait for its sessions to end, puts it in maintenance
+// and then deletes it; without, HAProxy refuses servers not in maintenance.
+func (c *Client) DelServer(ctx context.Context, backend, server string, drain bool, wait time.Duration) (DelServerResult, error) {
+	if err := c.Require(ctx, "del server"); err != nil {
+		return DelServerResult{}, err
+	}
+	name := srv(backend, server)
+	var res DelServerResult
+	if drain {
+		if _, err := c.exec(ctx, "set server "+name+" state drain"); err != nil {
+			return res, err
+		}
+		deadline := time.Now().Add(wait)
+		for {
+			cur, err := c.serverSessions(ctx, backend, server)
+			if err != nil {
+				return res, err
+			}
+			res.RemainingSessions = cur
+			if cur == 0 || time.Now().After(deadline) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return res, ctx.Err()
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+		if _, err := c.exec(ctx, "set server "+name+" state maint"); err != nil {
+			return res, err
+		}
+		res.Drained = true
+		if res.RemainingSessions > 0 {
+			return res, fmt.Errorf("%w after waiting %s (%d left); it is now in maintenance and was not deleted: end them with shutdown_server_sessions, or retry with a longer drain_timeout", ErrStillBusy, wait, res.RemainingSessions)
+		}
+	}
+	_, err := c.exec(ctx, "del server "+name)
+	return res, err
+}
+
+func (c *Client) serverSessions(ctx context.Context, backend, server string) (int64, error) {
+	out, err := c.exec(ctx, "show stat")
+	if err != nil {
+		return 0, err
+	}
+	rows, err := ParseStatCSV([]byte(out))
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range rows {
+		if r.Type() == "server" && r.Str("pxname") == backend && r.Str("svname") == server {
+			return r.Int("scur"), nil
+		}
+	}
+	return 0, &NotFoundError{What: "server", Name: srv(backend, server)}
+}
+
+// stateActions maps set_server_state values to the stats page's form.
+var stateActions = map[string]string{"ready": statspage.ActionReady, "drain": statspage.ActionDrain, "maint": statspage.ActionMaint}
+
+// SetServerState sets ready, drain or maint (falls back to the stats page).
+func (c *Client) SetServerState(ctx context.Context, backend, server, state string) (Source, string, error) {
+	return c.adminChange(ctx, "set the state of "+srv(backend, server),
+		"set server "+srv(backend, server)+" state "+state, backend, server, stateActions[state])
+}
+
+var healthActions = map[string]string{"up": statspage.ActionHealthUp, "stopping": statspage.ActionHealthNoLB, "down": statspage.ActionHealthDown}
+
+// SetServerHealth forces the health-check state (falls back to the stats page).
+func (c *Client) SetServerHealth(ctx context.Context, backend, server, health string) (Source, string, error) {
+	return c.adminChange(ctx, "set the health of "+srv(backend, server),
+		"set server "+srv(backend, server)+" health "+health, backend, server, healthActions[health])
+}
+
+// SetHealthCheck enables or disables the health check (falls back to the stats page).
+func (c *Client) SetHealthCheck(ctx context.Context, backend, server string, enable bool) (Source, string, error) {
+	verb, action := "disable", statspage.ActionHealthDisable
+	if enable {
+		verb, action = "enable", statspage.ActionHealthEnable
+	}
+	return c.adminChange(ctx, verb+" the health check of "+srv(backend, server),
+		verb+" health "+srv(backend, server), backend, server, action)
+}
+
+// SetAgentCheck enables or disables the agent check (falls back to the stats page).
+func (c *Client) SetAgentCheck(ctx context.Context, backend, server string, enable bool) (Source, string, error) {
+	verb, action := "disable", statspage.ActionAgentDisable
+	if enable {
+		verb, action = "enable", statspage.ActionAgentEnable
+	}
+	return c.adminChange(ctx, verb+" the agent check of "+srv(backend, server),
+		verb+" agent "+srv(backend, server), backend, server, action)
+}
+
+// AgentSettings are the agent parameters set_server_agent changes; empty
+// fields are left alone.
+type AgentSettings struct {
+	State string // up or down
+	Addr  string
+	Port  int
+	Send  string // raw; escaped here
+}
+
+// SetServerAgent changes the agent's state, address, port and send string.
+// A change of state alone can go through the stats page.
+func (c *Client) SetServerAgent(ctx context.Context, backend, server string, a AgentSettings) (Source, []string, error) {
+	name := srv(backend, server)
+	var msgs []string
+	var src Source = SourceRuntime
+	if a.State != "" {
+		action := statspage.ActionAgentUp
+		if a.State == "down" {
+			action = statspage.ActionAgentDown
+		}
+		if a.Addr != "" || a.Port != 0 || a.Send != "" {
+			action = "" // the other settings need the runtime API anyway
+		}
+		s, m, err := c.adminChange(ctx, "set the agent state of "+name, "set server "+name+" agent "+a.State, backend, server, action)
+		if err != nil {
+			return s, msgs, err
+		}
+		src = s
+		msgs = appendMsg(msgs, m)
+	}
+	steps := []struct {
+		set bool
+		cmd string
+	}{
+		{a.Addr != "", "set server " + name + " agent-addr " + a.Addr},
+		{a.Port != 0, "set server " + name + " agent-port " + strconv.Itoa(a.Port)},
+		{a.Send != "", "set server " + name + " agent-send " + validate.Escape(a.Send)},
+	}
+	for _, s := range steps {
+		if !s.set {
+			continue
+		}
+		out, err := c.exec(ctx, s.cmd)
+		if err != nil {
+			return SourceRuntime, msgs, err
+		}
+		msgs = appendMsg(msgs, strings.TrimSpace(out))
+	}
+	return src, msgs, nil
+}
+
+func appendMsg(msgs []string, m string) []string {
+	if m = strings.TrimSpace(m); m != "" {
+		return append(msgs, m)
+	}
+	return msgs
+}
+
+// Set runs a runtime-only change and returns HAProxy's message, if any.
+func (c *Client) Set(ctx context.Context, cmd string) (string, error) {
+	out, err := c.exec(ctx, cmd)
+	return strings.TrimSpace(out), err
+}
+
+// SetServerWeight sets a weight (0-256 or N%).
+func (c *Client) SetServerWeight(ctx context.Context, backend, server, weight string) (string, error) {
+	return c.Set(ctx, "set server "+srv(backend, server)+" weight "+weight)
+}
+
+var weightReply = regexp.MustCompile(`^(\d+) \(initial (\d+)\)`)
+
+// GetServerWeight returns the current and initial weight.
+func (c *Client) GetServerWeight(ctx context.Context, backend, server string) (current, initial int64, err error) {
+	out, err := c.exec(ctx, "get weight "+srv(backend, server))
+	if err != nil {
+		return 0, 0, err
+	}
+	m := weightReply.FindStringSubmatch(strings.TrimSpace(out))
+	if m == nil {
+		return 0, 0, &runtimeapi.ReplyError{Command: "get weight " + srv(backend, server), Severity: -1, Message: strings.TrimSpace(out)}
+	}
+	current, _ = strconv.ParseInt(m[1], 10, 64)
+	initial, _ = strconv.ParseInt(m[2], 10, 64)
+	return current, initial, nil
+}
+
+// SetServerAddr changes a server's address and optionally its port.
+func (c *Client) SetServerAddr(ctx context.Context, backend, server, addr string, port int) (string, error) {
+	cmd := "set server " + srv(backend, server) + " addr " + addr
+	if port != 0 {
+		cmd += " port " + strconv.Itoa(port)
+	}
+	return c.Set(ctx, cmd)
+}
+
+// Sessions returns the streams "show sess" lists, without the runtime API
+// connection that asked, filtered by the non-empty arguments.
+func (c *Client) Sessions(ctx context.Context, frontend, backend, server string) ([]Session, error) {
+	out, err := c.exec(ctx, "show sess")
+	if err != nil {
+		return nil, err
+	}
+	all := ParseSessions(out)
+	res := []Session{}
+	for _, s := range all {
+		if s.Frontend == "GLOBAL" {
+			continue
+		}
+		if (frontend != "" && s.Frontend != frontend) || (backend != "" && s.Backend != backend) || (server != "" && s.Server != server) {
+			continue
+		}
+		res = append(res, s)
+	}
+	return res, nil
+}
+
+// ShowSession returns one stream's detail as HAProxy prints it.
+func (c *Client) ShowSession(ctx context.Context, id string) (string, error) {
+	out, err := c.exec(ctx, "show sess "+id)
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(out) == "" || strings.Contains(out, "Session not found") || strings.Contains(out, "may have been freed") {
+		return "", &NotFoundError{What: "session", Name: id}
+	}
+	return out, nil
+}
+
+// MapKind is "map" or "acl".
+type MapKind string
+
+// The two pattern kinds.
+const (
+	KindMap MapKind = "map"
+	KindACL MapKind = "acl"
+)
+
+// ListPatterns returns every map or ACL.
+func (c *Client) ListPatterns(ctx context.Context, kind MapKind) ([]PatternList, error) {
+	out, err := c.exec(ctx, "show "+string(kind))
+	if err != nil {
+		return nil, err
+	}
+	l := ParsePatternLists(out)
+	if l == nil {
+		l = []PatternList{}
+	}
+	return l, nil
+}
+
+// ShowPatterns returns the entries of one map or ACL.
+func (c *Client) ShowPatterns(ctx context.Context, kind MapKind, ref string) ([]PatternEntry, error) {
+	out, err := c.exec(ctx, "show "+string(kind)+" "+ref)
+	if err != nil {
+		return nil, err
+	}
+	e := ParsePatternEntries(out, kind == KindMap)
+	if e == nil {
+		e = []PatternEntry{}
+	}
+	return e, nil
+}
+
+// GetPattern looks a sample up in a map or ACL ("get map|acl").
+func (c *Client) GetPattern(ctx context.Context, kind MapKind, ref, sample string) (map[string]any, error) {
+	out, err := c.exec(ctx, "get "+string(kind)+" "+ref+" "+validate.Escape(sample))
+	if err != nil {
+		return nil, err
+	}
+	return ParseKeyValues(out), nil
+}
+
+// AddEntry adds a map entry (key, value) or an ACL pattern (key only).
+func (c *Client) AddEntry(ctx context.Context, kind MapKind, ref, key, value string) error {
+	cmd := "add " + string(kind) + " " + ref + " " + validate.Escape(key)
+	if kind == KindMap {
+		cmd += " " + validate.Escape(value)
+	}
+	_, err := c.exec(ctx, cmd)
+	return err
+}
+
+// SetMapEntry changes the value of an existing map key.
+func (c *Client) SetMapEntry(ctx context.Context, ref, key, value string) error {
+	_, err := c.exec(ctx, "set map "+ref+" "+validate.Escape(key)+" "+validate.Escape(value))
+	return err
+}
+
+// DelEntry removes a map key or an ACL pattern.
+func (c *Client) DelEntry(ctx context.Context, kind MapKind, ref, key string) error {
+	_, err := c.exec(ctx, "del "+string(kind)+" "+ref+" "+validate.Escape(key))
+	return err
+}
+
+// ClearPatterns removes every entry of a map or ACL.
+func (c *Client) ClearPatterns(ctx context.Context, kind MapKind, ref string) error {
+	_, err := c.exec(ctx, "clear "+string(kind)+" "+ref)
+	return err
+}
+
+// MapEntry is a key and value for ReplaceMap.
+type MapEntry struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+var newVersion = regexp.MustCompile(`New version created: (\d+)`)
+
+// ReplaceMap atomically replaces a map's content: prepare a new version,
+// add every entry to it, commit. On failure the new version is discarded
+// and the map keeps its old content.
+func (c *Client) ReplaceMap(ctx context.Context, ref string, entries []MapEntry) (int, error) {
+	if err := c.Require(ctx, "prepare map"); err != nil {
+		return 0, err
+	}
+	out, err := c.exec(ctx, "prepare map "+ref)
+	if err != nil {
+		return 0, err
+	}
+	m := newVersion.FindStringSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("prepare map %s: unexpected answer %q", ref, strings.TrimSpace(out))
+	}
+	ver := "@" + m[1]
+	for i, e := range entries {
+		if _, err := c.exec(ctx, "add map "+ver+" "+ref+" "+validate.Escape(e.Key)+" "+validate.Escape(e.Value)); err != nil {
+			// Best effort: drop the uncommitted version (a later prepare would anyway).
+			_, _ = c.exec(context.WithoutCancel(ctx), "clear map "+ver+" "+ref)
+			return 0, fmt.Errorf("entry %d (key %q) was refused, nothing was changed: %w", i, e.Key, err)
+		}
+	}
+	if _, err := c.exec(ctx, "commit map "+ver+" "+ref); err != nil {
+		return 0, err
+	}
+	return len(entries), nil
+}
+
+// ErrorsReport is "show errors" with the count parsed out.
+type ErrorsReport struct {
+	Total int64  `json:"total_events"`
+	Text  string `json:"text"`
+}
+
+var totalEvents = regexp.MustCompile(`Total events captured on \[[^\]]*\] : (\d+)`)
+
+// ShowErrors returns captured protocol errors, optionally for one proxy and direction.
+func (c *Client) ShowErrors(ctx context.Context, proxy, direction string) (ErrorsReport, error) {
+	cmd := "show errors"
+	if proxy != "" {
+		cmd += " " + proxy
+		if direction != "" {
+			cmd += " " + direction
+		}
+	} else if direction != "" {
+		cmd += " -1 " + direction
+	}
+	out, err := c.exec(ctx, cmd)
+	if err != nil {
+		return ErrorsReport{}, err
+	}
+	r := ErrorsReport{Text: out}
+	if m := totalEvents.FindStringSubmatch(out); m != nil {
+		r.Total, _ = strconv.ParseInt(m[1], 10, 64)
+	}
+	return r, nil
+}
+
+// Echo returns text through HAProxy's echo (3.1+) or, on older versions,
+// locally; answeredBy says which ("haproxy" or "proxymcp").
+func (c *Client) Echo(ctx context.Context, text string) (out, answeredBy string, err error) {
+	v, err := c.Version(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	if !v.AtLeast(3, 1) {
+		return text, "proxymcp", nil
+	}
+	res, err := c.exec(ctx, "echo "+validate.Escape(text))
+	if err != nil {
+		return "", "", err
+	}
+	return strings.TrimRight(res, "\n"), "haproxy", nil
+}
