@@ -1,0 +1,356 @@
+// Package kafka is streammcp's only door to Kafka. It speaks to brokers
+// through IBM/sarama's low-level Broker API so that it alone decides the
+// request plan: reports cost a fixed number of requests however many
+// topics, partitions and groups the cluster has. It never imports mcp-go.
+package kafka
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+)
+
+// Options configure a Client.
+type Options struct {
+	Brokers  []string // seed addresses, host:port
+	ClientID string
+	Version  sarama.KafkaVersion
+	// SASLMechanism is "", "PLAIN", "SCRAM-SHA-256" or "SCRAM-SHA-512".
+	SASLMechanism string
+	SASLUser      string
+	SASLPassword  string
+	TLS           *tls.Config // nil: plaintext
+	// Timeout bounds one report or tool call (dial, request and response).
+	Timeout time.Duration
+	// Expected lists broker ids the operator expects to be live.
+	Expected []int32
+	Logger   *slog.Logger
+}
+
+// Client talks to one Kafka cluster. It keeps one connection per broker
+// address, opened on first use and dropped on any transport error, so a
+// cluster that is down at start-up or restarts is picked up again on the
+// next call. It is safe for concurrent use.
+type Client struct {
+	opts Options
+	conf *sarama.Config
+	log  *slog.Logger
+
+	mu    sync.Mutex
+	conns map[string]*conn
+	known []string // broker addresses from the last metadata answer
+}
+
+type conn struct {
+	b     *sarama.Broker
+	ready chan struct{}
+	err   error // connect error, valid after ready
+}
+
+// New validates opts and returns a Client. It does not contact Kafka.
+func New(opts Options) (*Client, error) {
+	if len(opts.Brokers) == 0 {
+		return nil, errors.New("no Kafka broker address given")
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	conf, err := saramaConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{opts: opts, conf: conf, log: opts.Logger, conns: map[string]*conn{}}, nil
+}
+
+// DefaultVersion is the protocol version assumed when none is configured:
+// 4.0 enables multi-group OffsetFetch (3.0+) and fenced brokers in
+// DescribeCluster; sarama negotiates each request down to what a broker
+// advertises.
+var DefaultVersion = sarama.V4_0_0_0
+
+func saramaConfig(o Options) (*sarama.Config, error) {
+	c := sarama.NewConfig()
+	c.ClientID = o.ClientID
+	if c.ClientID == "" {
+		c.ClientID = "streammcp"
+	}
+	c.Version = o.Version
+	if c.Version == (sarama.KafkaVersion{}) {
+		c.Version = DefaultVersion
+	}
+	c.Net.DialTimeout = o.Timeout
+	c.Net.ReadTimeout = o.Timeout
+	c.Net.WriteTimeout = o.Timeout
+	c.Net.MaxOpenRequests = 5
+	c.Metadata.Retry.Max = 0
+	c.Metadata.Full = false
+	c.Admin.Retry.Max = 0
+	c.Admin.Timeout = o.Timeout
+	if o.TLS != nil {
+		c.Net.TLS.Enable = true
+		c.Net.TLS.Config = o.TLS
+	}
+	switch o.SASLMechanism {
+	case "":
+	case sarama.SASLTypePlaintext:
+		c.Net.SASL.Enable = true
+		c.Net.SASL.Mechanism = sarama.SASLTypePlaintext
+	case sarama.SASLTypeSCRAMSHA256:
+		c.Net.SASL.Enable = true
+		c.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA256
+		c.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newSCRAM(sha256Hash) }
+	case sarama.SASLTypeSCRAMSHA512:
+		c.Net.SASL.Enable = true
+		c.Net.SASL.Mechanism = sarama.SASLTypeSCRAMSHA512
+		c.Net.SASL.SCRAMClientGeneratorFunc = func() sarama.SCRAMClient { return newSCRAM(sha512Hash) }
+	default:
+		return nil, fmt.Errorf("unsupported SASL mechanism %q (accepted: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", o.SASLMechanism)
+	}
+	if c.Net.SASL.Enable {
+		c.Net.SASL.User = o.SASLUser
+		c.Net.SASL.Password = o.SASLPassword
+		c.Net.SASL.Handshake = true
+		c.Net.SASL.Version = sarama.SASLHandshakeV1
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("kafka client configuration: %w", err)
+	}
+	return c, nil
+}
+
+// SaramaConfig returns a copy of the client's sarama configuration, for
+// callers (tests, producers) that need a sarama.Client of their own.
+func (c *Client) SaramaConfig() *sarama.Config {
+	cp := *c.conf
+	return &cp
+}
+
+// Close closes every connection.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	conns := c.conns
+	c.conns = map[string]*conn{}
+	c.mu.Unlock()
+	for _, cn := range conns {
+		go closeConn(cn)
+	}
+	return nil
+}
+
+func closeConn(cn *conn) {
+	<-cn.ready
+	cn.b.Close()
+}
+
+// broker returns a connected broker for addr, dialling when needed.
+func (c *Client) broker(ctx context.Context, addr string) (*sarama.Broker, error) {
+	c.mu.Lock()
+	cn, ok := c.conns[addr]
+	if !ok {
+		cn = &conn{b: sarama.NewBroker(addr), ready: make(chan struct{})}
+		c.conns[addr] = cn
+		go func() {
+			defer close(cn.ready)
+			if err := cn.b.Open(c.conf); err != nil && !errors.Is(err, sarama.ErrAlreadyConnected) {
+				cn.err = err
+				return
+			}
+			if ok, err := cn.b.Connected(); !ok || err != nil {
+				if err == nil {
+					err = sarama.ErrNotConnected
+				}
+				cn.err = err
+			}
+		}()
+	}
+	c.mu.Unlock()
+	select {
+	case <-cn.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if cn.err != nil {
+		c.drop(addr, cn.b)
+		return nil, c.connectError(addr, cn.err)
+	}
+	return cn.b, nil
+}
+
+// drop forgets the connection to addr (when it is still b) and closes it,
+// so the next call dials again.
+func (c *Client) drop(addr string, b *sarama.Broker) {
+	c.mu.Lock()
+	cn, ok := c.conns[addr]
+	if ok && cn.b == b {
+		delete(c.conns, addr)
+	}
+	c.mu.Unlock()
+	if ok && cn.b == b {
+		go closeConn(cn)
+	}
+}
+
+// call runs one request against the broker at addr, honouring ctx: when ctx
+// ends first the connection is closed, which aborts the request.
+func call[T any](ctx context.Context, c *Client, addr, what string, fn func(*sarama.Broker) (T, error)) (T, error) {
+	var zero T
+	b, err := c.broker(ctx, addr)
+	if err != nil {
+		return zero, err
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := fn(b)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			var kerr sarama.KError
+			if !errors.As(r.err, &kerr) {
+				c.drop(addr, b) // transport error: the connection is unusable
+			}
+			return zero, c.requestError(addr, what, r.err)
+		}
+		return r.v, nil
+	case <-ctx.Done():
+		c.drop(addr, b)
+		return zero, ctxError(ctx, what+" from Kafka broker "+addr, c.opts.Timeout)
+	}
+}
+
+// ctxError explains why ctx ended.
+func ctxError(ctx context.Context, op string, timeout time.Duration) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return mcperr.New(mcperr.Timeout, op, fmt.Errorf("no answer within %s", timeout),
+			"check that the brokers are reachable, or raise STREAM_TIMEOUT")
+	}
+	return mcperr.New(mcperr.Canceled, op, ctx.Err(), "")
+}
+
+func (c *Client) connectError(addr string, err error) error {
+	var opErr *net.OpError
+	var certErr *tls.CertificateVerificationError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var recordErr tls.RecordHeaderError
+	switch {
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return mcperr.New(mcperr.Unavailable, "connect to Kafka broker "+addr, err,
+			"check STREAM_BROKERS and that the broker is running and reachable")
+	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr):
+		return mcperr.New(mcperr.Permission, "TLS handshake with Kafka broker "+addr, err,
+			"check STREAM_TLS_CA_FILE, STREAM_TLS_SERVER_NAME (or STREAM_TLS_INSECURE_SKIP_VERIFY for testing only)")
+	case errors.As(err, &recordErr):
+		return mcperr.New(mcperr.Unavailable, "TLS handshake with Kafka broker "+addr, err,
+			"the listener does not speak TLS: unset STREAM_TLS_ENABLED or use the broker's TLS port")
+	case c.conf.Net.SASL.Enable && isAuthFailure(err):
+		return mcperr.New(mcperr.Permission,
+			fmt.Sprintf("authenticate to Kafka broker %s with SASL %s as user %q", addr, c.conf.Net.SASL.Mechanism, c.conf.Net.SASL.User),
+			fmt.Errorf("authentication failed (%v)", err),
+			"check STREAM_SASL_USERNAME, STREAM_SASL_PASSWORD and STREAM_SASL_MECHANISM")
+	}
+	return mcperr.New(mcperr.KindOf(err), "connect to Kafka broker "+addr, err,
+		"check STREAM_BROKERS and the broker's listener (TLS and SASL settings must match it)")
+}
+
+// isAuthFailure recognises a SASL rejection: Kafka answers
+// SASL_AUTHENTICATION_FAILED or ILLEGAL_SASL_STATE, some brokers (and
+// kfake) just close the connection.
+func isAuthFailure(err error) bool {
+	return errors.Is(err, sarama.ErrSASLAuthenticationFailed) ||
+		errors.Is(err, sarama.ErrIllegalSASLState) ||
+		errors.Is(err, sarama.ErrUnsupportedSASLMechanism) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+func (c *Client) requestError(addr, what string, err error) error {
+	var kerr sarama.KError
+	if errors.As(err, &kerr) {
+		return mcperr.New(kerrKind(kerr), what+" from Kafka broker "+addr, fmt.Errorf("%s: %w", ErrorName(kerr), kerr), "")
+	}
+	var me *mcperr.Error
+	if errors.As(err, &me) {
+		return err
+	}
+	return mcperr.New(mcperr.KindOf(err), what+" from Kafka broker "+addr, err,
+		"check that the broker is running; the next call reconnects")
+}
+
+func kerrKind(k sarama.KError) mcperr.Kind {
+	switch k {
+	case sarama.ErrSASLAuthenticationFailed, sarama.ErrTopicAuthorizationFailed, sarama.ErrGroupAuthorizationFailed,
+		sarama.ErrClusterAuthorizationFailed, sarama.ErrTransactionalIDAuthorizationFailed:
+		return mcperr.Permission
+	case sarama.ErrUnknownTopicOrPartition, sarama.ErrGroupIDNotFound:
+		return mcperr.NotFound
+	case sarama.ErrTopicAlreadyExists:
+		return mcperr.Conflict
+	case sarama.ErrInvalidTopic, sarama.ErrInvalidPartitions, sarama.ErrInvalidReplicationFactor, sarama.ErrInvalidConfig,
+		sarama.ErrPolicyViolation, sarama.ErrInvalidRequest:
+		return mcperr.Invalid
+	case sarama.ErrRequestTimedOut:
+		return mcperr.Timeout
+	}
+	return mcperr.Unavailable
+}
+
+// addrs lists the seed addresses then the brokers seen in metadata.
+func (c *Client) addrs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := slices.Clone(c.opts.Brokers)
+	for _, a := range c.known {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// any runs fn against the first broker that answers, trying seeds first.
+// Only connection failures move on to the next broker.
+func anyBroker[T any](ctx context.Context, c *Client, what string, fn func(*sarama.Broker) (T, error)) (T, string, error) {
+	var zero T
+	var errs []error
+	for _, addr := range c.addrs() {
+		v, err := call(ctx, c, addr, what, fn)
+		if err == nil {
+			return v, addr, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil || mcperr.KindOf(err) == mcperr.Permission {
+			return zero, addr, err
+		}
+		var kerr sarama.KError
+		if errors.As(err, &kerr) {
+			return zero, addr, err
+		}
+	}
+	if len(errs) == 1 {
+		return zero, "", errs[0]
+	}
+	return zero, "", mcperr.New(mcperr.Unavailable, what+" from Kafka", errors.Join(errs...),
+		"no broker in STREAM_BROKERS answered; check the addresses and that the cluster is running")
+}
