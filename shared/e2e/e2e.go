@@ -74,16 +74,50 @@ func client() *mcp.Client {
 	return mcp.NewClient(&mcp.Implementation{Name: "mcpfleet-e2e", Version: "test"}, nil)
 }
 
+// Legacy is the protocol revision of the initialize handshake most clients
+// use today; Modern is the stateless core reached through server/discover.
+const (
+	Legacy = "2025-11-25"
+	Modern = "2026-07-28"
+)
+
+// Option adjusts a connection.
+type Option func(*connectOptions)
+
+type connectOptions struct {
+	version string
+	env     []string
+}
+
+// Protocol selects the protocol revision the client asks for (default Legacy).
+func Protocol(version string) Option {
+	return func(o *connectOptions) { o.version = version }
+}
+
+func options(opts []Option) connectOptions {
+	o := connectOptions{version: Legacy}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+func (o connectOptions) session() *mcp.ClientSessionOptions {
+	return &mcp.ClientSessionOptions{ProtocolVersion: o.version}
+}
+
 // Stdio spawns bin with env (added to a minimal environment) and connects
 // to it over stdio. The session is closed when the test ends.
-func Stdio(t testing.TB, bin string, env []string) *mcp.ClientSession {
+func Stdio(t testing.TB, bin string, env []string, opts ...Option) *mcp.ClientSession {
 	t.Helper()
 	cmd := exec.Command(bin)
 	cmd.Env = append(baseEnv(), env...)
 	cmd.Stderr = &logWriter{t: t, prefix: filepath.Base(bin) + ": "}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := client().Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	// The SDK keeps using the connect context for the session's streams, so
+	// it lives as long as the test.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cs, err := client().Connect(ctx, &mcp.CommandTransport{Command: cmd}, options(opts).session())
 	if err != nil {
 		t.Fatalf("connect over stdio to %s: %v", bin, err)
 	}
@@ -166,12 +200,14 @@ func StartHTTP(t testing.TB, bin string, env []string) *HTTPServer {
 
 // Connect opens a go-sdk client session over streamable HTTP. httpClient
 // may be nil; pass one to add headers such as Authorization.
-func Connect(t testing.TB, endpoint string, httpClient *http.Client) *mcp.ClientSession {
+func Connect(t testing.TB, endpoint string, httpClient *http.Client, opts ...Option) *mcp.ClientSession {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	// The SDK keeps using the connect context for the session's streams, so
+	// it lives as long as the test.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	tr := &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: httpClient, MaxRetries: -1}
-	cs, err := client().Connect(ctx, tr, nil)
+	cs, err := client().Connect(ctx, tr, options(opts).session())
 	if err != nil {
 		t.Fatalf("connect over streamable HTTP to %s: %v", endpoint, err)
 	}
@@ -182,9 +218,11 @@ func Connect(t testing.TB, endpoint string, httpClient *http.Client) *mcp.Client
 // ConnectSSE opens a go-sdk client session over the legacy SSE transport.
 func ConnectSSE(t testing.TB, endpoint string) *mcp.ClientSession {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cs, err := client().Connect(ctx, &mcp.SSEClientTransport{Endpoint: endpoint}, nil)
+	// The SDK keeps using the connect context for the session's streams, so
+	// it lives as long as the test.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cs, err := client().Connect(ctx, &mcp.SSEClientTransport{Endpoint: endpoint}, options(nil).session())
 	if err != nil {
 		t.Fatalf("connect over SSE to %s: %v", endpoint, err)
 	}
@@ -204,8 +242,10 @@ type Surface struct {
 // advertises (each empty when the server lacks the capability).
 func List(t testing.TB, cs *mcp.ClientSession) Surface {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	// The SDK keeps using the connect context for the session's streams, so
+	// it lives as long as the test.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	s := Surface{Tools: []*mcp.Tool{}, Resources: []*mcp.Resource{}, ResourceTemplates: []*mcp.ResourceTemplate{}, Prompts: []*mcp.Prompt{}}
 	caps := cs.InitializeResult().Capabilities
 	if caps.Tools != nil {

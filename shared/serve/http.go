@@ -22,6 +22,7 @@ type HTTPHandler struct {
 	mux        *http.ServeMux
 	streamable *server.StreamableHTTPServer
 	sse        *server.SSEServer
+	posts      *calls // requests being answered (not the long-lived GET streams)
 }
 
 // NewHTTPHandler builds the handler. auth may be nil (OAuth disabled).
@@ -43,7 +44,9 @@ func NewHTTPHandler(p Program, s *Server, cfg Config, auth *httpauth.Layer, o Op
 			return ctx
 		}),
 	)
+	posts := newCalls()
 	protect := func(h http.Handler) http.Handler {
+		h = trackPosts(h, posts)
 		if len(o.MethodAliases) > 0 {
 			h = aliasMethods(h, o.MethodAliases)
 		}
@@ -63,7 +66,21 @@ func NewHTTPHandler(p Program, s *Server, cfg Config, auth *httpauth.Layer, o Op
 	if auth != nil {
 		auth.Register(mux)
 	}
-	return &HTTPHandler{mux: mux, streamable: streamable, sse: sse}
+	return &HTTPHandler{mux: mux, streamable: streamable, sse: sse, posts: posts}
+}
+
+// trackPosts counts requests other than GET streams, so that a shutdown
+// can wait for their answers and cancel them at its deadline.
+func trackPosts(next http.Handler, posts *calls) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ctx, done := posts.begin(r.Context())
+		defer done()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }

@@ -94,17 +94,32 @@ func runHTTP(ctx context.Context, p Program, s *Server, cfg Config, o Options) e
 	o.Logger.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
 	deadline, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
-	h.closeStreams()
+	// Shutdown stops accepting at once and then waits for connections to go
+	// idle; the long-lived SSE streams are closed only after in-flight calls
+	// are done (SSE handlers are detached from their HTTP request), so that
+	// clients still receive those answers.
 	shutdownErr := make(chan error, 1)
 	go func() { shutdownErr <- srv.Shutdown(deadline) }()
-	finished := s.calls.wait(deadline) // SSE handlers are detached from their HTTP request
+	busy := h.posts.active() || s.calls.active()
+	finished := h.posts.wait(deadline) && s.calls.wait(deadline)
+	if busy && finished {
+		// A handler has returned but net/http may still be flushing its
+		// answer; clients that drop a session with its stream would lose it.
+		time.Sleep(150 * time.Millisecond)
+	}
+	h.closeStreams()
 	if err := <-shutdownErr; err != nil {
 		finished = false
 	}
 	if !finished {
-		o.Logger.Warn("shutdown deadline reached; cancelling calls still running")
+		o.Logger.Warn("shutdown deadline reached; cancelled the calls still running")
 	}
+	h.posts.hardEnd()
 	s.calls.hardEnd()
+	// Give cancelled handlers a moment to unwind their back-end work.
+	grace, cancelGrace := context.WithTimeout(context.Background(), time.Second)
+	defer cancelGrace()
+	s.calls.wait(grace)
 	srv.Close()
 	return nil
 }

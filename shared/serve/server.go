@@ -95,6 +95,12 @@ func (c *calls) wait(ctx context.Context) bool {
 	}
 }
 
+func (c *calls) active() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n > 0
+}
+
 // InFlight reports how many tool calls and resource reads are running.
 func (s *Server) InFlight() int {
 	s.calls.mu.Lock()

@@ -1,0 +1,80 @@
+// Command echoserver is the smallest server built on package serve. The
+// transport tests run it as a real process: --version/--help, exit 2 on bad
+// configuration, stdio, HTTP, and graceful shutdown with calls in flight.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+	"github.com/mcpfleet/mcpfleet/shared/logging"
+	"github.com/mcpfleet/mcpfleet/shared/serve"
+)
+
+var version string
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	p := serve.Program{
+		Name: "echoserver", Version: buildinfo.Version(version), Summary: "echoes for transport tests",
+		Vars: []envconfig.Var{{Name: "ECHO_MARK_FILE", Description: "file that records how sleep calls ended"}},
+	}
+	if status, done := p.HandleArgs(args, stdout, stderr); done {
+		return status
+	}
+	env := envconfig.New(getenv)
+	cfg := serve.FromEnv(env)
+	mark := env.String("ECHO_MARK_FILE", "")
+	if err := env.Err(); err != nil {
+		return p.ConfigError(stderr, err)
+	}
+	logger := logging.New(cfg.Log, stderr)
+	s := serve.NewServer(p.Name, p.Version)
+	s.AddTool(mcp.NewTool("echo", mcp.WithString("text", mcp.Required())),
+		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(r.GetString("text", "")), nil
+		})
+	s.AddTool(mcp.NewTool("sleep", mcp.WithNumber("ms", mcp.Required())),
+		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			d := time.Duration(r.GetFloat("ms", 0)) * time.Millisecond
+			select {
+			case <-time.After(d):
+				record(mark, "finished")
+				return mcp.NewToolResultText("slept " + d.String()), nil
+			case <-ctx.Done():
+				record(mark, "cancelled")
+				return nil, ctx.Err()
+			}
+		})
+	if err := serve.Run(ctx, p, s, cfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}); err != nil {
+		fmt.Fprintf(stderr, "echoserver: %v\n", err)
+		return serve.ExitFailure
+	}
+	return serve.ExitOK
+}
+
+func record(path, what string) {
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintln(f, what)
+}
