@@ -1,0 +1,130 @@
+package sqlguard
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// SchemaName is one catalog.schema pair.
+type SchemaName struct {
+	Catalog string
+	Schema  string
+}
+
+func (s SchemaName) String() string { return s.Catalog + "." + s.Schema }
+
+// TableName is one table a statement reads or writes.
+type TableName struct {
+	Catalog, Schema, Table string
+}
+
+func (t TableName) String() string { return t.Catalog + "." + t.Schema + "." + t.Table }
+
+// Scope is the SQLENGINE_ALLOWED_SCHEMAS rule. The zero Scope allows
+// everything. Names compare case-insensitively, as Trino folds catalog and
+// schema names to lower case.
+type Scope struct {
+	list    []SchemaName
+	schemas map[SchemaName]bool
+	catalog map[string]bool
+}
+
+// ParseScope reads catalog.schema items (parts may be double-quoted to
+// contain dots). No items means no restriction.
+func ParseScope(items []string) (*Scope, error) {
+	s := &Scope{schemas: map[SchemaName]bool{}, catalog: map[string]bool{}}
+	for _, item := range items {
+		toks, err := Tokenize(item)
+		if err != nil || len(toks) != 3 || !toks[1].IsSymbol(".") || toks[0].Name() == "" || toks[2].Name() == "" {
+			return nil, fmt.Errorf("%q is not catalog.schema", item)
+		}
+		n := SchemaName{Catalog: toks[0].Name(), Schema: toks[2].Name()}
+		if !s.schemas[n] {
+			s.list = append(s.list, n)
+		}
+		s.schemas[n] = true
+		s.catalog[n.Catalog] = true
+	}
+	return s, nil
+}
+
+// Enabled reports whether the scope restricts anything.
+func (s *Scope) Enabled() bool { return s != nil && len(s.list) > 0 }
+
+// Schemas lists the allowed schemas as written, in order.
+func (s *Scope) Schemas() []SchemaName {
+	if s == nil {
+		return nil
+	}
+	return append([]SchemaName(nil), s.list...)
+}
+
+// AllowsCatalog reports whether some allowed schema lies in catalog.
+func (s *Scope) AllowsCatalog(catalog string) bool {
+	return !s.Enabled() || s.catalog[strings.ToLower(catalog)]
+}
+
+// AllowsSchema reports whether catalog.schema is allowed.
+func (s *Scope) AllowsSchema(catalog, schema string) bool {
+	return !s.Enabled() || s.schemas[SchemaName{strings.ToLower(catalog), strings.ToLower(schema)}]
+}
+
+func (s *Scope) describe() string {
+	names := make([]string, len(s.list))
+	for i, n := range s.list {
+		names[i] = n.String()
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// CheckSchema refuses catalog.schema when it lies outside the scope.
+func (s *Scope) CheckSchema(catalog, schema string) error {
+	if s.AllowsSchema(catalog, schema) {
+		return nil
+	}
+	return &Refusal{What: "schema " + catalog + "." + schema,
+		Why:   "it is outside " + SettingAllowedSchemas + " (" + s.describe() + ")",
+		Allow: "add it to " + SettingAllowedSchemas + " to allow it"}
+}
+
+// ErrUndetermined is returned (inside a *Refusal) when the tables a
+// statement touches cannot be determined.
+var ErrUndetermined = errors.New("which tables the statement touches cannot be determined")
+
+// CheckTables refuses a statement whose inputs or output (from the engine's
+// IO plan) lie outside the scope. st is the statement as Check accepted it:
+// a table function, whose reads the plan does not show, and a write whose
+// target the plan does not name, are refused too.
+func (s *Scope) CheckTables(st *Statement, inputs []TableName, output *TableName) error {
+	if !s.Enabled() {
+		return nil
+	}
+	if st != nil && st.TableFunction {
+		return &Refusal{What: "the table function call",
+			Why:   "with " + SettingAllowedSchemas + " set, table functions are refused: the engine cannot say which tables they read",
+			Allow: "query the allowed tables directly"}
+	}
+	touched := append([]TableName(nil), inputs...)
+	if output != nil {
+		touched = append(touched, *output)
+	}
+	for _, t := range touched {
+		if !s.AllowsSchema(t.Catalog, t.Schema) {
+			verb := "reads"
+			if output != nil && t == *output {
+				verb = "writes"
+			}
+			return &Refusal{What: "the statement",
+				Why:   "it " + verb + " " + t.String() + ", outside " + SettingAllowedSchemas + " (" + s.describe() + ")",
+				Allow: "use tables of the allowed schemas, or add " + t.Catalog + "." + t.Schema + " to " + SettingAllowedSchemas}
+		}
+	}
+	if st != nil && !st.ReadOnly && !(st.Explain && !st.Analyze) && output == nil {
+		return &Refusal{What: "the statement", Why: ErrUndetermined.Error() + " (the engine names no target table)",
+			Allow: "with " + SettingAllowedSchemas + " set, only statements whose tables the engine reports run"}
+	}
+	return nil
+}
