@@ -1,3 +1,70 @@
+// Command codermcp is an MCP server around the Codex CLI: the coder tool
+// runs it on a task with sessions, native resume and live progress; review
+// runs a code review; listSessions, ping and help complete the set.
 package main
 
-func main() {}
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/mcpserver"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
+	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+	"github.com/mcpfleet/mcpfleet/shared/logging"
+	"github.com/mcpfleet/mcpfleet/shared/serve"
+)
+
+var version string
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	p := serve.Program{
+		Name:    "codermcp",
+		Version: buildinfo.Version(version),
+		Summary: "the Codex CLI over MCP, with sessions, resume and live progress",
+		Vars:    config.Vars,
+	}
+	if status, done := p.HandleArgs(args, stdout, stderr); done {
+		return status
+	}
+	env := envconfig.New(getenv)
+	cfg := serve.FromEnv(env)
+	ccfg := config.FromEnv(env)
+	if err := env.Err(); err != nil {
+		return p.ConfigError(stderr, err)
+	}
+	logger := logging.New(cfg.Log, stderr)
+
+	client := &cli.Client{Path: ccfg.CLIPath, Home: ccfg.Home, Timeout: ccfg.Timeout}
+	store := session.New(session.Options{Limit: ccfg.SessionLimit, TTL: ccfg.SessionTTL, MaxConcurrency: ccfg.MaxConcurrency})
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go store.RunSweeper(sweepCtx, session.SweepInterval(ccfg.SessionTTL))
+
+	if caps, err := client.Caps(ctx); err != nil {
+		// Not fatal: the CLI may be installed later; calls report it meanwhile.
+		logger.Warn("Codex CLI not usable yet", "path", ccfg.CLIPath, "error", err.Error())
+	} else {
+		logger.Info("Codex CLI detected", "path", ccfg.CLIPath, "version", caps.Version.String(), "json", caps.JSON, "resume", caps.Resume)
+	}
+
+	s := serve.NewServer(p.Name, p.Version, mcpserver.ServerOptions()...)
+	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger}).Register(s.MCPServer)
+	if err := serve.Run(ctx, p, s, cfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,398 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Client runs one installed CLI. It is safe for concurrent use.
+type Client struct {
+	Path    string        // executable name or path
+	Home    string        // CODEX_HOME for the child, "" to inherit
+	Timeout time.Duration // limit on each run (0: none beyond the caller's context)
+	// Grace is how long the CLI gets to exit after SIGTERM before the whole
+	// process group is killed (default 3s).
+	Grace time.Duration
+	// Env is added to the child's environment (after the inherited one).
+	Env []string
+	// OnStart, when set, is told each child's pid (= its process group id).
+	OnStart func(pid int)
+
+	mu   sync.Mutex
+	caps *Caps
+}
+
+// Result is what a finished run produced.
+type Result struct {
+	ThreadID   string   // conversation id (thread.started, or "session id:" in human mode)
+	Text       string   // the assistant's messages (human mode: stdout)
+	ExitCode   int      // the CLI's exit status
+	TurnFailed string   // message of turn.failed, if any
+	Errors     []string // top-level error events (retries, fatal errors)
+	Stderr     string   // the tail of stderr
+}
+
+// Caps detects the CLI's version and capabilities once; a failure is not
+// cached, so installing the CLI later fixes a running server.
+func (c *Client) Caps(ctx context.Context) (Caps, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.caps != nil {
+		return *c.caps, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := c.quick(ctx, "--version")
+	if err != nil {
+		return Caps{}, err
+	}
+	v, err := ParseVersion(out)
+	if err != nil {
+		return Caps{}, &Error{Kind: FailExec, Cause: fmt.Sprintf("could not read the version of %s: %v", c.Path, err)}
+	}
+	if v.Less(MinVersion) {
+		return Caps{}, &Error{Kind: FailExec, Cause: fmt.Sprintf("%s is Codex CLI %s; codermcp needs %s or later (npm install -g @openai/codex)", c.Path, v, MinVersion)}
+	}
+	help, _ := c.quick(ctx, "exec", "--help") // advisory: the version table decides when it fails
+	caps := CapsFor(v, help)
+	c.caps = &caps
+	return caps, nil
+}
+
+// Help returns the CLI's --help text.
+func (c *Client) Help(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return c.quick(ctx, "--help")
+}
+
+// quick runs a short informational command and returns its stdout.
+func (c *Client) quick(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, c.Path, args...)
+	cmd.Env = c.env("")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ee := new(exec.ExitError); errors.As(err, &ee) {
+			return stdout.String(), &Error{Kind: FailExec, Err: err,
+				Cause: fmt.Sprintf("%s %s: %v: %s", c.Path, strings.Join(args, " "), err, mainCause(stderr.String(), stdout.String()))}
+		}
+		return "", startError(c.Path, err)
+	}
+	return stdout.String(), nil
+}
+
+// startError explains why the CLI could not be started at all.
+func startError(path string, err error) *Error {
+	return &Error{Kind: FailExec, Err: err, Cause: fmt.Sprintf("cannot run %s: %v", path, unwrapExec(err))}
+}
+
+func unwrapExec(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return err
+}
+
+// env is the child's environment: ours minus the server's own secrets and
+// transport settings (the CLI runs model-chosen commands), plus CODEX_HOME
+// and the callback URI.
+func (c *Client) env(callbackURI string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if dropFromChild(k) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, c.Env...)
+	if c.Home != "" {
+		env = append(env, "CODEX_HOME="+c.Home)
+	}
+	if callbackURI != "" {
+		env = append(env, "CODER_MCP_CALLBACK_URI="+callbackURI, "CODEX_MCP_CALLBACK_URI="+callbackURI)
+	}
+	return env
+}
+
+func dropFromChild(k string) bool {
+	for _, p := range []string{"MCP_", "OAUTH_", "OIDC_", "JWT_", "CODER_", "CODEX_MCP_CALLBACK_URI"} {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Exec runs one coder turn. onEvent (may be nil) sees every event as it
+// arrives, from one goroutine.
+func (c *Client) Exec(ctx context.Context, req ExecRequest, onEvent func(Event)) (*Result, error) {
+	caps, err := c.Caps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.run(ctx, caps, ExecArgs(caps, req), req.Dir, req.CallbackURI, onEvent)
+}
+
+// Review runs one review.
+func (c *Client) Review(ctx context.Context, req ReviewRequest, onEvent func(Event)) (*Result, error) {
+	caps, err := c.Caps(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !caps.Review {
+		return nil, &Error{Kind: FailExec, Cause: fmt.Sprintf("Codex CLI %s has no `exec review`; upgrade to %s or later", caps.Version, versionReview)}
+	}
+	return c.run(ctx, caps, ReviewArgs(caps, req), req.Dir, "", onEvent)
+}
+
+// errTimeout is the cancellation cause of our own per-run limit.
+var errTimeout = errors.New("codermcp: CLI run limit reached")
+
+const stderrTail = 32 << 10
+
+func (c *Client) run(ctx context.Context, caps Caps, args []string, dir, callbackURI string, onEvent func(Event)) (*Result, error) {
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.Timeout, errTimeout)
+		defer cancel()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, c.stopped(ctx)
+	}
+	cmd := exec.Command(c.Path, args...)
+	cmd.Dir = dir
+	cmd.Env = c.env(callbackURI)
+	// Own process group: cancellation reaches the CLI and everything it
+	// started (the npm shim's native binary, the model's shell commands).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// cmd.Stdin stays nil (the null device): an open stdin makes the CLI wait
+	// for EOF, and ours is the MCP stdio stream.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, startError(c.Path, err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, startError(c.Path, err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, startError(c.Path, err)
+	}
+	pgid := cmd.Process.Pid
+	if c.OnStart != nil {
+		c.OnStart(pgid)
+	}
+
+	res := &Result{}
+	var (
+		mu      sync.Mutex // guards res while readers run
+		stderr  tailBuffer
+		readers sync.WaitGroup
+		text    []string
+	)
+	emit := func(ev Event) {
+		if onEvent != nil {
+			onEvent(ev)
+		}
+	}
+	readers.Add(2)
+	go func() {
+		defer readers.Done()
+		scanLines(outR, func(line []byte) {
+			if !caps.JSON {
+				mu.Lock()
+				text = append(text, string(line))
+				mu.Unlock()
+				return
+			}
+			ev, ok := ParseEvent(line)
+			if !ok {
+				return
+			}
+			mu.Lock()
+			switch ev.Type {
+			case "thread.started":
+				res.ThreadID = ev.ThreadID
+			case "turn.failed":
+				if ev.Error != nil {
+					res.TurnFailed = ev.Error.Message
+				} else {
+					res.TurnFailed = "turn failed"
+				}
+			case "error":
+				res.Errors = append(res.Errors, ev.Message)
+			case "item.completed":
+				if ev.Item != nil && ev.Item.Type == "agent_message" {
+					text = append(text, ev.Item.Text)
+				}
+			}
+			mu.Unlock()
+			emit(ev)
+		})
+	}()
+	go func() {
+		defer readers.Done()
+		scanLines(errR, func(line []byte) {
+			mu.Lock()
+			stderr.Write(line)
+			stderr.Write([]byte{'\n'})
+			if !caps.JSON && res.ThreadID == "" {
+				res.ThreadID = SessionIDFromText(string(line))
+			}
+			mu.Unlock()
+			if !caps.JSON {
+				// Human mode has no events: the transcript lines are the progress.
+				if s := strings.TrimSpace(string(line)); s != "" && !isNoise(s) {
+					emit(Event{Type: "log", Message: s})
+				}
+			}
+		})
+	}()
+
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var waitErr error
+	select {
+	case waitErr = <-waited:
+	case <-ctx.Done():
+		waitErr = c.terminate(pgid, waited)
+	}
+	// Whatever the CLI left running in its group goes too.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	readersDone := make(chan struct{})
+	go func() { readers.Wait(); close(readersDone) }()
+	select {
+	case <-readersDone:
+	case <-time.After(2 * time.Second):
+		// A descendant outside the group still holds a pipe; stop reading.
+		outR.Close()
+		errR.Close()
+		<-readersDone
+	}
+	outR.Close()
+	errR.Close()
+
+	mu.Lock()
+	defer mu.Unlock()
+	res.Text = strings.TrimSpace(strings.Join(text, "\n\n"))
+	res.Stderr = stderr.String()
+	res.ExitCode = cmd.ProcessState.ExitCode()
+	if ctx.Err() != nil {
+		return res, c.stopped(ctx)
+	}
+	if waitErr == nil && res.ExitCode == 0 && res.TurnFailed == "" {
+		return res, nil
+	}
+	texts := []string{res.TurnFailed}
+	for i := len(res.Errors) - 1; i >= 0; i-- {
+		texts = append(texts, res.Errors[i])
+	}
+	texts = append(texts, stderrCause(res.Stderr), res.Stderr)
+	if !caps.JSON {
+		texts = append(texts, res.Text)
+	}
+	e := classify(texts...)
+	if e.Kind == FailExec && res.ExitCode != 0 {
+		e.Cause = fmt.Sprintf("exit status %d: %s", res.ExitCode, e.Cause)
+	}
+	return res, e
+}
+
+// terminate stops the process group: SIGTERM (the npm shim forwards it to
+// the native binary), then SIGKILL to the group after the grace period.
+func (c *Client) terminate(pgid int, waited <-chan error) error {
+	grace := c.Grace
+	if grace <= 0 {
+		grace = 3 * time.Second
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case err := <-waited:
+		return err
+	case <-t.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		return <-waited
+	}
+}
+
+// stopped explains why a run ended early: our limit, or the caller.
+func (c *Client) stopped(ctx context.Context) error {
+	if errors.Is(context.Cause(ctx), errTimeout) {
+		return &Error{Kind: FailTimeout, Limit: c.Timeout, Err: context.DeadlineExceeded}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// The caller's own deadline (e.g. a client-side request timeout).
+		return &Error{Kind: FailTimeout, Err: context.DeadlineExceeded}
+	}
+	return &Error{Kind: FailCanceled, Err: context.Canceled}
+}
+
+// scanLines calls fn for each line of r (without the newline). Lines longer
+// than the buffer are delivered in pieces rather than failing the stream.
+func scanLines(r io.Reader, fn func([]byte)) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if len(chunk) > 0 || (!isPrefix && long != nil) {
+			if isPrefix {
+				long = append(long, chunk...)
+				if len(long) > 16<<20 { // a runaway line: hand over what we have
+					fn(long)
+					long = nil
+				}
+			} else if long != nil {
+				fn(append(long, chunk...))
+				long = nil
+			} else {
+				fn(chunk)
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// tailBuffer keeps the last stderrTail bytes written.
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 2*stderrTail {
+		t.b = append(t.b[:0], t.b[len(t.b)-stderrTail:]...)
+	}
+}
+
+func (t *tailBuffer) String() string {
+	if len(t.b) > stderrTail {
+		return string(t.b[len(t.b)-stderrTail:])
+	}
+	return string(t.b)
+}

@@ -1,0 +1,321 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
+	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+)
+
+// Runner is what the handlers need from the CLI (satisfied by *cli.Client).
+type Runner interface {
+	Caps(ctx context.Context) (cli.Caps, error)
+	Exec(ctx context.Context, req cli.ExecRequest, onEvent func(cli.Event)) (*cli.Result, error)
+	Review(ctx context.Context, req cli.ReviewRequest, onEvent func(cli.Event)) (*cli.Result, error)
+	Help(ctx context.Context) (string, error)
+}
+
+// Server holds what the tool handlers share.
+type Server struct {
+	cfg       config.Config
+	cli       Runner
+	store     *session.Store
+	logger    *slog.Logger
+	heartbeat time.Duration
+	throttle  time.Duration
+}
+
+// Options tune progress reporting (tests shorten them).
+type Options struct {
+	Logger    *slog.Logger
+	Heartbeat time.Duration // progress while the CLI is quiet (default 10s; at most 15s by contract)
+	Throttle  time.Duration // least time between progress notifications (default 250ms)
+}
+
+// New returns the handlers' server.
+func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Server {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 10 * time.Second
+	}
+	if o.Throttle <= 0 {
+		o.Throttle = 250 * time.Millisecond
+	}
+	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle}
+}
+
+// Register adds the five tools to ms.
+func (s *Server) Register(ms *server.MCPServer) {
+	ms.AddTool(s.coderTool(), s.coder)
+	ms.AddTool(s.reviewTool(), s.review)
+	ms.AddTool(pingTool(), s.ping)
+	ms.AddTool(helpTool(), s.help)
+	ms.AddTool(listSessionsTool(), s.listSessions)
+}
+
+func (s *Server) ping(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return mcp.NewToolResultText(req.GetString("message", "pong")), nil
+}
+
+func (s *Server) help(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	out, err := s.cli.Help(ctx)
+	if err != nil {
+		return s.failure(err, ""), nil
+	}
+	return mcp.NewToolResultText(strings.TrimRight(out, "\n")), nil
+}
+
+func (s *Server) listSessions(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(s.store.List())
+	if err != nil {
+		return nil, err
+	}
+	return mcp.NewToolResultText(string(b)), nil
+}
+
+// coderInput is the decoded, validated coder call.
+type coderInput struct {
+	Prompt          string
+	SessionID       string
+	Reset           bool
+	Model           string
+	ReasoningEffort string
+	Sandbox         string
+	FullAuto        bool
+	Dir             string
+	CallbackURI     string
+}
+
+func (s *Server) decodeCoder(req mcp.CallToolRequest) (coderInput, error) {
+	in := coderInput{
+		Prompt:          req.GetString("prompt", ""),
+		SessionID:       req.GetString("sessionId", ""),
+		Reset:           req.GetBool("resetSession", false),
+		Model:           req.GetString("model", ""),
+		ReasoningEffort: req.GetString("reasoningEffort", ""),
+		Sandbox:         req.GetString("sandbox", ""),
+		FullAuto:        req.GetBool("fullAuto", false),
+		CallbackURI:     req.GetString("callbackUri", ""),
+	}
+	if strings.TrimSpace(in.Prompt) == "" {
+		return in, mcperr.New(mcperr.Invalid, "prompt is empty", nil, "Pass the task for the coding assistant in prompt")
+	}
+	var err error
+	if in.Model, err = s.model(in.Model); err != nil {
+		return in, err
+	}
+	if in.Dir, err = workingDir(req.GetString("workingDirectory", "")); err != nil {
+		return in, err
+	}
+	if in.CallbackURI == "" {
+		in.CallbackURI = s.cfg.CallbackURI
+	} else if u, perr := url.Parse(in.CallbackURI); perr != nil || u.Scheme == "" {
+		return in, mcperr.New(mcperr.Invalid, fmt.Sprintf("callbackUri %q is not an absolute URI", in.CallbackURI), nil, "Pass a URI such as http://127.0.0.1:9000/callback, or omit it")
+	}
+	return in, nil
+}
+
+// model applies the default and checks the catalogue.
+func (s *Server) model(m string) (string, error) {
+	if m == "" {
+		return s.cfg.DefaultModel, nil
+	}
+	if !s.cfg.KnownModel(m) {
+		return m, s.invalidModel(m, "not in this server's model catalogue (CODER_MODELS)")
+	}
+	return m, nil
+}
+
+func (s *Server) invalidModel(m, why string) error {
+	return mcperr.New(mcperr.Invalid, "Invalid model: "+m, errors.New(why),
+		fmt.Sprintf("Omit model to use the default (%s), or choose one of: %s", s.cfg.DefaultModel, joinModels(s.cfg.Models)))
+}
+
+// workingDir checks that dir exists and is a directory, and makes it absolute.
+func workingDir(dir string) (string, error) {
+	if dir == "" {
+		return "", nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", mcperr.New(mcperr.Invalid, fmt.Sprintf("workingDirectory %q is not a usable path", dir), err, "Pass an existing directory")
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return "", mcperr.New(mcperr.Invalid, fmt.Sprintf("workingDirectory %q does not exist or cannot be read", dir), err, "Pass an existing directory")
+	case !fi.IsDir():
+		return "", mcperr.New(mcperr.Invalid, fmt.Sprintf("workingDirectory %q is not a directory", dir), nil, "Pass a directory, not a file")
+	}
+	return abs, nil
+}
+
+func (s *Server) coder(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in, err := s.decodeCoder(req)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	caps, err := s.cli.Caps(ctx)
+	if err != nil {
+		return s.failure(err, in.Model), nil
+	}
+	lease, err := s.store.Acquire(ctx, in.SessionID)
+	if err != nil {
+		return s.failure(&cli.Error{Kind: cli.FailCanceled, Err: err}, in.Model), nil
+	}
+	defer lease.Release()
+	if in.Reset {
+		lease.Reset()
+	}
+	data := lease.Data()
+
+	prog := s.startProgress(ctx, req)
+	defer prog.done()
+	onEvent := func(ev cli.Event) { prog.note(cli.Describe(ev)) }
+	run := cli.ExecRequest{
+		Prompt: in.Prompt, Model: in.Model, ReasoningEffort: in.ReasoningEffort, Sandbox: in.Sandbox,
+		FullAuto: in.FullAuto, Dir: in.Dir, CallbackURI: in.CallbackURI,
+	}
+	switch {
+	case data.CoderConversationID != "" && caps.Resume:
+		run.ResumeID = data.CoderConversationID
+	case len(data.Turns) > 0:
+		run.Prompt = session.ContextPrompt(data.Turns, in.Prompt)
+	}
+	res, err := s.cli.Exec(ctx, run, onEvent)
+	var cerr *cli.Error
+	if run.ResumeID != "" && errors.As(err, &cerr) && cerr.Kind == cli.FailUnknownThread {
+		// The CLI no longer knows the conversation: carry the context ourselves.
+		s.logger.Info("CLI conversation unknown; continuing with the last turns as context", "session", lease.ID(), "thread", run.ResumeID)
+		prog.note("conversation " + run.ResumeID + " is unknown to the CLI; continuing with the last 2 turns as context")
+		lease.SetConversationID("")
+		run.ResumeID = ""
+		run.Prompt = session.ContextPrompt(data.Turns, in.Prompt)
+		res, err = s.cli.Exec(ctx, run, onEvent)
+	}
+	prog.done()
+	if err != nil {
+		msg := mcperr.Message(s.classify(err, in.Model))
+		lease.AddTurn(in.Prompt, "error: "+msg)
+		return mcp.NewToolResultError(msg), nil
+	}
+	if res.ThreadID != "" {
+		lease.SetConversationID(res.ThreadID)
+	}
+	lease.AddTurn(in.Prompt, res.Text)
+
+	meta := map[string]any{"model": in.Model, "sessionId": lease.ID()}
+	if res.ThreadID != "" {
+		meta["threadId"] = res.ThreadID
+	}
+	if in.CallbackURI != "" {
+		meta["callbackUri"] = in.CallbackURI
+	}
+	return s.result(res.Text, meta), nil
+}
+
+func (s *Server) review(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	rr := cli.ReviewRequest{
+		Prompt:      req.GetString("prompt", ""),
+		Uncommitted: req.GetBool("uncommitted", false),
+		Base:        req.GetString("base", ""),
+		Commit:      req.GetString("commit", ""),
+		Title:       req.GetString("title", ""),
+	}
+	if err := rr.Validate(); err != nil {
+		return mcperr.ToolResult(mcperr.New(mcperr.Invalid, "Invalid review arguments", err, "")), nil
+	}
+	var err error
+	if rr.Model, err = s.model(req.GetString("model", "")); err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	if rr.Dir, err = workingDir(req.GetString("workingDirectory", "")); err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	if _, err := s.cli.Caps(ctx); err != nil {
+		return s.failure(err, rr.Model), nil
+	}
+	release, err := s.store.Slot(ctx)
+	if err != nil {
+		return s.failure(&cli.Error{Kind: cli.FailCanceled, Err: err}, rr.Model), nil
+	}
+	defer release()
+	prog := s.startProgress(ctx, req)
+	defer prog.done()
+	res, err := s.cli.Review(ctx, rr, func(ev cli.Event) { prog.note(cli.Describe(ev)) })
+	prog.done()
+	if err != nil {
+		return s.failure(err, rr.Model), nil
+	}
+	meta := map[string]any{"model": rr.Model}
+	if rr.Base != "" {
+		meta["base"] = rr.Base
+	}
+	if rr.Commit != "" {
+		meta["commit"] = rr.Commit
+	}
+	return s.result(res.Text, meta), nil
+}
+
+// result is the success shape: one text item carrying _meta (where clients
+// that ignore structuredContent still see it), the same _meta on the result,
+// and structuredContent when enabled.
+func (s *Server) result(text string, meta map[string]any) *mcp.CallToolResult {
+	if strings.TrimSpace(text) == "" {
+		text = "(the CLI finished without a message)"
+	}
+	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent{
+		Type: "text", Text: text, Meta: &mcp.Meta{AdditionalFields: meta},
+	}}}
+	res.Meta = &mcp.Meta{AdditionalFields: meta}
+	if s.cfg.Structured {
+		res.StructuredContent = meta
+	}
+	return res
+}
+
+func (s *Server) failure(err error, model string) *mcp.CallToolResult {
+	return mcperr.ToolResult(s.classify(err, model))
+}
+
+// classify turns a cli failure into the error a user reads.
+func (s *Server) classify(err error, model string) error {
+	var e *cli.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	switch e.Kind {
+	case cli.FailAuth:
+		return mcperr.New(mcperr.Permission, "Authentication failed: the Codex CLI could not authenticate with its model provider", errors.New(e.Cause),
+			"Log in with `codex login` (or set the API key your configured provider expects), then retry")
+	case cli.FailModel:
+		return s.invalidModel(model, "rejected by the CLI or its provider: "+e.Cause)
+	case cli.FailTimeout:
+		if e.Limit > 0 {
+			return mcperr.New(mcperr.Timeout, fmt.Sprintf("The CLI timed out: it did not finish within the %s limit (CODER_TIMEOUT) and was stopped together with everything it started", e.Limit), nil,
+				"Raise CODER_TIMEOUT or split the task into smaller prompts")
+		}
+		return mcperr.New(mcperr.Timeout, "The CLI timed out: the request's deadline passed and the CLI was stopped together with everything it started", nil,
+			"Allow the request more time or split the task")
+	case cli.FailCanceled:
+		return mcperr.New(mcperr.Canceled, "The call was cancelled; the CLI and everything it started were stopped", nil, "")
+	}
+	return mcperr.New(mcperr.Unavailable, "The CLI command failed to execute", errors.New(e.Cause),
+		fmt.Sprintf("Check that CODER_CLI_PATH (%s) is Codex CLI %s or later and that it can reach its model provider", s.cfg.CLIPath, cli.MinVersion))
+}
