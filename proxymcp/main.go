@@ -1,3 +1,80 @@
+// Command proxymcp is an MCP server for administering and monitoring an
+// HAProxy load balancer over its runtime API and its statistics page.
 package main
 
-func main() {}
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/config"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/mcpserver"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/statspage"
+	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+	"github.com/mcpfleet/mcpfleet/shared/logging"
+	"github.com/mcpfleet/mcpfleet/shared/serve"
+)
+
+var version string
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	p := serve.Program{
+		Name:    "proxymcp",
+		Version: buildinfo.Version(version),
+		Summary: "HAProxy administration and monitoring over MCP (runtime API and stats page)",
+		Vars:    config.Vars,
+	}
+	if status, done := p.HandleArgs(args, stdout, stderr); done {
+		return status
+	}
+	env := envconfig.New(getenv)
+	pc := config.FromEnv(env)
+	cfg := serve.FromEnv(env)
+	if err := env.Err(); err != nil {
+		return p.ConfigError(stderr, err)
+	}
+	logger := logging.New(cfg.Log, stderr)
+
+	var rt *runtimeapi.Client
+	if pc.RuntimeEnabled {
+		rt = &runtimeapi.Client{Network: pc.RuntimeNetwork, Address: pc.RuntimeAddress, Timeout: pc.RuntimeTimeout}
+	}
+	var st *statspage.Client
+	if pc.StatsEnabled {
+		st = &statspage.Client{URL: pc.StatsURL, Username: pc.StatsUsername, Password: pc.StatsPassword, Timeout: pc.StatsTimeout}
+	}
+	hp := haproxy.New(rt, st)
+	// HAProxy being down must not stop the server: calls fail until it answers.
+	logger.Info("HAProxy back ends", "runtime_api", endpoint(rt), "stats_page", pc.StatsURL, "read_only", pc.ReadOnly)
+
+	s := serve.NewServer(p.Name, p.Version)
+	n := mcpserver.Register(s, hp, mcpserver.Options{ReadOnly: pc.ReadOnly, ServerVersion: p.Version})
+	logger.Debug("tools registered", "count", n)
+	if err := serve.Run(ctx, p, s, cfg, serve.Options{
+		Logger: logger, Stdin: stdin, Stdout: stdout,
+		MethodAliases: map[string]string{"callTool": "tools/call"},
+	}); err != nil {
+		fmt.Fprintln(stderr, err)
+		return serve.ExitFailure
+	}
+	return serve.ExitOK
+}
+
+func endpoint(rt *runtimeapi.Client) string {
+	if rt == nil {
+		return "disabled"
+	}
+	return rt.Endpoint()
+}

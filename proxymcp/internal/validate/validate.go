@@ -115,14 +115,14 @@ func Weight(arg string, v any) (string, error) {
 		if m := weightPct.FindStringSubmatch(s); m != nil {
 			p, _ := strconv.Atoi(m[1])
 			if p > 100 {
-				return "", fail(arg, rule)
+				return "", fail(arg, "%s", rule)
 			}
 			return strconv.Itoa(p) + "%", nil
 		}
 	}
 	n, err := Int(arg, v, 0, 256)
 	if err != nil {
-		return "", fail(arg, rule)
+		return "", fail(arg, "%s", rule)
 	}
 	return strconv.FormatInt(n, 10), nil
 }

@@ -1,0 +1,216 @@
+// Package mcpserver exposes proxymcp's HAProxy operations as MCP tools: it
+// declares each tool (title, description, strict input schema,
+// annotations), validates arguments, calls package haproxy and shapes JSON
+// results with a top-level "source" and matching structuredContent.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/statspage"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
+	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+)
+
+// Options configure the tools.
+type Options struct {
+	ReadOnly      bool   // register only tools that change nothing
+	ServerVersion string // proxymcp's own version, for version_info
+}
+
+// Registrar is what tools are added to (*server.MCPServer or serve.Server).
+type Registrar interface {
+	AddTool(tool mcp.Tool, handler server.ToolHandlerFunc)
+}
+
+// effect classifies a tool for its annotations.
+type effect int
+
+const (
+	read        effect = iota // changes nothing
+	write                     // changes state, not destructive
+	idempotent                // changes state; repeating it changes nothing more
+	destructive               // removes servers, ends sessions, clears or replaces data
+)
+
+// handlerFunc does one tool's work on validated arguments.
+type handlerFunc func(ctx context.Context, a *args) (result, error)
+
+// result is a tool's JSON answer; text, when set, is the text content
+// instead of the JSON (free-text dumps such as help).
+type result struct {
+	data map[string]any
+	text string
+}
+
+func ok(src haproxy.Source, fields map[string]any) result {
+	if fields == nil {
+		fields = map[string]any{}
+	}
+	fields["source"] = string(src)
+	return result{data: fields}
+}
+
+type tools struct {
+	hp   *haproxy.Client
+	opts Options
+	reg  Registrar
+	n    int
+}
+
+// Register adds every tool (or, read-only, the tools that change nothing).
+// It returns how many were registered.
+func Register(reg Registrar, hp *haproxy.Client, opts Options) int {
+	t := &tools{hp: hp, opts: opts, reg: reg}
+	t.statsTools()
+	t.topologyTools()
+	t.poolTools()
+	t.sessionTools()
+	t.mapTools()
+	t.healthTools()
+	t.miscTools()
+	return t.n
+}
+
+// prop is one input property: its schema option and name.
+type prop struct {
+	name string
+	opt  mcp.ToolOption
+}
+
+func (t *tools) add(name, title, desc string, eff effect, props []prop, h handlerFunc) {
+	if t.opts.ReadOnly && eff != read {
+		return
+	}
+	opts := []mcp.ToolOption{
+		mcp.WithToolTitle(title),
+		mcp.WithDescription(desc),
+		mcp.WithReadOnlyHintAnnotation(eff == read),
+		mcp.WithDestructiveHintAnnotation(eff == destructive),
+		mcp.WithIdempotentHintAnnotation(eff == read || eff == idempotent),
+		mcp.WithOpenWorldHintAnnotation(false),
+		mcp.WithSchemaAdditionalProperties(false),
+	}
+	allowed := make([]string, 0, len(props))
+	for _, p := range props {
+		opts = append(opts, p.opt)
+		allowed = append(allowed, p.name)
+	}
+	tool := mcp.NewTool(name, opts...)
+	t.n++
+	t.reg.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		a := newArgs(req.Params.Arguments, allowed)
+		if a.err != nil {
+			return toolError(name, a.err), nil
+		}
+		res, err := h(ctx, a)
+		if err == nil && a.err != nil {
+			err = a.err
+		}
+		if err != nil {
+			return toolError(name, err), nil
+		}
+		body, merr := json.Marshal(res.data)
+		if merr != nil {
+			return toolError(name, merr), nil
+		}
+		text := string(body)
+		if res.text != "" {
+			text = res.text
+		}
+		return mcp.NewToolResultStructured(res.data, text), nil
+	})
+}
+
+// toolError maps an error onto an isError result with an actionable message.
+func toolError(tool string, err error) *mcp.CallToolResult {
+	return mcperr.ToolResult(classify(tool, err))
+}
+
+func classify(tool string, err error) error {
+	var (
+		verr  *validate.Error
+		reply *runtimeapi.ReplyError
+		conn  *runtimeapi.ConnError
+		unsup *haproxy.UnsupportedError
+		nf    *haproxy.NotFoundError
+		unav  *haproxy.UnavailableError
+		sconn *statspage.ConnError
+		adm   *statspage.AdminError
+	)
+	op := tool
+	switch {
+	case errors.As(err, &verr):
+		return mcperr.New(mcperr.Invalid, op, err, "")
+	case errors.Is(err, runtimeapi.ErrUnsafeCommand):
+		return mcperr.New(mcperr.Invalid, op, err, "nothing was sent to HAProxy")
+	case errors.As(err, &unsup):
+		return mcperr.New(mcperr.Invalid, op, err, "upgrade HAProxy to use this tool")
+	case errors.As(err, &nf):
+		return mcperr.New(mcperr.NotFound, op, err, "list_backends, list_servers and list_frontends show the existing names")
+	case errors.As(err, &unav):
+		return mcperr.New(mcperr.Unavailable, op, err, "check that HAProxy is running and PROXY_RUNTIME_URL / PROXY_STATS_URL point at it")
+	case errors.As(err, &reply):
+		switch {
+		case reply.PermissionDenied():
+			return mcperr.New(mcperr.Permission, op, err, "the runtime API socket's level is too low for this command; give it \"level admin\"")
+		case reply.UnknownCommand():
+			return mcperr.New(mcperr.Invalid, op, fmt.Errorf("HAProxy does not know %q (Unknown command)", reply.Command), "this HAProxy version lacks the command; see version_info")
+		case reply.NotFound():
+			return mcperr.New(mcperr.NotFound, op, err, "list_backends, list_servers, list_maps or list_acls show what exists")
+		}
+		return mcperr.New(mcperr.Conflict, op, err, "")
+	case errors.Is(err, haproxy.ErrRuntimeDisabled):
+		return mcperr.New(mcperr.Invalid, op, err, "set PROXY_RUNTIME_ENABLED=true and point PROXY_RUNTIME_URL at HAProxy's runtime API")
+	case errors.As(err, &conn):
+		return mcperr.New(mcperr.KindOf(conn.Err), op, err, "check that HAProxy is running and PROXY_RUNTIME_URL (or PROXY_HOST/PROXY_PORT, PROXY_RUNTIME_SOCKET) points at its runtime API")
+	case errors.As(err, &adm):
+		if adm.Denied() {
+			return mcperr.New(mcperr.Permission, op, err, "enable \"stats admin\" on the stats page or make the runtime API reachable")
+		}
+		return mcperr.New(mcperr.Invalid, op, err, "check the backend and server names with list_servers")
+	case errors.As(err, &sconn):
+		return mcperr.New(mcperr.Unavailable, op, err, "check PROXY_STATS_URL and the stats page credentials")
+	case errors.Is(err, haproxy.ErrStillBusy):
+		return mcperr.New(mcperr.Conflict, op, err, "")
+	}
+	return mcperr.Wrap(err, op, "")
+}
+
+// Common property declarations.
+func pBackend(desc string) prop {
+	return prop{"backend", mcp.WithString("backend", mcp.Required(), mcp.Description(desc), mcp.Pattern(validate.NamePattern))}
+}
+func pServer() prop {
+	return prop{"server", mcp.WithString("server", mcp.Required(), mcp.Description("Server name inside the backend (see list_servers)."), mcp.Pattern(validate.NamePattern))}
+}
+func pOptName(name, desc string) prop {
+	return prop{name, mcp.WithString(name, mcp.Description(desc), mcp.Pattern(validate.NamePattern))}
+}
+func pFrontend() prop {
+	return prop{"frontend", mcp.WithString("frontend", mcp.Required(), mcp.Description("Frontend name (see list_frontends)."), mcp.Pattern(validate.NamePattern))}
+}
+func pMapRef(kind string) prop {
+	return prop{kind, mcp.WithString(kind, mcp.Required(), mcp.Description(
+		"The "+kind+": its file path exactly as list_"+kind+"s reports it, or #<id>."), mcp.Pattern(`^(#[0-9]+|[A-Za-z0-9/._-]+)$`))}
+}
+func pText(name, desc string, required bool) prop {
+	opts := []mcp.PropertyOption{mcp.Description(desc), mcp.MaxLength(validate.MaxTextLen)}
+	if required {
+		opts = append(opts, mcp.Required(), mcp.MinLength(1))
+	}
+	return prop{name, mcp.WithString(name, opts...)}
+}
+
+// backendServer reads the common backend and server arguments.
+func backendServer(a *args) (string, string) {
+	return a.name("backend", true), a.name("server", true)
+}

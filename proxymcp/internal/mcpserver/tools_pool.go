@@ -1,0 +1,233 @@
+package mcpserver
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
+)
+
+const notPersisted = "runtime change only: it is lost when HAProxy reloads or restarts unless the configuration file is changed too"
+
+func pWeight(required bool) prop {
+	opts := []mcp.PropertyOption{mcp.Description("Weight 0-256 (number or string), or a percentage of the initial weight such as \"50%\".")}
+	if required {
+		opts = append(opts, mcp.Required())
+	}
+	return prop{"weight", mcp.WithAny("weight", opts...)}
+}
+
+func (t *tools) poolTools() {
+	t.add("add_server", "Add a server",
+		"Add a server to a backend at run time (`add server`; the backend needs a dynamic balance algorithm such as roundrobin or leastconn). "+
+			"A new server starts in maintenance with checks off; set enable=true to put it in service at once (and start its health check when check=true). Allowed keywords: weight, maxconn, check, backup. "+notPersisted+".",
+		write, []prop{
+			pBackend("Backend to add the server to."),
+			{"server", mcp.WithString("server", mcp.Required(), mcp.Description("Name of the new server."), mcp.Pattern(`^[A-Za-z0-9_.:-]{1,128}$`))},
+			{"address", mcp.WithString("address", mcp.Required(), mcp.Description("IPv4 or IPv6 address."))},
+			{"port", mcp.WithInteger("port", mcp.Required(), mcp.Min(1), mcp.Max(65535), mcp.Description("TCP port."))},
+			pWeight(false),
+			{"maxconn", mcp.WithInteger("maxconn", mcp.Min(0), mcp.Max(1000000), mcp.Description("Maximum concurrent connections (0: unlimited)."))},
+			{"check", mcp.WithBoolean("check", mcp.Description("Health-check the server with the backend's check settings."))},
+			{"backup", mcp.WithBoolean("backup", mcp.Description("Make it a backup server."))},
+			{"enable", mcp.WithBoolean("enable", mcp.Description("Put the server in service after adding it (default false: it stays in maintenance)."))},
+		}, func(ctx context.Context, a *args) (result, error) {
+			b, s := backendServer(a)
+			addr := a.ip("address", true)
+			port := a.port("port", true)
+			o := haproxy.AddServerOptions{Weight: a.weight("weight", false), Maxconn: a.integer("maxconn", false, 0, 1000000),
+				Check: a.boolean("check", false), Backup: a.boolean("backup", false), Enable: a.boolean("enable", false)}
+			if err := a.check(); err != nil {
+				return result{}, err
+			}
+			state, err := t.hp.AddServer(ctx, b, s, addr, port, o)
+			if err != nil {
+				return result{}, err
+			}
+			note := "the server is in maintenance (MAINT): use set_server_state ready (and enable_health) to put it in service"
+			if state == "ready" {
+				note = "the server is in service"
+			}
+			return ok(haproxy.SourceRuntime, map[string]any{"added": true, "backend": b, "server": s, "address": addr,
+				"port": port, "state": state, "note": note + "; " + notPersisted}), nil
+		})
+
+	t.add("del_server", "Delete a server",
+		"Delete a server from a backend (`del server`). HAProxy only deletes servers in maintenance: with drain=true the server is first set to drain, its sessions are awaited (up to drain_timeout seconds, default 30), then it is put in maintenance and deleted. Without drain the server must already be in maintenance.",
+		destructive, []prop{
+			pBackend("Backend name."), pServer(),
+			{"drain", mcp.WithBoolean("drain", mcp.Description("Drain and put in maintenance before deleting."))},
+			{"drain_timeout", mcp.WithInteger("drain_timeout", mcp.Min(0), mcp.Max(maxDrainSeconds), mcp.Description("Seconds to wait for sessions to end when draining (default 30)."))},
+		}, func(ctx context.Context, a *args) (result, error) {
+			b, s := backendServer(a)
+			drain := a.boolean("drain", false)
+			wait := int64(30)
+			if a.has("drain_timeout") {
+				wait = a.integer("drain_timeout", false, 0, maxDrainSeconds)
+			}
+			if err := a.check(); err != nil {
+				return result{}, err
+			}
+			res, err := t.hp.DelServer(ctx, b, s, drain, time.Duration(wait)*time.Second)
+			if err != nil {
+				return result{}, err
+			}
+			return ok(haproxy.SourceRuntime, map[string]any{"deleted": true, "backend": b, "server": s, "drained": res.Drained, "note": notPersisted}), nil
+		})
+
+	t.add("set_server_state", "Set server state",
+		"Set a server's administrative state: ready (in service), drain (no new sessions except persistent ones) or maint (maintenance, no traffic). Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.",
+		idempotent, []prop{pBackend("Backend name."), pServer(),
+			{"state", mcp.WithString("state", mcp.Required(), mcp.Enum("ready", "drain", "maint"), mcp.Description("ready, drain or maint."))}},
+		func(ctx context.Context, a *args) (result, error) {
+			b, s := backendServer(a)
+			state := a.enum("state", true, "ready", "drain", "maint")
+			if err := a.check(); err != nil {
+				return result{}, err
+			}
+			return t.stateChange(t.hp.SetServerState(ctx, b, s, state))(map[string]any{"backend": b, "server": s, "state": state})
+		})
+
+	for _, v := range []struct{ name, title, desc, state string }{
+		{"enable_server", "Enable a server", "Put a server back in service (state ready). Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.", "ready"},
+		{"disable_server", "Disable a server", "Put a server in maintenance (state maint): it gets no traffic. Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.", "maint"},
+	} {
+		state := v.state
+		t.add(v.name, v.title, v.desc, idempotent, []prop{pBackend("Backend name."), pServer()},
+			func(ctx context.Context, a *args) (result, error) {
+				b, s := backendServer(a)
+				if err := a.check(); err != nil {
+					return result{}, err
+				}
+				return t.stateChange(t.hp.SetServerState(ctx, b, s, state))(map[string]any{"backend": b, "server": s, "state": state})
+			})
+	}
+
+	t.add("set_server_weight", "Set server weight",
+		"Set a server's weight: 0-256, or a percentage of its initial weight such as \"50%\". 0 stops new traffic. "+notPersisted+".",
+		idempotent, []prop{pBackend("Backend name."), pServer(), pWeight(true)},
+		func(ctx context.Context, a *args) (result, error) {
+			b, s := backendServer(a)
+			w := a.weight("weight", true)
+			if err := a.check(); err != nil {
+				return result{}, err
+			}
+			msg, err := t.hp.SetServerWeight(ctx, b, s, w)
+			if err != nil {
+				return result{}, err
+			}
+			return ok(haproxy.SourceRuntime, withMessage(map[string]any{"backend": b, "server": s, "weight": w}, msg)), nil
+		})
+
+	t.add("get_server_weight", "Get server weight",
+		"A server's current and initial (configured) weight.",
+		read, []prop{pBackend("Backend name."), pServer()},
+		func(ctx context.Context, a *args) (result, error) {
+			b, s := backendServer(a)
+			if err := a.check(); err != nil {
+				return result{}, err
+			}
+			cur, initial, err := t.hp.GetServerWeight(ctx, b, s)
+			if err != nil {
+				return result{}, err
+			}
+			return ok(haproxy.SourceRuntime, map[string]any{"backend": b, "server": s, "weight": cur, "initial_weight": initial}), nil
+		})
+
+	t.add("set_server_addr", "Set server address",
+		"Change a server's IP address and optionally its port. "+notPersisted+".",
+		idempotent, []prop{pBackend("Backend name."), pServer(),
+			{"address", mcp.WithString("address", mcp.Required(), mcp.Description("IPv4 or IPv6 address."))},
+			{"port", mcp.WithInteger("port", mcp.Min(1), mcp.Max(65535), mcp.Description("New port; omit to keep the current one."))}},
+		func(ctx context.Context, a *args) (result, error) {
+			b, s := backendServer(a)
+			addr := a.ip("address", true)
+			port := a.port("port", false)
+			if err := a.check(); err != nil {
+				return result{}, err
+			}
+			msg, err := t.hp.SetServerAddr(ctx, b, s, addr, port)
+			if err != nil {
+				return result{}, err
+			}
+			f := map[string]any{"backend": b, "server": s, "address": addr}
+			if port != 0 {
+				f["port"] = port
+			}
+			return ok(haproxy.SourceRuntime, withMessage(f, msg)), nil
+		})
+
+	t.add("set_server_maxconn", "Set server maxconn",
+		"Set a server's maximum number of concurrent connections (0: unlimited). "+notPersisted+".",
+		idempotent, []prop{pBackend("Backend name."), pServer(),
+			{"maxconn", mcp.WithInteger("maxconn", mcp.Required(), mcp.Min(0), mcp.Max(1000000), mcp.Description("0-1000000."))}},
+		func(ctx context.Context, a *args) (result, error) {
+			b, s := backendServer(a)
+			n := a.integer("maxconn", true, 0, 1000000)
+			if err := a.check(); err != nil {
+				return result{}, err
+			}
+			msg, err := t.hp.Set(ctx, "set maxconn server "+b+"/"+s+" "+strconv.FormatInt(n, 10))
+			if err != nil {
+				return result{}, err
+			}
+			return ok(haproxy.SourceRuntime, withMessage(map[string]any{"backend": b, "server": s, "maxconn": n}, msg)), nil
+		})
+
+	t.add("set_frontend_maxconn", "Set frontend maxconn",
+		"Set a frontend's maximum number of concurrent connections. "+notPersisted+".",
+		idempotent, []prop{pFrontend(),
+			{"maxconn", mcp.WithInteger("maxconn", mcp.Required(), mcp.Min(0), mcp.Max(1000000), mcp.Description("0-1000000."))}},
+		func(ctx context.Context, a *args) (result, error) {
+			f := a.name("frontend", true)
+			n := a.integer("maxconn", true, 0, 1000000)
+			if err := a.check(); err != nil {
+				return result{}, err
+			}
+			msg, err := t.hp.Set(ctx, "set maxconn frontend "+f+" "+strconv.FormatInt(n, 10))
+			if err != nil {
+				return result{}, err
+			}
+			return ok(haproxy.SourceRuntime, withMessage(map[string]any{"frontend": f, "maxconn": n}, msg)), nil
+		})
+
+	for _, v := range []struct{ name, title, desc, verb string }{
+		{"enable_frontend", "Enable a frontend", "Resume a paused frontend: it accepts connections again.", "enable"},
+		{"disable_frontend", "Disable a frontend", "Pause a frontend: it stops accepting new connections (status PAUSED); existing ones continue.", "disable"},
+	} {
+		verb := v.verb
+		t.add(v.name, v.title, v.desc, idempotent, []prop{pFrontend()},
+			func(ctx context.Context, a *args) (result, error) {
+				f := a.name("frontend", true)
+				if err := a.check(); err != nil {
+					return result{}, err
+				}
+				msg, err := t.hp.Set(ctx, verb+" frontend "+f)
+				if err != nil {
+					return result{}, err
+				}
+				return ok(haproxy.SourceRuntime, withMessage(map[string]any{"frontend": f, "enabled": verb == "enable"}, msg)), nil
+			})
+	}
+}
+
+func withMessage(f map[string]any, msg string) map[string]any {
+	if msg != "" {
+		f["message"] = msg
+	}
+	return f
+}
+
+// stateChange shapes the answer of a change that may have gone through the stats page.
+func (t *tools) stateChange(src haproxy.Source, msg string, err error) func(map[string]any) (result, error) {
+	return func(f map[string]any) (result, error) {
+		if err != nil {
+			return result{}, err
+		}
+		f["changed"] = true
+		return ok(src, withMessage(f, msg)), nil
+	}
+}
