@@ -1,0 +1,132 @@
+// Package config reads sqlmcp's server configuration: the SQLENGINE_*
+// variables (connection settings also from the connection-profile file,
+// with the CLI's precedence), plus the shared MCP_*, OAUTH_* and LOG_*
+// variables. Every problem is collected so one start-up names all bad
+// variables.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+	"github.com/mcpfleet/mcpfleet/shared/serve"
+
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/profile"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
+)
+
+// Impersonation fields and the token claims they read.
+const (
+	FieldUsername = "username" // preferred_username
+	FieldEmail    = "email"    // email
+	FieldSubject  = "subject"  // sub
+)
+
+// Config is the whole server configuration.
+type Config struct {
+	Serve  serve.Config
+	Engine engine.Config
+
+	AllowWrites    bool
+	AllowedSchemas *sqlguard.Scope
+	MaxRows        int // default rows of execute_query
+	MaxRowsCeiling int // the most rows a call's limit may ask for
+
+	Impersonation      bool
+	ImpersonationField string // FieldUsername, FieldEmail or FieldSubject
+
+	// Profile is the connection profile used ("" when none) and where its
+	// name came from; ConfigPath is the profile file consulted.
+	Profile, ProfileFrom, ConfigPath string
+}
+
+// Vars documents sqlmcp's own variables for --help and the README.
+var Vars = []envconfig.Var{
+	{Name: "SQLENGINE_HOST", Default: "localhost", Description: "Trino coordinator host"},
+	{Name: "SQLENGINE_PORT", Default: "8080", Description: "Trino coordinator port"},
+	{Name: "SQLENGINE_USER", Default: "sqlmcp", Description: "user queries run as (X-Trino-User)"},
+	{Name: "SQLENGINE_PASSWORD", Description: "password (HTTP basic auth over TLS; environment or profile file only)"},
+	{Name: "SQLENGINE_CATALOG", Description: "default catalog"},
+	{Name: "SQLENGINE_SCHEMA", Description: "default schema"},
+	{Name: "SQLENGINE_SSL", Default: "false", Description: "true connects with TLS (https)"},
+	{Name: "SQLENGINE_SSL_INSECURE", Default: "false", Description: "true skips verification of the coordinator's certificate (testing only)"},
+	{Name: "SQLENGINE_SCHEME", Default: "follows SQLENGINE_SSL", Description: "http or https"},
+	{Name: "SQLENGINE_SOURCE", Default: "sqlmcp", Description: "X-Trino-Source of every query"},
+	{Name: "SQLENGINE_ALLOWED_SCHEMAS", Description: "comma-separated catalog.schema list; listings, descriptions and queries are confined to it"},
+	{Name: "SQLENGINE_ALLOW_WRITE_QUERIES", Default: "false", Description: "true lets execute_query run statements that change data or the catalog"},
+	{Name: "SQLENGINE_MAX_ROWS", Default: "1000", Description: "rows execute_query returns when the call gives no limit"},
+	{Name: "SQLENGINE_MAX_ROWS_CEILING", Default: "10000", Description: "the most rows a call's limit may ask for"},
+	{Name: "SQLENGINE_MAX_RESULT_BYTES", Default: "1048576", Description: "cap on the JSON bytes of one result's rows (truncated is set when it applies)"},
+	{Name: "SQLENGINE_QUERY_TIMEOUT", Default: "300s", Description: "time limit of one query; it is cancelled on the engine when it expires"},
+	{Name: "SQLENGINE_ENABLE_IMPERSONATION", Default: "false", Description: "with OAuth on HTTP, run each query as the caller (X-Trino-User)"},
+	{Name: "SQLENGINE_IMPERSONATION_FIELD", Default: "username", Description: "claim used as the engine user: username (preferred_username), email or subject (sub)"},
+	{Name: "SQLENGINE_PROFILE", Description: "connection profile of ~/.config/sqlengine/config.json|yaml to use"},
+}
+
+// FromEnv reads the configuration. A non-nil error is an
+// *envconfig.Error listing every bad variable (exit status 2), or a
+// problem with the profile file naming the file.
+func FromEnv(getenv func(string) string) (Config, error) {
+	r := envconfig.New(getenv)
+	var c Config
+	c.Serve = serve.FromEnv(r)
+
+	// Validate the connection variables here so that their problems are
+	// reported with the others; profile.Resolve applies the precedence.
+	r.Int("SQLENGINE_PORT", engine.DefaultPort, 1, 65535)
+	envSSL := r.Bool("SQLENGINE_SSL", false)
+	r.Bool("SQLENGINE_SSL_INSECURE", false)
+	scheme := r.Enum("SQLENGINE_SCHEME", "", "http", "https")
+
+	c.AllowWrites = r.Bool("SQLENGINE_ALLOW_WRITE_QUERIES", false)
+	ceiling := r.Int("SQLENGINE_MAX_ROWS_CEILING", 10000, 1, 10_000_000)
+	c.MaxRows = r.Int("SQLENGINE_MAX_ROWS", engine.DefaultMaxRows, 1, 10_000_000)
+	c.MaxRowsCeiling = ceiling
+	if c.MaxRows > ceiling {
+		r.Fail("SQLENGINE_MAX_ROWS", r.Lookup("SQLENGINE_MAX_ROWS"), fmt.Sprintf("at most SQLENGINE_MAX_ROWS_CEILING (%d)", ceiling))
+	}
+	maxBytes := r.Int64("SQLENGINE_MAX_RESULT_BYTES", engine.DefaultMaxResultBytes, 1024, 1<<34)
+	timeout := r.Duration("SQLENGINE_QUERY_TIMEOUT", engine.DefaultQueryTimeout, time.Second)
+	source := r.String("SQLENGINE_SOURCE", engine.DefaultSource)
+	c.Impersonation = r.Bool("SQLENGINE_ENABLE_IMPERSONATION", false)
+	c.ImpersonationField = r.Enum("SQLENGINE_IMPERSONATION_FIELD", FieldUsername, FieldUsername, FieldEmail, FieldSubject)
+	scope, err := sqlguard.ParseScope(r.List("SQLENGINE_ALLOWED_SCHEMAS", nil))
+	if err != nil {
+		r.Fail("SQLENGINE_ALLOWED_SCHEMAS", r.Lookup("SQLENGINE_ALLOWED_SCHEMAS"), "comma-separated catalog.schema names ("+err.Error()+")")
+		scope = &sqlguard.Scope{}
+	}
+	c.AllowedSchemas = scope
+
+	conn, perr := profile.Resolve(getenv, profile.Flags{})
+	var envErr *profile.EnvError
+	if perr != nil && !errors.As(perr, &envErr) { // env problems are already recorded
+		if err := r.Err(); err != nil {
+			return c, fmt.Errorf("%w\n  - %v", err, perr)
+		}
+		return c, perr
+	}
+	c.Profile, c.ProfileFrom, c.ConfigPath = conn.Profile, conn.ProfileFrom, conn.ConfigPath
+	c.Engine = engine.Config{
+		Host: conn.Host, Port: conn.Port, User: conn.User, Password: conn.Password,
+		Catalog: conn.Catalog, Schema: conn.Schema,
+		SSL: conn.SSL, SSLInsecure: conn.Insecure, Scheme: scheme,
+		Source: source, MaxRows: c.MaxRows, MaxResultBytes: maxBytes, QueryTimeout: timeout,
+	}
+	switch {
+	case scheme == "http" && r.Lookup("SQLENGINE_SSL") != "" && envSSL:
+		r.Fail("SQLENGINE_SCHEME", scheme, "https, or unset, when SQLENGINE_SSL=true")
+	case conn.Password != "" && !strings.HasPrefix(c.Engine.URL(), "https:"):
+		r.FailSecret("SQLENGINE_PASSWORD", conn.Password, "a password only with TLS: set SQLENGINE_SSL=true (or ssl.enabled in the profile)")
+	}
+	if conn.Schema != "" && conn.Catalog == "" {
+		r.Fail("SQLENGINE_SCHEMA", conn.Schema, "a schema only together with SQLENGINE_CATALOG")
+	}
+	if c.Impersonation && !c.Serve.Auth.Enabled {
+		r.Fail("SQLENGINE_ENABLE_IMPERSONATION", "true", "true only with OAUTH_ENABLED=true on the HTTP transport (the caller comes from the token)")
+	}
+	return c, r.Err()
+}

@@ -1,0 +1,469 @@
+// Package mcpserver exposes the engine as MCP tools: execute_query,
+// list_catalogs, list_schemas, list_tables, get_table_schema and
+// explain_query. Handlers translate between MCP and the engine, apply the
+// SQL guard and the allowed-schemas rule, and attach the OAuth caller to
+// every query.
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/shared/httpauth"
+	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
+)
+
+// Impersonation fields (SQLENGINE_IMPERSONATION_FIELD) and their claims.
+const (
+	FieldUsername = "username" // preferred_username
+	FieldEmail    = "email"    // email
+	FieldSubject  = "subject"  // sub
+)
+
+// Options are the server's safety settings.
+type Options struct {
+	AllowWrites    bool
+	Scope          *sqlguard.Scope // nil or empty: every schema
+	MaxRows        int             // default limit of execute_query
+	MaxRowsCeiling int             // the most a call's limit may ask for
+
+	// Impersonation runs each query as the OAuth caller, named by the
+	// token claim ImpersonationField selects.
+	Impersonation      bool
+	ImpersonationField string
+}
+
+// Tools serves the engine over MCP.
+type Tools struct {
+	eng    *engine.Client
+	opts   Options
+	logger *slog.Logger
+}
+
+// New returns the tools over eng.
+func New(eng *engine.Client, opts Options, logger *slog.Logger) *Tools {
+	if opts.MaxRows <= 0 {
+		opts.MaxRows = engine.DefaultMaxRows
+	}
+	if opts.MaxRowsCeiling < opts.MaxRows {
+		opts.MaxRowsCeiling = max(opts.MaxRows, 10000)
+	}
+	if opts.ImpersonationField == "" {
+		opts.ImpersonationField = FieldUsername
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Tools{eng: eng, opts: opts, logger: logger}
+}
+
+// ServerOptions are the mcp-go options the tools rely on.
+func ServerOptions() []server.ServerOption {
+	return []server.ServerOption{
+		server.WithToolCapabilities(false),
+		server.WithInstructions("Run read-only SQL on a Trino engine and discover its catalogs, schemas and tables. " +
+			"Discover with list_catalogs, list_schemas, list_tables and get_table_schema before writing queries; " +
+			"execute_query returns typed rows capped by a limit; explain_query shows a plan without running anything."),
+	}
+}
+
+// Register adds the six tools to s.
+func (t *Tools) Register(s *server.MCPServer) {
+	readOnly := func(title string) []mcp.ToolOption {
+		return []mcp.ToolOption{
+			mcp.WithToolTitle(title),
+			mcp.WithReadOnlyHintAnnotation(true),
+			mcp.WithDestructiveHintAnnotation(false),
+			mcp.WithIdempotentHintAnnotation(true),
+			mcp.WithOpenWorldHintAnnotation(false),
+		}
+	}
+	writes := t.opts.AllowWrites
+	execDesc := "Run one SQL statement on the Trino engine and return its rows (columns in query order, values typed). " +
+		"Reading stops at the limit and the rest of the query is cancelled; truncated tells whether more rows existed."
+	if writes {
+		execDesc += " Statements that change data are allowed on this server."
+	} else {
+		execDesc += " Only read-only statements run (SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE, EXPLAIN)."
+	}
+	s.AddTool(mcp.NewTool("execute_query",
+		mcp.WithDescription(execDesc),
+		mcp.WithToolTitle("Run SQL"),
+		mcp.WithReadOnlyHintAnnotation(!writes),
+		mcp.WithDestructiveHintAnnotation(writes),
+		mcp.WithIdempotentHintAnnotation(!writes),
+		mcp.WithOpenWorldHintAnnotation(false),
+		mcp.WithRawInputSchema(executeInput(t.opts.MaxRows, t.opts.MaxRowsCeiling)),
+		mcp.WithRawOutputSchema(executeOutput),
+	), t.executeQuery)
+	s.AddTool(mcp.NewTool("list_catalogs", append(readOnly("List catalogs"),
+		mcp.WithDescription("List the engine's catalogs."),
+		mcp.WithRawInputSchema(emptyInput), mcp.WithRawOutputSchema(catalogsOutput))...), t.listCatalogs)
+	s.AddTool(mcp.NewTool("list_schemas", append(readOnly("List schemas"),
+		mcp.WithDescription("List the schemas of a catalog."),
+		mcp.WithRawInputSchema(schemasInput), mcp.WithRawOutputSchema(schemasOutput))...), t.listSchemas)
+	s.AddTool(mcp.NewTool("list_tables", append(readOnly("List tables"),
+		mcp.WithDescription("List the tables and views of a schema, optionally filtered by a SQL LIKE pattern."),
+		mcp.WithRawInputSchema(tablesInput), mcp.WithRawOutputSchema(tablesOutput))...), t.listTables)
+	s.AddTool(mcp.NewTool("get_table_schema", append(readOnly("Describe table"),
+		mcp.WithDescription("Describe a table's columns: name, type, nullability, comment and extra information, in column order."),
+		mcp.WithRawInputSchema(tableSchemaInput), mcp.WithRawOutputSchema(tableSchemaOutput))...), t.getTableSchema)
+	s.AddTool(mcp.NewTool("explain_query", append(readOnly("Explain SQL"),
+		mcp.WithDescription("Show the engine's plan for a statement without executing it: LOGICAL, DISTRIBUTED, VALIDATE or IO, as TEXT, JSON or GRAPHVIZ."),
+		mcp.WithRawInputSchema(explainInput(engine.ExplainTypes, engine.ExplainFormats)), mcp.WithRawOutputSchema(explainOutput))...), t.explainQuery)
+}
+
+// result returns v as JSON text plus the same object as structuredContent.
+func result(v any) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return mcperr.ToolResult(mcperr.New(mcperr.Internal, "encode the result", err, "")), nil
+	}
+	return mcp.NewToolResultStructured(json.RawMessage(b), string(b)), nil
+}
+
+// fail logs and returns err as an isError tool result.
+func (t *Tools) fail(ctx context.Context, tool string, err error) (*mcp.CallToolResult, error) {
+	var r *sqlguard.Refusal
+	if errors.As(err, &r) {
+		err = mcperr.New(mcperr.Invalid, r.Error(), nil, "")
+	}
+	level := slog.LevelWarn
+	if k := mcperr.KindOf(err); k == mcperr.Invalid || k == mcperr.NotFound || k == mcperr.Canceled {
+		level = slog.LevelInfo
+	}
+	t.logger.Log(ctx, level, "tool call failed", "tool", tool, "error", mcperr.Message(err))
+	return mcperr.ToolResult(err), nil
+}
+
+// caller attaches the verified OAuth caller to ctx for attribution and,
+// with impersonation, as the engine user. Without impersonation a call
+// with no caller (stdio, OAuth off) runs as the configured user.
+func (t *Tools) caller(ctx context.Context) (context.Context, error) {
+	id, ok := httpauth.IdentityFromContext(ctx)
+	if !ok {
+		if t.opts.Impersonation {
+			return ctx, mcperr.New(mcperr.Permission, "run the query as the caller", errors.New("the request carries no verified OAuth identity"),
+				"impersonation (SQLENGINE_ENABLE_IMPERSONATION) needs OAuth on the HTTP transport")
+		}
+		return ctx, nil
+	}
+	principal := firstNonEmpty(id.Username, id.Email, id.Subject)
+	eid := engine.Identity{Principal: principal, Subject: id.Subject, Email: id.Email}
+	if t.opts.Impersonation {
+		var v, claim string
+		switch t.opts.ImpersonationField {
+		case FieldEmail:
+			v, claim = id.Email, "email"
+		case FieldSubject:
+			v, claim = id.Subject, "sub"
+		default:
+			v, claim = id.Username, "preferred_username"
+		}
+		if v == "" {
+			return ctx, mcperr.New(mcperr.Permission, "run the query as the caller",
+				errors.New("the token has no "+claim+" claim, so the engine user cannot be chosen; refusing rather than running as the service user"),
+				"sign in with an identity that has "+claim+", or change SQLENGINE_IMPERSONATION_FIELD")
+		}
+		eid.RunAs = v
+	}
+	return engine.WithIdentity(ctx, eid), nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// ExecuteResult is the output of execute_query.
+type ExecuteResult = engine.Result
+
+func (t *Tools) executeQuery(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	const tool = "execute_query"
+	a, err := readArgs(tool, req, "query", "limit", "catalog", "schema")
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	query, err := a.str("query", true)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	limit, given, err := a.integer("limit")
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	switch {
+	case !given:
+		limit = t.opts.MaxRows
+	case limit < 1:
+		return t.fail(ctx, tool, mcperr.Invalidf("%s: limit must be at least 1", tool))
+	case limit > t.opts.MaxRowsCeiling:
+		return t.fail(ctx, tool, mcperr.Invalidf("%s: limit %d is above the ceiling of %d rows; ask for at most %d, or raise SQLENGINE_MAX_ROWS_CEILING", tool, limit, t.opts.MaxRowsCeiling, t.opts.MaxRowsCeiling))
+	}
+	catalog, err := a.str("catalog", false)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	schema, err := a.str("schema", false)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	st, err := sqlguard.Check(query, sqlguard.Options{AllowWrites: t.opts.AllowWrites})
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	ctx, err = t.caller(ctx)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	q := engine.Query{SQL: st.SQL, Limit: limit, Catalog: catalog, Schema: schema}
+	if err := t.checkScope(ctx, st, q); err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	res, err := t.eng.Query(ctx, q)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	t.logger.Debug("query ran", "query_id", res.QueryID, "rows", res.RowCount, "truncated", res.Truncated, "elapsed_ms", res.ElapsedMS)
+	return result(res)
+}
+
+// checkScope enforces SQLENGINE_ALLOWED_SCHEMAS on a statement: the engine
+// says which tables it reads and writes (EXPLAIN (TYPE IO, FORMAT JSON)),
+// and any outside the list, or an answer that does not tell, refuses it.
+func (t *Tools) checkScope(ctx context.Context, st *sqlguard.Statement, q engine.Query) error {
+	if !t.opts.Scope.Enabled() {
+		return nil
+	}
+	if st.TableFunction {
+		return t.opts.Scope.CheckTables(st, nil, nil)
+	}
+	q.SQL = st.Inner
+	plan, err := t.eng.IO(ctx, q)
+	if err != nil {
+		if k := mcperr.KindOf(err); k == mcperr.Canceled || k == mcperr.Timeout || k == mcperr.Unavailable {
+			return err
+		}
+		return &sqlguard.Refusal{What: "the statement",
+			Why:   "with " + sqlguard.SettingAllowedSchemas + " set, the engine must say which tables it touches, and it could not: " + mcperr.Message(err),
+			Allow: "query tables of the allowed schemas with a SELECT the engine can plan"}
+	}
+	var in []sqlguard.TableName
+	for _, r := range plan.Inputs {
+		in = append(in, sqlguard.TableName{Catalog: r.Catalog, Schema: r.Schema, Table: r.Table})
+	}
+	var out *sqlguard.TableName
+	if plan.Output != nil {
+		out = &sqlguard.TableName{Catalog: plan.Output.Catalog, Schema: plan.Output.Schema, Table: plan.Output.Table}
+	}
+	return t.opts.Scope.CheckTables(st, in, out)
+}
+
+func (t *Tools) listCatalogs(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	const tool = "list_catalogs"
+	if _, err := readArgs(tool, req); err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	ctx, err := t.caller(ctx)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	all, err := t.eng.Catalogs(ctx)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	cats := []string{}
+	for _, c := range all {
+		if t.opts.Scope.AllowsCatalog(c) {
+			cats = append(cats, c)
+		}
+	}
+	return result(map[string]any{"catalogs": cats})
+}
+
+func (t *Tools) listSchemas(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	const tool = "list_schemas"
+	a, err := readArgs(tool, req, "catalog")
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	catalog, err := a.str("catalog", false)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	catalog = t.eng.DefaultCatalog(catalog)
+	if catalog != "" && !t.opts.Scope.AllowsCatalog(catalog) {
+		return t.fail(ctx, tool, &sqlguard.Refusal{What: "catalog " + catalog, Why: "no schema of it is in " + sqlguard.SettingAllowedSchemas,
+			Allow: "list an allowed catalog (see list_catalogs), or add its schemas to " + sqlguard.SettingAllowedSchemas})
+	}
+	ctx, err = t.caller(ctx)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	all, err := t.eng.Schemas(ctx, catalog)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	schemas := []string{}
+	for _, s := range all {
+		if t.opts.Scope.AllowsSchema(catalog, s) {
+			schemas = append(schemas, s)
+		}
+	}
+	return result(map[string]any{"catalog": catalog, "schemas": schemas})
+}
+
+func (t *Tools) listTables(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	const tool = "list_tables"
+	a, err := readArgs(tool, req, "catalog", "schema", "pattern")
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	catalog, err := a.str("catalog", false)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	schema, err := a.str("schema", false)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	pattern, err := a.str("pattern", false)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	catalog = t.eng.DefaultCatalog(catalog)
+	schema = t.eng.DefaultSchema(catalog, schema)
+	if catalog != "" && schema != "" {
+		if err := t.opts.Scope.CheckSchema(catalog, schema); err != nil {
+			return t.fail(ctx, tool, err)
+		}
+	}
+	ctx, err = t.caller(ctx)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	tables, err := t.eng.Tables(ctx, catalog, schema, pattern)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	return result(map[string]any{"catalog": catalog, "schema": schema, "tables": tables})
+}
+
+func (t *Tools) getTableSchema(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	const tool = "get_table_schema"
+	a, err := readArgs(tool, req, "table", "catalog", "schema")
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	name, err := a.str("table", true)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	catalog, err := a.str("catalog", false)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	schema, err := a.str("schema", false)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	parts, err := engine.SplitName(name)
+	if err != nil {
+		return t.fail(ctx, tool, mcperr.Invalidf("%s: table %q: %v", tool, name, err))
+	}
+	var table string
+	pick := func(arg, fromName, what string) (string, error) {
+		if arg != "" && arg != fromName {
+			return "", mcperr.Invalidf("%s: the table name gives %s %q but the %s argument is %q; give it once", tool, what, fromName, what, arg)
+		}
+		return fromName, nil
+	}
+	switch len(parts) {
+	case 1:
+		table = parts[0]
+	case 2:
+		if schema, err = pick(schema, parts[0], "schema"); err != nil {
+			return t.fail(ctx, tool, err)
+		}
+		table = parts[1]
+	case 3:
+		if catalog, err = pick(catalog, parts[0], "catalog"); err != nil {
+			return t.fail(ctx, tool, err)
+		}
+		if schema, err = pick(schema, parts[1], "schema"); err != nil {
+			return t.fail(ctx, tool, err)
+		}
+		table = parts[2]
+	default:
+		return t.fail(ctx, tool, mcperr.Invalidf(`%s: table %q has %d parts; give table, schema.table or catalog.schema.table, and quote parts that contain dots ("my.table")`, tool, name, len(parts)))
+	}
+	catalog = t.eng.DefaultCatalog(catalog)
+	schema = t.eng.DefaultSchema(catalog, schema)
+	if catalog != "" && schema != "" {
+		if err := t.opts.Scope.CheckSchema(catalog, schema); err != nil {
+			return t.fail(ctx, tool, err)
+		}
+	}
+	ctx, err = t.caller(ctx)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	info, err := t.eng.TableSchema(ctx, catalog, schema, table)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	return result(info)
+}
+
+func (t *Tools) explainQuery(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	const tool = "explain_query"
+	a, err := readArgs(tool, req, "query", "type", "format")
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	query, err := a.str("query", true)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	typ, err := a.enum("type", "LOGICAL", engine.ExplainTypes)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	format, err := a.enum("format", "TEXT", engine.ExplainFormats)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	// Judged as "EXPLAIN <query>": planning any statement executes nothing,
+	// but an EXPLAIN ANALYZE inside is judged as what it runs, and one
+	// statement only.
+	st, err := sqlguard.Check("EXPLAIN "+query, sqlguard.Options{AllowWrites: t.opts.AllowWrites})
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	ctx, err = t.caller(ctx)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	q := engine.Query{SQL: st.Inner}
+	if err := t.checkScope(ctx, st, q); err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	plan, err := t.eng.Explain(ctx, q, typ, format)
+	if err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	return result(map[string]any{"type": typ, "format": format, "plan": plan})
+}
+
