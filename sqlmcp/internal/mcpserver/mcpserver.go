@@ -466,4 +466,3 @@ func (t *Tools) explainQuery(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	}
 	return result(map[string]any{"type": typ, "format": format, "plan": plan})
 }
-
