@@ -175,3 +175,18 @@ func (h *harness) wantChallenge(t *testing.T, resp *http.Response, presented boo
 	}
 }
 
+
+// get sends a GET with an optional Authorization header value.
+func (h *harness) get(t *testing.T, auth, path string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, h.base+path, nil)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
