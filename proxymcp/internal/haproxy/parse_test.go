@@ -1,0 +1,199 @@
+package haproxy
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestParseStatCSVFixtures(t *testing.T) {
+	for _, name := range []string{"show_stat.txt", "http_stats.csv"} {
+		t.Run(name, func(t *testing.T) {
+			rows, err := ParseStatCSV([]byte(fixture(t, name)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != 13 {
+				t.Fatalf("rows = %d, want 13", len(rows))
+			}
+			var app1, fe StatRow
+			for _, r := range rows {
+				if r.Str("pxname") == "be_app" && r.Str("svname") == "app1" {
+					app1 = r
+				}
+				if r.Str("pxname") == "fe_web" {
+					fe = r
+				}
+				if _, bad := r["-"]; bad {
+					t.Error("separator column kept")
+				}
+				if _, bad := r[""]; bad {
+					t.Error("empty column kept")
+				}
+			}
+			if app1 == nil || fe == nil {
+				t.Fatal("be_app/app1 or fe_web missing")
+			}
+			if app1.Type() != "server" || fe.Type() != "frontend" {
+				t.Errorf("types: %q %q", app1.Type(), fe.Type())
+			}
+			if w, ok := app1["weight"].(int64); !ok || w != 100 {
+				t.Errorf("weight = %#v, want int64 100", app1["weight"])
+			}
+			if app1.Str("status") != "UP" {
+				t.Errorf("status = %q", app1.Str("status"))
+			}
+			if fe.Int("slim") != 9974 {
+				t.Errorf("fe_web slim = %d", fe.Int("slim"))
+			}
+		})
+	}
+}
+
+func TestParseStatCSVQuotedFields(t *testing.T) {
+	// A health check answering `503 Busy, try "later"` puts commas and
+	// doubled quotes into last_chk: encoding/csv must keep the columns aligned.
+	in := "# pxname,svname,status,last_chk,weight,type,-,extra,\n" +
+		"be_app,app1,DOWN,\"Busy, try \"\"later\"\"\",7,2,,x,\n"
+	rows, err := ParseStatCSV([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rows[0]
+	if got := r.Str("last_chk"); got != `Busy, try "later"` {
+		t.Errorf("last_chk = %q", got)
+	}
+	if r.Int("weight") != 7 || r.Type() != "server" || r.Str("extra") != "x" {
+		t.Errorf("row = %#v", r)
+	}
+}
+
+func TestParseStatCSVRejectsNonCSV(t *testing.T) {
+	if _, err := ParseStatCSV([]byte("<html>login</html>")); err == nil {
+		t.Fatal("want error")
+	}
+}
+
+func TestParseInfo(t *testing.T) {
+	info := ParseInfo(fixture(t, "show_info.txt"))
+	if info["Name"] != "HAProxy" || info["Version"] != "2.6.12-1+deb12u4" {
+		t.Errorf("name/version: %v %v", info["Name"], info["Version"])
+	}
+	if n, ok := info["Nbthread"].(int64); !ok || n != 2 {
+		t.Errorf("Nbthread = %#v", info["Nbthread"])
+	}
+	if _, ok := info["Uptime"].(string); !ok {
+		t.Errorf("Uptime = %#v", info["Uptime"])
+	}
+}
+
+func TestParseServersState(t *testing.T) {
+	rows := ParseTable(fixture(t, "show_servers_state.txt"))
+	if len(rows) != 5 {
+		t.Fatalf("rows = %d, want 5: %v", len(rows), rows)
+	}
+	r := rows[0]
+	if r["be_name"] != "be_app" || r["srv_name"] != "app1" || r["srv_addr"] != "127.0.0.1" || r["srv_uweight"] != int64(100) || r["srv_port"] != int64(19001) {
+		t.Errorf("row 0 = %v", r)
+	}
+}
+
+func TestParseNameList(t *testing.T) {
+	got := ParseNameList(fixture(t, "show_backend.txt"))
+	want := []string{"be_app", "be_api", "stats", "stats_auth"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v", got)
+		}
+	}
+}
+
+func TestParsePatternLists(t *testing.T) {
+	maps := ParsePatternLists(fixture(t, "show_map.txt"))
+	if len(maps) != 1 || maps[0].ID != 5 || maps[0].File != "./hosts.map" || maps[0].Ref != "./hosts.map" || maps[0].EntryCount != 2 {
+		t.Errorf("maps = %+v", maps)
+	}
+	acls := ParsePatternLists(fixture(t, "show_acl.txt"))
+	if len(acls) != 6 || acls[1].File != "" || acls[1].Ref != "#1" || acls[2].EntryCount != 2 {
+		t.Errorf("acls = %+v", acls)
+	}
+}
+
+func TestParsePatternEntries(t *testing.T) {
+	m := ParsePatternEntries(fixture(t, "show_map_hosts.map.txt"), true)
+	if len(m) != 2 || m[0].Key != "www.example.com" || m[0].Value != "be_app" || m[0].EntryID != "0x55ef19f41940" {
+		t.Errorf("map = %+v", m)
+	}
+	a := ParsePatternEntries(fixture(t, "show_acl_blocked.acl.txt"), false)
+	if len(a) != 2 || a[1].Key != "198.51.100.0/24" || a[1].Value != "" {
+		t.Errorf("acl = %+v", a)
+	}
+}
+
+func TestParseKeyValues(t *testing.T) {
+	got := ParseKeyValues(`type=str, case=sensitive, found=yes, idx=tree, key="api.example.com", value="be api, x", type="str"`)
+	if got["found"] != "yes" || got["key"] != "api.example.com" || got["value"] != "be api, x" || got["type"] != "str" {
+		t.Errorf("got %v", got)
+	}
+}
+
+func TestParseTables(t *testing.T) {
+	l := ParseTableList(fixture(t, "show_table.txt"))
+	if len(l) != 1 || l[0] != (TableInfo{Name: "be_app", Type: "ip", Size: 102400, Used: 0}) {
+		t.Errorf("tables = %+v", l)
+	}
+	e := ParseTableEntries("# table: be_app, type: ip, size:102400, used:1\n0x55e8: key=127.0.0.1 use=0 exp=1799982 gpc0=0 conn_cur=0 http_req_rate(10000)=3\n")
+	if len(e) != 1 || e[0]["key"] != "127.0.0.1" || e[0]["http_req_rate(10000)"] != int64(3) || e[0]["entry_id"] != "0x55e8" {
+		t.Errorf("entries = %v", e)
+	}
+}
+
+func TestParseSessions(t *testing.T) {
+	s := ParseSessions("0x55e889caf120: proto=tcpv4 src=127.0.0.1:60274 fe=fe_api be=be_api srv=api1 ts=00 epoch=0x3 age=1s calls=2\n0x1: proto=unix_stream src=unix:1 fe=GLOBAL be=<NONE> srv=<none>\n")
+	if len(s) != 2 || s[0].ID != "0x55e889caf120" || s[0].Frontend != "fe_api" || s[0].Backend != "be_api" || s[0].Server != "api1" || s[0].Fields["calls"] != int64(2) {
+		t.Errorf("sessions = %+v", s)
+	}
+}
+
+func TestParseVersion(t *testing.T) {
+	for _, tc := range []struct {
+		in           string
+		major, minor int
+		bad          bool
+	}{
+		{"2.6.12-1+deb12u4", 2, 6, false},
+		{"3.1-dev4", 3, 1, false},
+		{"3.0.5", 3, 0, false},
+		{"garbage", 0, 0, true},
+	} {
+		v, err := ParseVersion(tc.in)
+		if (err != nil) != tc.bad || (!tc.bad && (v.Major != tc.major || v.Minor != tc.minor)) {
+			t.Errorf("%s: %+v %v", tc.in, v, err)
+		}
+	}
+	v := Version{Major: 2, Minor: 6}
+	for _, s := range Support(v) {
+		switch s.Command {
+		case "echo":
+			if s.Supported {
+				t.Error("echo on 2.6")
+			}
+		case "add server":
+			if !s.Supported {
+				t.Error("add server on 2.6")
+			}
+		}
+	}
+}
