@@ -20,9 +20,9 @@ var MinVersion = Version{0, 36, 0}
 
 // Thresholds where the CLI's surface changed (see the field notes).
 var (
-	versionJSON         = Version{0, 50, 0}  // exec --json and exec resume
-	versionReview       = Version{0, 75, 0}  // codex exec review
-	versionNoFullAuto   = Version{0, 126, 0} // --full-auto deprecated, later removed: use --sandbox workspace-write
+	versionJSON       = Version{0, 50, 0}  // exec --json and exec resume
+	versionReview     = Version{0, 75, 0}  // codex exec review
+	versionNoFullAuto = Version{0, 126, 0} // --full-auto deprecated, later removed: use --sandbox workspace-write
 )
 
 var versionRE = regexp.MustCompile(`(\d+)\.(\d+)\.(\d+)`)

@@ -1,0 +1,134 @@
+package codertest
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+)
+
+// PinnedVersion is the Codex CLI the tests run (scripts/install/codermcp.sh).
+const PinnedVersion = "0.169.0"
+
+// CLI returns the path of the real Codex CLI: $CODER_TEST_CLI, else the
+// cache directory scripts/install/codermcp.sh installs into. When it is
+// missing the test is skipped, or fails when CI=true.
+func CLI(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("CODER_TEST_CLI"); p != "" {
+		return p
+	}
+	cache := os.Getenv("MCPFLEET_CACHE")
+	if cache == "" {
+		base := os.Getenv("XDG_CACHE_HOME")
+		if base == "" {
+			home, _ := os.UserHomeDir()
+			base = filepath.Join(home, ".cache")
+		}
+		cache = filepath.Join(base, "mcpfleet")
+	}
+	p := filepath.Join(cache, "codex", "node_modules", ".bin", "codex")
+	if _, err := os.Stat(p); err != nil {
+		msg := "Codex CLI " + PinnedVersion + " not found at " + p + " (run scripts/install/codermcp.sh or set CODER_TEST_CLI)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return p
+}
+
+// Harness is one test's back end: the endpoint, a CODEX_HOME pointing the
+// CLI at it, the CLI path, and a marker put into every child's environment
+// so leftover processes can be found.
+type Harness struct {
+	Endpoint *Endpoint
+	Home     string
+	CLI      string
+	Marker   string // CODERTEST_RUN=<uuid>
+}
+
+// New starts an endpoint and writes a CODEX_HOME for it under t.TempDir().
+func New(t testing.TB) *Harness {
+	t.Helper()
+	cliPath := CLI(t)
+	ep, err := Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ep.Close() })
+	home, err := WriteHome(t.TempDir(), ep.URL(), Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Harness{Endpoint: ep, Home: home, CLI: cliPath, Marker: "CODERTEST_RUN=" + uuid.NewString()}
+}
+
+// Leftovers returns the pids of live processes whose environment holds
+// marker (a "KEY=value" entry), i.e. what a run left behind.
+func Leftovers(marker string) []int {
+	entries, _ := os.ReadDir("/proc")
+	want := []byte(marker)
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if bytes.Equal(kv, want) {
+				if !zombie(e.Name()) {
+					pids = append(pids, pid)
+				}
+				break
+			}
+		}
+	}
+	return pids
+}
+
+func zombie(pid string) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] == 'Z'
+	}
+	return false
+}
+
+// GitRepo makes a git repository in a temp dir with one commit and an
+// uncommitted change, and returns its path.
+func GitRepo(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	run := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run("init", "-q")
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("add", "main.go")
+	run("commit", "-qm", "init")
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() { panic(1) }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -1,0 +1,199 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/mcpserver"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
+	"github.com/mcpfleet/mcpfleet/shared/serve"
+)
+
+// env is one test's stack: the real Codex CLI talking to a codertest
+// endpoint, the session store, the MCP server behind the shared streamable
+// HTTP handler, and an independent MCP client (the official go-sdk).
+type env struct {
+	h      *codertest.Harness
+	cfg    config.Config
+	store  *session.Store
+	client *cli.Client
+	cs     *mcp.ClientSession
+
+	mu       sync.Mutex
+	progress []progressNote
+}
+
+type progressNote struct {
+	Token    any
+	Progress float64
+	Message  string
+	At       time.Time
+}
+
+type envOptions struct {
+	cfg       func(*config.Config)
+	client    func(*cli.Client)
+	heartbeat time.Duration
+	noCLI     bool // tests that never reach the CLI's endpoint still need a path
+}
+
+func testConfig() config.Config {
+	return config.Config{
+		CLIPath:        "codex",
+		Models:         []string{codertest.Model, codertest.MissingModel, config.DefaultModel},
+		DefaultModel:   codertest.Model,
+		SessionLimit:   100,
+		SessionTTL:     time.Hour,
+		MaxConcurrency: 4,
+		Timeout:        60 * time.Second,
+	}
+}
+
+func newEnv(t *testing.T, o envOptions) *env {
+	t.Helper()
+	e := &env{cfg: testConfig()}
+	e.h = codertest.New(t)
+	e.cfg.CLIPath = e.h.CLI
+	e.cfg.Home = e.h.Home
+	if o.cfg != nil {
+		o.cfg(&e.cfg)
+	}
+	e.client = &cli.Client{Path: e.cfg.CLIPath, Home: e.cfg.Home, Timeout: e.cfg.Timeout, Grace: time.Second, Env: []string{e.h.Marker}}
+	if o.client != nil {
+		o.client(e.client)
+	}
+	e.store = session.New(session.Options{Limit: e.cfg.SessionLimit, TTL: e.cfg.SessionTTL, MaxConcurrency: e.cfg.MaxConcurrency})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go e.store.RunSweeper(ctx, session.SweepInterval(e.cfg.SessionTTL))
+
+	s := serve.NewServer("codermcp", "test", mcpserver.ServerOptions()...)
+	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: 20 * time.Millisecond}).Register(s.MCPServer)
+	scfg := serve.Config{Transport: "http", Host: "127.0.0.1"}
+	ts := httptest.NewServer(serve.NewHTTPHandler(serve.Program{Name: "codermcp"}, s, scfg, nil, serve.Options{}))
+	t.Cleanup(ts.Close)
+
+	c := mcp.NewClient(&mcp.Implementation{Name: "codermcp-test", Version: "test"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			e.mu.Lock()
+			e.progress = append(e.progress, progressNote{r.Params.ProgressToken, r.Params.Progress, r.Params.Message, time.Now()})
+			e.mu.Unlock()
+		},
+	})
+	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer ccancel()
+	cs, err := c.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	e.cs = cs
+	return e
+}
+
+// call runs a tool; a protocol error fails the test.
+func (e *env) call(t *testing.T, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	res, err := e.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", name, err)
+	}
+	return res
+}
+
+func (e *env) notes(token string) []progressNote {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []progressNote
+	for _, n := range e.progress {
+		if n.Token == token {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func contentMeta(t *testing.T, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	if len(res.Content) != 1 {
+		t.Fatalf("want 1 content item, got %d", len(res.Content))
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		t.Fatalf("content[0] is %T, want text", res.Content[0])
+	}
+	return tc.Meta
+}
+
+func mustOK(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("unexpected tool error: %s", text(res))
+	}
+	return text(res)
+}
+
+func mustError(t *testing.T, res *mcp.CallToolResult, wants ...string) string {
+	t.Helper()
+	got := text(res)
+	if !res.IsError {
+		t.Fatalf("want a tool error, got success: %s", got)
+	}
+	if len(res.Content) != 1 {
+		t.Errorf("error result has %d content items, want 1", len(res.Content))
+	}
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("error %q does not contain %q", got, w)
+		}
+	}
+	return got
+}
+
+func (e *env) sessions(t *testing.T) []session.Summary {
+	t.Helper()
+	var out []session.Summary
+	if err := json.Unmarshal([]byte(mustOK(t, e.call(t, "listSessions", nil))), &out); err != nil {
+		t.Fatalf("listSessions text is not a JSON array: %v", err)
+	}
+	return out
+}
+
+// waitNoLeftovers fails unless every process carrying the harness marker is
+// gone within d.
+func waitNoLeftovers(t *testing.T, marker string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		left := codertest.Leftovers(marker)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left behind by the CLI: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
