@@ -1,18 +1,23 @@
+// Command streammcp serves read-only reports about a Kafka cluster — health,
+// under-replicated partitions and consumer lag — to MCP clients, with tools
+// to describe brokers, topics, groups and configs and to peek at messages.
 package main
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/logging"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/config"
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/mcpserver"
 )
 
 var version string
@@ -23,22 +28,62 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 }
 
-func run(ctx context.Context, args []string, getenv func(string) string, stdin *os.File, stdout, stderr *os.File) int {
-	p := serve.Program{Name: "streammcp", Version: buildinfo.Version(version), Summary: "Kafka reports over MCP"}
+func program() serve.Program {
+	return serve.Program{
+		Name:    "streammcp",
+		Version: buildinfo.Version(version),
+		Summary: "Kafka cluster health, replication and consumer-lag reports over MCP",
+		Vars:    config.Vars,
+	}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	p := program()
 	if status, done := p.HandleArgs(args, stdout, stderr); done {
 		return status
 	}
 	env := envconfig.New(getenv)
-	cfg := serve.FromEnv(env)
+	cfg := config.FromEnv(env)
+	scfg := serve.FromEnv(env)
 	if err := env.Err(); err != nil {
 		return p.ConfigError(stderr, err)
 	}
-	logger := logging.New(cfg.Log, stderr)
-	s := serve.NewServer(p.Name, p.Version)
-	s.AddTool(mcp.NewTool("echo", mcp.WithString("text")), func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText(r.GetString("text", "")), nil
+	logger := logging.New(scfg.Log, stderr)
+
+	// No network here: a cluster that is down at start-up does not stop the
+	// server; each read reports it until the cluster is back.
+	kc, err := kafka.New(kafka.Options{
+		Brokers:       cfg.Brokers,
+		ClientID:      cfg.ClientID,
+		Version:       cfg.KafkaVersion,
+		SASLMechanism: cfg.SASLMechanism,
+		SASLUser:      cfg.SASLUsername,
+		SASLPassword:  cfg.SASLPassword,
+		TLS:           cfg.TLS,
+		Timeout:       cfg.Timeout,
+		Expected:      cfg.ExpectedBrokers,
+		Logger:        logger,
 	})
-	if err := serve.Run(ctx, p, s, cfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, MethodAliases: map[string]string{"callTool": "tools/call"}}); err != nil {
+	if err != nil {
+		return p.ConfigError(stderr, err)
+	}
+	defer kc.Close()
+
+	h := mcpserver.New(kc, mcpserver.Options{
+		LagThreshold:  cfg.LagThreshold,
+		AllowWrites:   cfg.AllowWrites,
+		WatchInterval: cfg.WatchInterval,
+		Logger:        logger,
+	})
+	s := serve.NewServer(p.Name, p.Version, h.ServerOptions()...)
+	h.Register(s.MCPServer)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go h.Watch(watchCtx)
+
+	logger.Info("streammcp starting", "brokers", cfg.Brokers, "sasl", cfg.SASLMechanism, "tls", cfg.TLSEnabled,
+		"writes", cfg.AllowWrites, "lag_threshold", cfg.LagThreshold, "timeout", cfg.Timeout.String())
+	if err := serve.Run(ctx, p, s, scfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}

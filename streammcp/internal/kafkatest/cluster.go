@@ -34,10 +34,10 @@ type User struct {
 
 // Options configure a cluster. The zero value is three plaintext brokers.
 type Options struct {
-	Brokers int          // default 3
-	Ports   []int        // fixed ports, one per broker (default: random)
-	TLS     *tls.Config  // server TLS config; nil for plaintext
-	Users   []User       // enables SASL when non-empty; the first user seeds
+	Brokers int         // default 3
+	Ports   []int       // fixed ports, one per broker (default: random)
+	TLS     *tls.Config // server TLS config; nil for plaintext
+	Users   []User      // enables SASL when non-empty; the first user seeds
 	Logf    func(string, ...any)
 }
 

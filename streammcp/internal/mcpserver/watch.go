@@ -1,0 +1,194 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/report"
+)
+
+// subscriptions tracks which sessions subscribed to which report URI, and
+// the last signature seen per URI.
+type subscriptions struct {
+	mu   sync.Mutex
+	subs map[string]map[string]bool // uri → session ids
+	last map[string]string          // uri → signature
+}
+
+func newSubscriptions() *subscriptions {
+	return &subscriptions{subs: map[string]map[string]bool{}, last: map[string]string{}}
+}
+
+func (s *subscriptions) add(uri, session string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.subs[uri] == nil {
+		s.subs[uri] = map[string]bool{}
+	}
+	s.subs[uri][session] = true
+}
+
+func (s *subscriptions) remove(uri, session string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.subs[uri], session)
+	if len(s.subs[uri]) == 0 {
+		delete(s.subs, uri)
+		delete(s.last, uri)
+	}
+}
+
+func (s *subscriptions) dropSession(session string) {
+	s.mu.Lock()
+	uris := slices.Collect(maps.Keys(s.subs))
+	s.mu.Unlock()
+	for _, u := range uris {
+		s.remove(u, session)
+	}
+}
+
+// uris returns the subscribed URIs, sorted.
+func (s *subscriptions) uris() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.subs))
+}
+
+func (s *subscriptions) sessions(uri string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.subs[uri]))
+}
+
+// changed records sig for uri and reports whether it differs from a
+// previous signature (the first one is a baseline, not a change).
+func (s *subscriptions) changed(uri, sig string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.subs[uri]; !ok {
+		return false
+	}
+	prev, had := s.last[uri]
+	s.last[uri] = sig
+	return had && prev != sig
+}
+
+func sessionID(ctx context.Context) string {
+	if s := server.ClientSessionFromContext(ctx); s != nil {
+		return s.SessionID()
+	}
+	return ""
+}
+
+func (h *Handler) onSubscribe(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
+	id := sessionID(ctx)
+	if id == "" {
+		return
+	}
+	uri := req.Params.URI
+	if _, _, err := h.parseURI(uri); err != nil {
+		h.log.Warn("subscription to an unknown resource ignored", "uri", uri, "err", err)
+		return
+	}
+	h.subs.add(uri, id)
+	h.log.Info("resource subscribed", "uri", uri, "session", id)
+	// Take the baseline now, so the first tick can already notice a change.
+	go h.check(context.WithoutCancel(ctx), uri)
+}
+
+func (h *Handler) onUnsubscribe(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
+	if id := sessionID(ctx); id != "" {
+		h.subs.remove(req.Params.URI, id)
+	}
+}
+
+// Watch re-reads every subscribed report each interval until ctx ends and
+// notifies subscribers when a status label or count changed. Idle when
+// nobody is subscribed.
+func (h *Handler) Watch(ctx context.Context) {
+	t := time.NewTicker(h.opts.WatchInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for _, uri := range h.subs.uris() {
+				h.check(ctx, uri)
+			}
+		}
+	}
+}
+
+// check reads one report and notifies its subscribers on a change.
+func (h *Handler) check(ctx context.Context, uri string) {
+	v, err := h.Report(ctx, uri)
+	sig := ""
+	if err != nil {
+		sig = "error" // a report that starts or stops failing is a change
+	} else {
+		sig = signature(v)
+	}
+	if !h.subs.changed(uri, sig) || h.mcp == nil {
+		return
+	}
+	for _, id := range h.subs.sessions(uri) {
+		if err := h.mcp.SendNotificationToSpecificClient(id, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri}); err != nil {
+			h.log.Debug("resource update not delivered", "uri", uri, "session", id, "err", err)
+		} else {
+			h.log.Info("resource updated", "uri", uri, "session", id)
+		}
+	}
+}
+
+// signature is what must change for subscribers to hear about it: labels
+// and counts, not timestamps or lag figures that move with every message.
+func signature(v any) string {
+	var s any
+	switch r := v.(type) {
+	case report.Overview:
+		r.Timestamp = ""
+		s = r
+	case report.HealthCheck:
+		r.Timestamp = ""
+		s = r
+	case report.URPReport:
+		type part struct {
+			T string
+			P int32
+			M []int32
+		}
+		var parts []part
+		for _, d := range r.Details {
+			parts = append(parts, part{d.Topic, d.Partition, d.MissingReplicas})
+		}
+		var off []part
+		for _, o := range r.OfflinePartitions {
+			off = append(off, part{T: o.Topic, P: o.Partition})
+		}
+		s = []any{r.UnderReplicatedPartitionCount, parts, off, r.OfflineBrokerIDs}
+	case report.LagReport:
+		type grp struct {
+			ID, State string
+			Members   int
+			High      bool
+			Err       string
+		}
+		var gs []grp
+		for _, g := range r.GroupSummary {
+			gs = append(gs, grp{g.GroupID, g.State, g.MemberCount, g.HasHighLag, g.Error})
+		}
+		s = []any{r.LagThreshold, r.GroupCount, r.GroupsWithHighLag, gs, len(r.HighLagDetails), r.Errors}
+	default:
+		s = v
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}
