@@ -36,6 +36,8 @@ type printer interface {
 	Columns(cols []Column) error
 	Row(row []any) error
 	End(sum Summary) error
+	// Abort writes out what was received when the result ends in an error.
+	Abort()
 }
 
 // formats accepted by --format and \format.
@@ -219,6 +221,13 @@ func (p *tablePrinter) End(sum Summary) error {
 	return p.w.Flush()
 }
 
+func (p *tablePrinter) Abort() {
+	if !p.fixed && p.cols != nil {
+		p.fix()
+	}
+	p.w.Flush()
+}
+
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
@@ -343,6 +352,11 @@ func (p *csvPrinter) Row(row []any) error {
 	return p.fw.tick()
 }
 
+func (p *csvPrinter) Abort() {
+	p.w.Flush()
+	p.fw.Flush()
+}
+
 func (p *csvPrinter) End(Summary) error {
 	p.w.Flush()
 	if err := p.w.Error(); err != nil {
@@ -395,6 +409,11 @@ func (p *jsonPrinter) Row(row []any) error {
 	p.rows++
 	io.WriteString(p.w, sep+s)
 	return p.w.tick()
+}
+
+func (p *jsonPrinter) Abort() {
+	io.WriteString(p.w, "\n")
+	p.w.Flush()
 }
 
 func (p *jsonPrinter) End(sum Summary) error {

@@ -48,6 +48,8 @@ const (
 	FromEnv     = EnvProfile
 	FromCurrent = "current"
 	FromDefault = "default profile"
+	// FromArgument is a profile named as a command's argument (config profile use|show|remove).
+	FromArgument = "argument"
 )
 
 // Connection is the resolved connection: every field set, plus where each
@@ -77,7 +79,7 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	where := map[string]string{FromFlag: "--profile", FromEnv: EnvProfile, FromCurrent: `the file's "current"`}[e.From]
+	where := map[string]string{FromFlag: "--profile", FromEnv: EnvProfile, FromCurrent: `the file's "current"`, FromArgument: "the command line"}[e.From]
 	avail := "none are defined; add one with: sqlmcp config profile add " + e.Name + " --host HOST"
 	if len(e.Available) > 0 {
 		avail = "defined profiles: " + strings.Join(e.Available, ", ")

@@ -1,0 +1,332 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/profile"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
+)
+
+// session is the connection a command or the shell works with.
+type session struct {
+	client      *engine.Client
+	conn        profile.Connection
+	catalog     string // defaults for unqualified names; the shell's USE changes them
+	schema      string
+	allowWrites bool
+}
+
+// connect resolves the connection (flags, profiles, environment) and opens
+// an engine client. It does not contact the engine.
+func (a *app) connect() (*session, error) {
+	cfg, err := a.config()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := profile.ResolveWith(cfg, a.getenv, a.opts.conn)
+	if err != nil {
+		return nil, err
+	}
+	env := envconfig.New(a.getenv)
+	timeout := env.Duration("SQLENGINE_QUERY_TIMEOUT", engine.DefaultQueryTimeout, time.Second)
+	allowWrites := env.Bool("SQLENGINE_ALLOW_WRITE_QUERIES", false)
+	source := env.String("SQLENGINE_SOURCE", engine.DefaultSource)
+	if err := env.Err(); err != nil {
+		return nil, err
+	}
+	client, err := engine.New(engine.Config{
+		Host: conn.Host, Port: conn.Port, User: conn.User, Password: conn.Password,
+		Catalog: conn.Catalog, Schema: conn.Schema,
+		SSL: conn.SSL, SSLInsecure: conn.Insecure,
+		Source:       source,
+		QueryTimeout: timeout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s:%d: %w", conn.Host, conn.Port, err)
+	}
+	return &session{client: client, conn: conn, catalog: conn.Catalog, schema: conn.Schema, allowWrites: allowWrites}, nil
+}
+
+func (s *session) close() { s.client.Close() }
+
+// query runs one statement through the safety rules and streams its result
+// to a printer of format. Rows are printed as they arrive.
+func (a *app) query(ctx context.Context, s *session, sqlText, format string, w io.Writer, timing bool) error {
+	st, err := sqlguard.Check(sqlText, sqlguard.Options{AllowWrites: s.allowWrites})
+	if err != nil {
+		return err
+	}
+	p := newPrinter(format, w, timing)
+	started := false
+	sum, err := s.client.Stream(ctx, engine.Query{SQL: st.SQL, Limit: a.opts.limit, Catalog: s.catalog, Schema: s.schema},
+		func(cols []engine.Column) error {
+			started = true
+			return p.Columns(toColumns(cols))
+		},
+		func(row []any) error { return p.Row(row) })
+	if err != nil {
+		if started {
+			p.Abort()
+		}
+		return err
+	}
+	if !started {
+		p.Columns(nil)
+	}
+	return p.End(toSummary(sum))
+}
+
+func toColumns(cols []engine.Column) []Column {
+	out := make([]Column, len(cols))
+	for i, c := range cols {
+		out[i] = Column{Name: c.Name, Type: c.Type}
+	}
+	return out
+}
+
+func toSummary(s engine.Summary) Summary {
+	return Summary{RowCount: s.RowCount, Truncated: s.Truncated, Limit: s.Limit, QueryID: s.QueryID, ElapsedMS: s.ElapsedMS, UpdateCount: s.UpdateCount}
+}
+
+// printRows prints a small, complete result (metadata listings).
+func printRows(format string, w io.Writer, cols []Column, rows [][]any, elapsed time.Duration) error {
+	p := newPrinter(format, w, false)
+	if err := p.Columns(cols); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := p.Row(r); err != nil {
+			return err
+		}
+	}
+	return p.End(Summary{RowCount: len(rows), ElapsedMS: elapsed.Milliseconds()})
+}
+
+// readSQL returns the SQL of the query command: the arguments joined, or
+// standard input for "-", or the file of -f.
+func (a *app) readSQL(args []string) (string, error) {
+	switch {
+	case a.opts.file != "" && len(args) > 0:
+		return "", usagef("query", "give the SQL either as arguments or with -f, not both")
+	case a.opts.file == "-" || (len(args) == 1 && args[0] == "-"):
+		b, err := io.ReadAll(a.stdin)
+		if err != nil {
+			return "", fmt.Errorf("read SQL from standard input: %w", err)
+		}
+		return string(b), nil
+	case a.opts.file != "":
+		b, err := os.ReadFile(a.opts.file)
+		if err != nil {
+			return "", fmt.Errorf("read SQL from %s: %w; check the path", a.opts.file, errors.Unwrap(err))
+		}
+		return string(b), nil
+	case len(args) == 0:
+		return "", usagef("query", "query needs SQL: sqlmcp query 'SELECT ...', sqlmcp query - (standard input) or sqlmcp query -f FILE")
+	}
+	return strings.Join(args, " "), nil
+}
+
+func runQuery(a *app, args []string) error {
+	text, err := a.readSQL(args)
+	if err != nil {
+		return err
+	}
+	stmts := scriptStatements(text)
+	if len(stmts) == 0 {
+		return usagef("query", "the SQL given is empty")
+	}
+	s, err := a.connect()
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	format := a.format()
+	for i, stmt := range stmts {
+		if i > 0 && format == "table" {
+			fmt.Fprintln(a.stdout)
+		}
+		if err := a.query(a.ctx, s, stmt, format, a.stdout, false); err != nil {
+			if len(stmts) > 1 {
+				return fmt.Errorf("statement %d of %d: %w", i+1, len(stmts), err)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func runCatalogs(a *app, _ []string) error {
+	s, err := a.connect()
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	start := time.Now()
+	cats, err := s.client.Catalogs(a.ctx)
+	if err != nil {
+		return err
+	}
+	return printRows(a.format(), a.stdout, []Column{{"catalog", "varchar"}}, stringRows(cats), time.Since(start))
+}
+
+func stringRows(items []string) [][]any {
+	rows := make([][]any, len(items))
+	for i, v := range items {
+		rows[i] = []any{v}
+	}
+	return rows
+}
+
+func runSchemas(a *app, args []string) error {
+	s, err := a.connect()
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return a.listSchemas(a.ctx, s, firstArg(args), a.format(), a.stdout)
+}
+
+func (a *app) listSchemas(ctx context.Context, s *session, catalog, format string, w io.Writer) error {
+	if catalog == "" {
+		catalog = s.catalog
+	}
+	if catalog == "" {
+		return usagef("schemas", "schemas needs a catalog: sqlmcp schemas <catalog> (or set a default catalog)")
+	}
+	start := time.Now()
+	schemas, err := s.client.Schemas(ctx, catalog)
+	if err != nil {
+		return err
+	}
+	return printRows(format, w, []Column{{"schema", "varchar"}}, stringRows(schemas), time.Since(start))
+}
+
+func firstArg(args []string) string {
+	if len(args) > 0 {
+		return args[0]
+	}
+	return ""
+}
+
+func runTables(a *app, args []string) error {
+	if len(args) == 1 {
+		return usagef("tables", "tables needs a catalog and a schema: sqlmcp tables <catalog> <schema>")
+	}
+	s, err := a.connect()
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	var catalog, schema string
+	if len(args) == 2 {
+		catalog, schema = args[0], args[1]
+	}
+	return a.listTables(a.ctx, s, catalog, schema, a.format(), a.stdout)
+}
+
+func (a *app) listTables(ctx context.Context, s *session, catalog, schema, format string, w io.Writer) error {
+	if catalog == "" {
+		catalog, schema = s.catalog, s.schema
+	}
+	if catalog == "" || schema == "" {
+		return usagef("tables", "tables needs a catalog and a schema: sqlmcp tables <catalog> <schema> (or set default ones)")
+	}
+	start := time.Now()
+	tables, err := s.client.Tables(ctx, catalog, schema, "")
+	if err != nil {
+		return err
+	}
+	rows := make([][]any, len(tables))
+	for i, t := range tables {
+		var typ any = t.Type
+		if t.Type == "" {
+			typ = nil
+		}
+		rows[i] = []any{t.Name, typ}
+	}
+	return printRows(format, w, []Column{{"name", "varchar"}, {"type", "varchar"}}, rows, time.Since(start))
+}
+
+func runDescribe(a *app, args []string) error {
+	s, err := a.connect()
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return a.describe(a.ctx, s, args[0], a.format(), a.stdout)
+}
+
+// describe prints the columns of name (table, schema.table or
+// catalog.schema.table, resolved against the session's defaults).
+func (a *app) describe(ctx context.Context, s *session, name, format string, w io.Writer) error {
+	parts, err := engine.SplitName(name)
+	if err != nil {
+		return usagef("describe", "read table name %q: %v", name, err)
+	}
+	var catalog, schema, table string
+	switch len(parts) {
+	case 1:
+		catalog, schema, table = s.catalog, s.schema, parts[0]
+	case 2:
+		catalog, schema, table = s.catalog, parts[0], parts[1]
+	case 3:
+		catalog, schema, table = parts[0], parts[1], parts[2]
+	default:
+		return usagef("describe", "table name %q has %d parts; give catalog.schema.table", name, len(parts))
+	}
+	if catalog == "" || schema == "" {
+		return usagef("describe", "table name %q needs a catalog and schema: give catalog.schema.table (or set default ones)", name)
+	}
+	start := time.Now()
+	info, err := s.client.TableSchema(ctx, catalog, schema, table)
+	if err != nil {
+		return err
+	}
+	rows := make([][]any, len(info.Columns))
+	for i, c := range info.Columns {
+		var nullable any
+		if c.Nullable != nil {
+			nullable = *c.Nullable
+		}
+		rows[i] = []any{c.Name, c.Type, nullable, c.Comment, c.Extra}
+	}
+	cols := []Column{{"name", "varchar"}, {"type", "varchar"}, {"nullable", "boolean"}, {"comment", "varchar"}, {"extra", "varchar"}}
+	return printRows(format, w, cols, rows, time.Since(start))
+}
+
+func runExplain(a *app, args []string) error {
+	stmts := scriptStatements(strings.Join(args, " "))
+	if len(stmts) != 1 {
+		return usagef("explain", "explain takes exactly one SQL statement")
+	}
+	s, err := a.connect()
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	// Plain EXPLAIN executes nothing, but the statement is still checked so
+	// that EXPLAIN ANALYZE and multiple statements are judged like the server does.
+	if _, err := sqlguard.Check("EXPLAIN "+stmts[0], sqlguard.Options{AllowWrites: s.allowWrites}); err != nil {
+		return err
+	}
+	start := time.Now()
+	plan, err := s.client.Explain(a.ctx, engine.Query{SQL: stmts[0], Catalog: s.catalog, Schema: s.schema}, "", "")
+	if err != nil {
+		return err
+	}
+	format := a.format()
+	if format == "table" {
+		// A plan is multi-line text: print it as it is, not in a cell.
+		fmt.Fprintln(a.stdout, strings.TrimRight(plan, "\n"))
+		return nil
+	}
+	return printRows(format, a.stdout, []Column{{"plan", "varchar"}}, [][]any{{plan}}, time.Since(start))
+}
