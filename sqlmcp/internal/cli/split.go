@@ -6,11 +6,11 @@ import "strings"
 type scanState int
 
 const (
-	stNormal scanState = iota
-	stString           // inside '...'
-	stIdent            // inside "..."
-	stLineComment      // after --
-	stBlockComment     // inside /* */
+	stNormal       scanState = iota
+	stString                 // inside '...'
+	stIdent                  // inside "..."
+	stLineComment            // after --
+	stBlockComment           // inside /* */
 )
 
 // splitStatements cuts text at every ';' outside string literals, quoted
