@@ -56,17 +56,7 @@ type Harness struct {
 // New starts an endpoint and writes a CODEX_HOME for it under t.TempDir().
 func New(t testing.TB) *Harness {
 	t.Helper()
-	cliPath := CLI(t)
-	ep, err := Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ep.Close() })
-	home, err := WriteHome(t.TempDir(), ep.URL(), Model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &Harness{Endpoint: ep, Home: home, CLI: cliPath, Marker: "CODERTEST_RUN=" + uuid.NewString()}
+	return NewFor(t, CLI(t))
 }
 
 // Leftovers returns the pids of live processes whose environment holds
@@ -131,4 +121,19 @@ func GitRepo(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// NewFor is New with a given CLI (a fake one, for what the real CLI cannot show).
+func NewFor(t testing.TB, cliPath string) *Harness {
+	t.Helper()
+	ep, err := Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ep.Close() })
+	home, err := WriteHome(t.TempDir(), ep.URL(), Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Harness{Endpoint: ep, Home: home, CLI: cliPath, Marker: "CODERTEST_RUN=" + uuid.NewString()}
 }

@@ -44,7 +44,7 @@ type envOptions struct {
 	cfg       func(*config.Config)
 	client    func(*cli.Client)
 	heartbeat time.Duration
-	noCLI     bool // tests that never reach the CLI's endpoint still need a path
+	cliPath   string // a fake CLI instead of the real one
 }
 
 func testConfig() config.Config {
@@ -62,7 +62,11 @@ func testConfig() config.Config {
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
 	e := &env{cfg: testConfig()}
-	e.h = codertest.New(t)
+	if o.cliPath != "" {
+		e.h = codertest.NewFor(t, o.cliPath)
+	} else {
+		e.h = codertest.New(t)
+	}
 	e.cfg.CLIPath = e.h.CLI
 	e.cfg.Home = e.h.Home
 	if o.cfg != nil {
