@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/peterh/liner"
 	"golang.org/x/term"
@@ -79,6 +80,11 @@ func (a *app) shell() error {
 		return err
 	}
 	defer s.close()
+	// The process may cancel its root context on SIGINT (main does, for the
+	// one-shot commands); in the shell Ctrl-C must cancel only the running
+	// statement, so statements hang off a context that ignores that.
+	// SIGTERM and SIGHUP end the shell below instead.
+	a.ctx = context.WithoutCancel(a.ctx)
 	sh := &shellState{a: a, s: s, format: a.format()}
 
 	dir, err := profile.Dir(a.getenv)
@@ -109,6 +115,8 @@ func (a *app) shell() error {
 	sh.sigs = make(chan os.Signal, 1)
 	signal.Notify(sh.sigs, os.Interrupt)
 	defer signal.Stop(sh.sigs)
+	stopTerm := sh.exitOnTerminate()
+	defer stopTerm()
 
 	if sh.terminal {
 		fmt.Fprintf(a.stdout, "sqlmcp shell on %s:%d as %s. End statements with ';'. \\help for help, \\q to quit.\n", s.conn.Host, s.conn.Port, s.conn.User)
@@ -118,6 +126,25 @@ func (a *app) shell() error {
 		return errors.New("one or more statements failed (see above)")
 	}
 	return err
+}
+
+// exitOnTerminate ends the process on SIGTERM or SIGHUP with the terminal
+// restored and the history saved: the line editor blocks reading the
+// terminal, so returning from the loop is not possible.
+func (sh *shellState) exitOnTerminate() (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			sh.in.Close()
+			fmt.Fprintf(sh.a.stderr, "\nsqlmcp: %v; leaving the shell\n", sig)
+			os.Exit(ExitRuntime)
+		case <-done:
+		}
+	}()
+	return func() { signal.Stop(ch); close(done) }
 }
 
 func (sh *shellState) prompt(continuation bool) string {
