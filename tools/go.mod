@@ -2,4 +2,11 @@ module github.com/mcpfleet/mcpfleet/tools
 
 go 1.26.0
 
-require golang.org/x/mod v0.42.0 // indirect
+require golang.org/x/mod v0.42.0
+
+require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
+	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
+)
+
+tool golang.org/x/perf/cmd/benchstat
