@@ -1,0 +1,184 @@
+package trinotest
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+const (
+	// hiddenCatalog is DuckDB's default database: empty, and not listed as
+	// a catalog. Queries without a session catalog run in it.
+	hiddenCatalog = "memory"
+	// infoSchema is the DuckDB schema, in every catalog, holding the views
+	// that answer catalog.information_schema.* in Trino's shapes.
+	infoSchema = "trinotest_information_schema"
+)
+
+// isHiddenCatalog reports DuckDB databases that are not Trino catalogs.
+func isHiddenCatalog(name string) bool {
+	switch name {
+	case hiddenCatalog, "system", "temp":
+		return true
+	}
+	return false
+}
+
+// openEngine opens an in-memory DuckDB with the engine's functions.
+func openEngine() (*sql.DB, error) {
+	connector, err := duckdb.NewConnector("", func(execer driver.ExecerContext) error {
+		// Trino divides integers as integers (7/2 = 3).
+		_, err := execer.ExecContext(context.Background(), "SET integer_division = true", nil)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open DuckDB: %w", err)
+	}
+	db := sql.OpenDB(connector)
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open DuckDB: %w", err)
+	}
+	defer c.Close()
+	if err := duckdb.RegisterScalarUDF(c, "sleep_ms", sleepFunc{}); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("register sleep_ms: %w", err)
+	}
+	if err := duckdb.RegisterScalarUDF(c, "trino_type", trinoTypeFunc{}); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("register trino_type: %w", err)
+	}
+	return db, nil
+}
+
+// sleepFunc is sleep_ms(ms BIGINT) → BIGINT: it waits ms milliseconds
+// (per row) and returns ms. It stops early, failing the query, when the
+// query is cancelled, so tests can watch a cancel reach the engine.
+type sleepFunc struct{}
+
+func (sleepFunc) Config() duckdb.ScalarFuncConfig {
+	bigint, _ := duckdb.NewTypeInfo(duckdb.TYPE_BIGINT)
+	return duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{bigint}, ResultTypeInfo: bigint, Volatile: true}
+}
+
+func (sleepFunc) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowContextExecutor: func(ctx context.Context, values []driver.Value) (any, error) {
+		ms, _ := values[0].(int64)
+		t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return ms, nil
+		case <-ctx.Done():
+			return nil, errors.New("INTERRUPT: sleep_ms cancelled")
+		}
+	}}
+}
+
+// trinoTypeFunc is trino_type(duckdb_type VARCHAR) → VARCHAR, the Trino
+// name of a DuckDB type, used by the information_schema views.
+type trinoTypeFunc struct{}
+
+func (trinoTypeFunc) Config() duckdb.ScalarFuncConfig {
+	varchar, _ := duckdb.NewTypeInfo(duckdb.TYPE_VARCHAR)
+	return duckdb.ScalarFuncConfig{InputTypeInfos: []duckdb.TypeInfo{varchar}, ResultTypeInfo: varchar}
+}
+
+func (trinoTypeFunc) Executor() duckdb.ScalarFuncExecutor {
+	return duckdb.ScalarFuncExecutor{RowExecutor: func(values []driver.Value) (any, error) {
+		s, _ := values[0].(string)
+		return trinoTypeOf(s).String(), nil
+	}}
+}
+
+// createCatalog attaches an in-memory DuckDB database as a Trino catalog
+// with its information_schema views.
+func createCatalog(ctx context.Context, db *sql.DB, name string) error {
+	q := quoteIdent(name)
+	lit := quoteString(name)
+	is := q + "." + quoteIdent(infoSchema)
+	hidden := quoteString(infoSchema)
+	stmts := []string{
+		"ATTACH ':memory:' AS " + q,
+		"CREATE SCHEMA " + is,
+		// schemata: every schema but DuckDB's empty main and our own.
+		`CREATE VIEW ` + is + `.schemata AS
+		 SELECT s.database_name AS catalog_name, s.schema_name AS schema_name
+		 FROM duckdb_schemas() s
+		 WHERE s.database_name = ` + lit + ` AND s.schema_name NOT IN (` + hidden + `, 'information_schema', 'pg_catalog')
+		   AND (s.schema_name <> 'main' OR EXISTS (SELECT 1 FROM duckdb_tables() t WHERE t.database_name = s.database_name AND t.schema_name = 'main'))
+		 UNION ALL SELECT ` + lit + `, 'information_schema'`,
+		`CREATE VIEW ` + is + `.tables AS
+		 SELECT database_name AS table_catalog, schema_name AS table_schema, table_name, 'BASE TABLE' AS table_type
+		 FROM duckdb_tables() WHERE database_name = ` + lit + ` AND schema_name <> ` + hidden + `
+		 UNION ALL
+		 SELECT database_name, schema_name, view_name, 'VIEW'
+		 FROM duckdb_views() WHERE database_name = ` + lit + ` AND NOT internal AND schema_name <> ` + hidden + `
+		 UNION ALL
+		 SELECT ` + lit + `, 'information_schema', name, 'BASE TABLE' FROM (VALUES ('columns'), ('schemata'), ('tables'), ('views')) v(name)`,
+		`CREATE VIEW ` + is + `.columns AS
+		 SELECT database_name AS table_catalog, schema_name AS table_schema, table_name, column_name,
+		        CAST(column_index AS BIGINT) AS ordinal_position, column_default,
+		        CASE WHEN is_nullable THEN 'YES' ELSE 'NO' END AS is_nullable,
+		        trino_type(data_type) AS data_type, comment, CAST(NULL AS VARCHAR) AS extra_info
+		 FROM duckdb_columns() WHERE database_name = ` + lit + ` AND schema_name <> ` + hidden,
+		`CREATE VIEW ` + is + `.views AS
+		 SELECT database_name AS table_catalog, schema_name AS table_schema, view_name AS table_name, sql AS view_definition
+		 FROM duckdb_views() WHERE database_name = ` + lit + ` AND NOT internal AND schema_name <> ` + hidden,
+	}
+	for _, st := range stmts {
+		if _, err := db.ExecContext(ctx, st); err != nil {
+			return fmt.Errorf("create catalog %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// infoRef is a reference to catalog.information_schema.table found in a
+// statement.
+type infoRef struct{ catalog, table string }
+
+// rewriteInformationSchema points information_schema references at the
+// engine's Trino-shaped views: c.information_schema.t becomes
+// c.trinotest_information_schema.t, and information_schema.t (with a session
+// catalog) the same in the session catalog. String literals and comments
+// are left alone because the lexer skips them.
+func rewriteInformationSchema(sqlText string, toks []token, sessionCatalog string) (string, []infoRef) {
+	var b strings.Builder
+	var refs []infoRef
+	last := 0
+	for i, t := range toks {
+		if !t.isName() || !strings.EqualFold(t.text, "information_schema") {
+			continue
+		}
+		if i+2 >= len(toks) || !toks[i+1].isSymbol(".") || !toks[i+2].isName() {
+			continue
+		}
+		catalog := sessionCatalog
+		if i >= 2 && toks[i-1].isSymbol(".") && toks[i-2].isName() {
+			if i >= 4 && toks[i-3].isSymbol(".") {
+				continue // x.catalog.information_schema: not a table name
+			}
+			catalog = toks[i-2].name()
+		} else if sessionCatalog == "" {
+			continue
+		}
+		refs = append(refs, infoRef{catalog: catalog, table: toks[i+2].name()})
+		b.WriteString(sqlText[last:t.start])
+		b.WriteString(quoteIdent(infoSchema))
+		last = t.end
+	}
+	if last == 0 {
+		return sqlText, nil
+	}
+	b.WriteString(sqlText[last:])
+	return b.String(), refs
+}

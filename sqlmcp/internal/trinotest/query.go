@@ -1,0 +1,397 @@
+package trinotest
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Query states, as in Trino's stats.state.
+const (
+	StateQueued   = "QUEUED"
+	StateRunning  = "RUNNING"
+	StateFinished = "FINISHED"
+	StateFailed   = "FAILED"
+)
+
+// QueryInfo is what the engine recorded about one query.
+type QueryInfo struct {
+	ID  string
+	SQL string
+	// User is X-Trino-User of the POST; Principal is the authenticated
+	// user (equal to User without password authentication).
+	User       string
+	Principal  string
+	Source     string
+	Catalog    string
+	Schema     string
+	ClientTags []string
+	ClientInfo string
+	// Session holds the X-Trino-Session properties of the POST.
+	Session map[string]string
+	// State is QUEUED, RUNNING, FINISHED or FAILED (a cancelled query is
+	// FAILED with ErrorName USER_CANCELED, as in Trino).
+	State string
+	// Cancelled is true once the query received a DELETE.
+	Cancelled bool
+	// Interrupted is true when the cancel stopped the DuckDB side before it
+	// had produced every row: execution was interrupted or rows were left
+	// unread.
+	Interrupted bool
+	// RowsRead is the number of rows read from DuckDB; RowsSent the number
+	// served to the client in pages; Pages the number of data pages served.
+	RowsRead  int64
+	RowsSent  int64
+	Pages     int
+	ErrorName string
+	Error     string
+	Created   time.Time
+	Ended     time.Time
+}
+
+// event is what the statement runner hands to the page server: a page of
+// rows, the end of the result, or an error.
+type event struct {
+	columns     []columnJSON
+	rows        [][]any
+	done        bool
+	err         *trinoError
+	updateType  string
+	updateCount *int64
+	headers     http.Header
+}
+
+type query struct {
+	id     string
+	sql    string
+	ctx    context.Context
+	cancel context.CancelFunc
+	events chan event
+	done   chan struct{} // closed when the runner has returned
+
+	serveMu sync.Mutex // one page request at a time
+	token   int64      // last token served
+	last    []byte     // body of the last page, for a repeated request
+	lastHdr http.Header
+	columns []columnJSON
+	ended   bool
+
+	cancelled atomic.Bool
+	rowsRead  atomic.Int64
+
+	mu   sync.Mutex
+	info QueryInfo
+}
+
+func (q *query) snapshot() QueryInfo {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	info := q.info
+	info.Cancelled = q.cancelled.Load()
+	info.RowsRead = q.rowsRead.Load()
+	info.ClientTags = append([]string(nil), q.info.ClientTags...)
+	return info
+}
+
+func (q *query) setState(state string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.info.State == StateFinished || q.info.State == StateFailed {
+		return
+	}
+	q.info.State = state
+	if state == StateFinished || state == StateFailed {
+		q.info.Ended = time.Now()
+	}
+}
+
+func (q *query) fail(e *trinoError) {
+	q.mu.Lock()
+	if q.info.ErrorName == "" {
+		q.info.ErrorName, q.info.Error = e.ErrorName, e.Message
+	}
+	q.mu.Unlock()
+	q.setState(StateFailed)
+}
+
+// userCancel handles DELETE: it marks the query and cancels its context,
+// which interrupts DuckDB and stops the runner.
+func (q *query) userCancel() {
+	q.cancelled.Store(true)
+	select {
+	case <-q.done:
+	default:
+		q.mu.Lock()
+		q.info.Interrupted = true
+		q.mu.Unlock()
+	}
+	q.cancel()
+}
+
+// session is what a POST /v1/statement tells the engine about the query.
+type session struct {
+	user, principal, source string
+	catalog, schema         string
+	clientTags              []string
+	clientInfo              string
+	properties              map[string]string
+	transactionID           string
+	prepared                map[string]string
+	timeZone                string
+}
+
+func sessionFrom(r *http.Request, principal string) session {
+	h := r.Header
+	s := session{
+		user:          h.Get("X-Trino-User"),
+		principal:     principal,
+		source:        h.Get("X-Trino-Source"),
+		catalog:       h.Get("X-Trino-Catalog"),
+		schema:        h.Get("X-Trino-Schema"),
+		clientInfo:    h.Get("X-Trino-Client-Info"),
+		transactionID: h.Get("X-Trino-Transaction-Id"),
+		timeZone:      h.Get("X-Trino-Time-Zone"),
+		properties:    map[string]string{},
+		prepared:      map[string]string{},
+	}
+	if s.principal == "" {
+		s.principal = s.user
+	}
+	for _, v := range h.Values("X-Trino-Client-Tags") {
+		for _, tag := range strings.Split(v, ",") {
+			if tag = strings.TrimSpace(tag); tag != "" {
+				s.clientTags = append(s.clientTags, tag)
+			}
+		}
+	}
+	for _, v := range h.Values("X-Trino-Session") {
+		for _, kv := range strings.Split(v, ",") {
+			k, val, _ := strings.Cut(strings.TrimSpace(kv), "=")
+			if k != "" {
+				s.properties[k], _ = url.QueryUnescape(val)
+			}
+		}
+	}
+	for _, v := range h.Values("X-Trino-Prepared-Statement") {
+		for _, kv := range strings.Split(v, ",") {
+			k, val, _ := strings.Cut(strings.TrimSpace(kv), "=")
+			if k != "" {
+				s.prepared[k], _ = url.QueryUnescape(val)
+			}
+		}
+	}
+	return s
+}
+
+// queryResults is the JSON body of every statement response.
+type queryResults struct {
+	ID          string         `json:"id"`
+	InfoURI     string         `json:"infoUri"`
+	NextURI     string         `json:"nextUri,omitempty"`
+	Columns     []columnJSON   `json:"columns,omitempty"`
+	Data        [][]any        `json:"data,omitempty"`
+	Stats       statementStats `json:"stats"`
+	Error       *trinoError    `json:"error,omitempty"`
+	Warnings    []any          `json:"warnings"`
+	UpdateType  string         `json:"updateType,omitempty"`
+	UpdateCount *int64         `json:"updateCount,omitempty"`
+}
+
+type statementStats struct {
+	State             string `json:"state"`
+	Queued            bool   `json:"queued"`
+	Scheduled         bool   `json:"scheduled"`
+	Nodes             int    `json:"nodes"`
+	TotalSplits       int    `json:"totalSplits"`
+	QueuedSplits      int    `json:"queuedSplits"`
+	RunningSplits     int    `json:"runningSplits"`
+	CompletedSplits   int    `json:"completedSplits"`
+	CPUTimeMillis     int64  `json:"cpuTimeMillis"`
+	WallTimeMillis    int64  `json:"wallTimeMillis"`
+	QueuedTimeMillis  int64  `json:"queuedTimeMillis"`
+	ElapsedTimeMillis int64  `json:"elapsedTimeMillis"`
+	ProcessedRows     int64  `json:"processedRows"`
+	ProcessedBytes    int64  `json:"processedBytes"`
+	PeakMemoryBytes   int64  `json:"peakMemoryBytes"`
+}
+
+func (s *Server) submit(w http.ResponseWriter, r *http.Request, body, principal string) {
+	sess := sessionFrom(r, principal)
+	id := s.newQueryID()
+	ctx, cancel := context.WithCancel(context.Background())
+	q := &query{
+		id: id, sql: body, ctx: ctx, cancel: cancel,
+		events: make(chan event, 1),
+		done:   make(chan struct{}),
+		info: QueryInfo{
+			ID: id, SQL: body, User: sess.user, Principal: sess.principal, Source: sess.source,
+			Catalog: sess.catalog, Schema: sess.schema, ClientTags: sess.clientTags,
+			ClientInfo: sess.clientInfo, Session: sess.properties, State: StateQueued, Created: time.Now(),
+		},
+	}
+	s.mu.Lock()
+	s.queries[id] = q
+	s.order = append(s.order, id)
+	s.mu.Unlock()
+
+	// Patch the recorded POST with the query id now that it is known.
+	s.mu.Lock()
+	for i := len(s.requests) - 1; i >= 0; i-- {
+		if s.requests[i].Method == http.MethodPost && s.requests[i].QueryID == "" {
+			s.requests[i].QueryID = id
+			break
+		}
+	}
+	s.mu.Unlock()
+
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(q.done)
+		defer cancel()
+		s.run(q, sess)
+	}()
+
+	resp := queryResults{
+		ID: id, InfoURI: s.URL() + "/ui/query.html?" + id,
+		NextURI:  s.pageURI(r, id, 1),
+		Stats:    statementStats{State: StateQueued, Queued: true},
+		Warnings: []any{},
+	}
+	b, _ := json.Marshal(resp)
+	q.last = b
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+// nextPage answers GET <nextUri>: the next page of rows, an empty RUNNING
+// page when none is ready within MaxWait, the final page, or the error.
+func (s *Server) nextPage(w http.ResponseWriter, r *http.Request) {
+	rest := strings.TrimPrefix(r.URL.Path, "/v1/statement/executing/")
+	id, tok, _ := strings.Cut(rest, "/")
+	token, err := strconv.ParseInt(tok, 10, 64)
+	s.mu.Lock()
+	q, ok := s.queries[id]
+	s.mu.Unlock()
+	if !ok || err != nil {
+		http.Error(w, "Query not found", http.StatusNotFound)
+		return
+	}
+	if r.Method == http.MethodHead { // spooling heartbeat; nothing to do
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	q.serveMu.Lock()
+	defer q.serveMu.Unlock()
+	switch {
+	case token == q.token:
+		// A retried request: answer exactly what was answered before.
+	case token == q.token+1 && !q.ended:
+		q.last, q.lastHdr = s.buildPage(r, q, token)
+		q.token = token
+	default:
+		http.Error(w, "Gone: page "+tok+" of query "+id+" is no longer available", http.StatusGone)
+		return
+	}
+	for k, vs := range q.lastHdr {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(q.last)
+}
+
+func (s *Server) buildPage(r *http.Request, q *query, token int64) ([]byte, http.Header) {
+	resp := queryResults{ID: q.id, InfoURI: s.URL() + "/ui/query.html?" + q.id, Warnings: []any{}}
+	elapsed := time.Since(q.snapshot().Created).Milliseconds()
+	resp.Stats = statementStats{State: StateRunning, Scheduled: true, Nodes: 1, ElapsedTimeMillis: elapsed, WallTimeMillis: elapsed}
+	var hdr http.Header
+	finish := func(ev event) {
+		q.ended = true
+		if ev.err != nil {
+			q.fail(ev.err)
+			resp.Error = ev.err
+			resp.Stats.State = StateFailed
+			return
+		}
+		q.setState(StateFinished)
+		resp.Stats.State = StateFinished
+		resp.UpdateType = ev.updateType
+		resp.UpdateCount = ev.updateCount
+	}
+	canceled := func() {
+		finish(event{err: newError("USER_CANCELED", "Query was canceled", 0, 0)})
+	}
+	if q.cancelled.Load() {
+		canceled()
+	} else {
+		timer := time.NewTimer(s.opts.MaxWait)
+		defer timer.Stop()
+		select {
+		case ev, ok := <-q.events:
+			switch {
+			case !ok:
+				canceled()
+			default:
+				if ev.columns != nil {
+					q.columns = ev.columns
+				}
+				hdr = ev.headers
+				if len(ev.rows) > 0 {
+					resp.Data = ev.rows
+					q.mu.Lock()
+					q.info.RowsSent += int64(len(ev.rows))
+					q.info.Pages++
+					q.mu.Unlock()
+				}
+				if ev.done || ev.err != nil {
+					finish(ev)
+				} else {
+					q.setState(StateRunning)
+				}
+			}
+		case <-q.ctx.Done():
+			if q.cancelled.Load() {
+				canceled()
+			} else {
+				// The runner ended (or the server closes); collect its last event.
+				select {
+				case ev, ok := <-q.events:
+					if ok {
+						if ev.columns != nil {
+							q.columns = ev.columns
+						}
+						resp.Data = ev.rows
+						hdr = ev.headers
+						if ev.done || ev.err != nil {
+							finish(ev)
+						}
+					} else {
+						canceled()
+					}
+				default:
+					canceled()
+				}
+			}
+		case <-timer.C:
+			q.setState(StateRunning)
+		}
+	}
+	if resp.Error == nil {
+		resp.Columns = q.columns
+	}
+	info := q.snapshot()
+	resp.Stats.ProcessedRows = info.RowsRead
+	if !q.ended {
+		resp.NextURI = s.pageURI(r, q.id, token+1)
+	}
+	b, _ := json.Marshal(resp)
+	return b, hdr
+}

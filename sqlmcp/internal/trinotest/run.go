@@ -1,0 +1,481 @@
+package trinotest
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/duckdb/duckdb-go/v2"
+)
+
+// send hands one event to the page server; false when the query was
+// cancelled meanwhile.
+func (q *query) send(ev event) bool {
+	select {
+	case q.events <- ev:
+		return true
+	case <-q.ctx.Done():
+		return false
+	}
+}
+
+func (q *query) sendError(e *trinoError) {
+	q.fail(e)
+	q.send(event{err: e, done: true})
+}
+
+// sendStatic sends a complete, small result.
+func (q *query) sendStatic(cols []columnJSON, rows [][]any, updateType string, hdr http.Header) {
+	if rows == nil && cols != nil {
+		rows = [][]any{}
+	}
+	q.rowsRead.Add(int64(len(rows)))
+	q.send(event{columns: cols, rows: rows, done: true, updateType: updateType, headers: hdr})
+}
+
+// run executes one statement and feeds its result to q.events.
+func (s *Server) run(q *query, sess session) {
+	if e := s.checkAccess(sess); e != nil {
+		q.sendError(e)
+		return
+	}
+	sqlText := q.sql
+	toks := lex(sqlText)
+	if e := singleStatement(sqlText, toks); e != nil {
+		q.sendError(e)
+		return
+	}
+	if toks[0].is("EXECUTE") {
+		var e *trinoError
+		sqlText, e = expandExecute(sqlText, toks, sess)
+		if e != nil {
+			q.sendError(e)
+			return
+		}
+		toks = lex(sqlText)
+		if e := singleStatement(sqlText, toks); e != nil {
+			q.sendError(e)
+			return
+		}
+	}
+	s.dispatch(q, sess, sqlText, toks)
+}
+
+func (s *Server) checkAccess(sess session) *trinoError {
+	if s.opts.DenyImpersonation && len(s.opts.Users) > 0 && sess.user != "" && sess.user != sess.principal {
+		return newError("PERMISSION_DENIED", fmt.Sprintf("Access Denied: User %s cannot impersonate user %s", sess.principal, sess.user), 0, 0)
+	}
+	return nil
+}
+
+// singleStatement refuses empty input and more than one statement; like
+// Trino it also refuses a trailing semicolon.
+func singleStatement(sqlText string, toks []token) *trinoError {
+	if len(toks) == 0 {
+		line, col := lineCol(sqlText, len(sqlText))
+		return newError("SYNTAX_ERROR", "mismatched input '<EOF>'. Expecting: 'ALTER', 'ANALYZE', 'CALL', 'COMMENT', 'COMMIT', 'CREATE', 'DEALLOCATE', 'DELETE', 'DESC', 'DESCRIBE', 'DROP', 'EXECUTE', 'EXPLAIN', 'GRANT', 'INSERT', 'MERGE', 'PREPARE', 'REFRESH', 'RESET', 'REVOKE', 'ROLLBACK', 'SET', 'SHOW', 'START', 'TRUNCATE', 'UPDATE', 'USE', <query>", line, col)
+	}
+	for _, t := range toks {
+		if t.isSymbol(";") {
+			line, col := lineCol(sqlText, t.start)
+			return newError("SYNTAX_ERROR", "mismatched input ';'. Expecting: <EOF> (one statement per request)", line, col)
+		}
+	}
+	return nil
+}
+
+// expandExecute turns EXECUTE name USING a, b (the driver's form for query
+// parameters) or EXECUTE IMMEDIATE 'sql' USING ... into the statement with
+// its ? placeholders replaced by the parameter expressions.
+func expandExecute(sqlText string, toks []token, sess session) (string, *trinoError) {
+	var stmt string
+	i := 1
+	switch {
+	case len(toks) > 2 && toks[1].is("IMMEDIATE") && toks[2].kind == tokString:
+		stmt = toks[2].text
+		i = 3
+	case len(toks) > 1 && toks[1].isName():
+		p, ok := sess.prepared[toks[1].name()]
+		if !ok {
+			p, ok = sess.prepared[toks[1].text]
+		}
+		if !ok {
+			line, col := lineCol(sqlText, toks[1].start)
+			return "", newError("NOT_FOUND", "Prepared statement not found: "+toks[1].text, line, col)
+		}
+		stmt = p
+		i = 2
+	default:
+		return "", newError("SYNTAX_ERROR", "mismatched input after EXECUTE", 1, 1)
+	}
+	var params []string
+	if i < len(toks) && toks[i].is("USING") {
+		depth, start := 0, toks[i].end
+		for j := i + 1; j < len(toks); j++ {
+			switch {
+			case toks[j].isSymbol("(") || toks[j].isSymbol("["):
+				depth++
+			case toks[j].isSymbol(")") || toks[j].isSymbol("]"):
+				depth--
+			case toks[j].isSymbol(",") && depth == 0:
+				params = append(params, strings.TrimSpace(sqlText[start:toks[j].start]))
+				start = toks[j].end
+			}
+		}
+		params = append(params, strings.TrimSpace(sqlText[start:]))
+	}
+	var b strings.Builder
+	last, n := 0, 0
+	for _, t := range lex(stmt) {
+		if t.isSymbol("?") {
+			if n >= len(params) {
+				return "", newError("INVALID_FUNCTION_ARGUMENT", fmt.Sprintf("Incorrect number of parameters: expected more than %d but found %d", n, len(params)), 1, 1)
+			}
+			b.WriteString(stmt[last:t.start])
+			b.WriteString(params[n])
+			last = t.end
+			n++
+		}
+	}
+	if n != len(params) {
+		return "", newError("INVALID_FUNCTION_ARGUMENT", fmt.Sprintf("Incorrect number of parameters: expected %d but found %d", n, len(params)), 1, 1)
+	}
+	b.WriteString(stmt[last:])
+	return b.String(), nil
+}
+
+func (s *Server) dispatch(q *query, sess session, sqlText string, toks []token) {
+	first := toks[0]
+	switch {
+	case first.is("SHOW"):
+		s.runShow(q, sess, sqlText, toks)
+	case first.is("DESCRIBE") || first.is("DESC"):
+		s.runDescribe(q, sess, sqlText, toks, 1)
+	case first.is("EXPLAIN"):
+		s.runExplain(q, sess, sqlText, toks)
+	case first.is("USE"):
+		s.runUse(q, sess, sqlText, toks)
+	case first.is("SET") && len(toks) > 1 && toks[1].is("SESSION"):
+		s.runSetSession(q, sqlText, toks)
+	case first.is("RESET") && len(toks) > 1 && toks[1].is("SESSION"):
+		s.runResetSession(q, sqlText, toks)
+	case first.is("START") && len(toks) > 1 && toks[1].is("TRANSACTION"):
+		s.runStartTransaction(q, sess, toks)
+	case first.is("COMMIT") || first.is("ROLLBACK"):
+		s.runEndTransaction(q, sess, strings.ToUpper(first.text))
+	default:
+		s.runDuck(q, sess, sqlText, toks)
+	}
+}
+
+// conn returns the DuckDB connection for sess (the transaction's when the
+// query runs in one) set to the session's catalog and schema, and a release
+// function.
+func (s *Server) conn(ctx context.Context, sess session) (*sql.Conn, *transaction, func(), *trinoError) {
+	var (
+		c   *sql.Conn
+		tx  *transaction
+		err error
+	)
+	release := func() {}
+	if id := sess.transactionID; id != "" && id != "NONE" {
+		s.mu.Lock()
+		tx = s.txs[id]
+		s.mu.Unlock()
+		if tx == nil {
+			return nil, nil, nil, newError("UNKNOWN_TRANSACTION", "Unknown transaction ID: "+id+". Possibly expired? Commands ignored until end of transaction block", 0, 0)
+		}
+		tx.mu.Lock()
+		c = tx.conn
+		release = tx.mu.Unlock
+	} else {
+		c, err = s.db.Conn(ctx)
+		if err != nil {
+			return nil, nil, nil, newError("GENERIC_INTERNAL_ERROR", "get a DuckDB connection: "+err.Error(), 0, 0)
+		}
+		release = func() { _ = c.Close() }
+	}
+	target := hiddenCatalog + ".main"
+	if sess.catalog != "" && s.catalogExists(ctx, c, sess.catalog) {
+		schema := sess.schema
+		if schema == "" {
+			schema = "main"
+		}
+		target = quoteIdent(sess.catalog) + "." + quoteIdent(schema)
+	}
+	if _, err := c.ExecContext(ctx, "USE "+target); err != nil {
+		// An unknown session schema: keep the catalog, as Trino only fails
+		// when a name must be resolved in it.
+		if _, err2 := c.ExecContext(ctx, "USE "+quoteIdent(sess.catalog)+".main"); err2 != nil {
+			release()
+			return nil, nil, nil, fromDuckDB("", err, ctx)
+		}
+	}
+	return c, tx, release, nil
+}
+
+func (s *Server) catalogExists(ctx context.Context, c *sql.Conn, name string) bool {
+	if isHiddenCatalog(name) {
+		return false
+	}
+	var n int
+	_ = c.QueryRowContext(ctx, "SELECT count(*) FROM duckdb_databases() WHERE database_name = ?", name).Scan(&n)
+	return n > 0
+}
+
+// statementType prepares sqlText on c and returns DuckDB's statement type;
+// preparing also reports syntax and binding errors early.
+func statementType(ctx context.Context, c *sql.Conn, sqlText string) (duckdb.StmtType, error) {
+	st := duckdb.STATEMENT_TYPE_INVALID
+	err := c.Raw(func(dc any) error {
+		pc, ok := dc.(driver.ConnPrepareContext)
+		if !ok {
+			return errors.New("duckdb connection cannot prepare")
+		}
+		stmt, err := pc.PrepareContext(ctx, sqlText)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		ds, ok := stmt.(*duckdb.Stmt)
+		if !ok {
+			return errors.New("unexpected statement type")
+		}
+		st, err = ds.StatementType()
+		return err
+	})
+	return st, err
+}
+
+// updateTypeOf names a statement the way Trino's updateType does:
+// INSERT, CREATE TABLE, DROP VIEW, ... ("" for queries).
+func updateTypeOf(st duckdb.StmtType, toks []token) string {
+	switch st {
+	case duckdb.STATEMENT_TYPE_SELECT, duckdb.STATEMENT_TYPE_EXPLAIN, duckdb.STATEMENT_TYPE_RELATION:
+		return ""
+	case duckdb.STATEMENT_TYPE_INSERT:
+		return "INSERT"
+	case duckdb.STATEMENT_TYPE_UPDATE:
+		return "UPDATE"
+	case duckdb.STATEMENT_TYPE_DELETE:
+		return "DELETE"
+	}
+	var words []string
+	for _, t := range toks {
+		if t.kind != tokWord || len(words) == 2 {
+			break
+		}
+		w := strings.ToUpper(t.text)
+		if w == "OR" || w == "REPLACE" || w == "TEMP" || w == "TEMPORARY" {
+			continue
+		}
+		words = append(words, w)
+	}
+	return strings.Join(words, " ")
+}
+
+// returnsRowCount reports statements for which Trino answers one bigint
+// column "rows" with the number of rows written.
+func returnsRowCount(updateType string, toks []token) bool {
+	switch updateType {
+	case "INSERT", "UPDATE", "DELETE", "MERGE":
+		return true
+	case "CREATE TABLE":
+		for _, t := range toks {
+			if t.is("AS") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// runDuck executes a statement on DuckDB and streams its rows in pages.
+func (s *Server) runDuck(q *query, sess session, sqlText string, toks []token) {
+	ctx := q.ctx
+	sqlText, _ = rewriteInformationSchema(sqlText, toks, sess.catalog)
+	c, tx, release, e := s.conn(ctx, sess)
+	if e != nil {
+		q.sendError(e)
+		return
+	}
+	defer release()
+	st, err := statementType(ctx, c, sqlText)
+	if err != nil {
+		q.sendError(fromDuckDB(sqlText, err, ctx))
+		return
+	}
+	if st == duckdb.STATEMENT_TYPE_MULTI {
+		q.sendError(newError("SYNTAX_ERROR", "mismatched input ';'. Expecting: <EOF> (one statement per request)", 1, 1))
+		return
+	}
+	if st == duckdb.STATEMENT_TYPE_TRANSACTION {
+		q.sendError(newError("NOT_SUPPORTED", "Use START TRANSACTION, COMMIT or ROLLBACK", 1, 1))
+		return
+	}
+	updateType := updateTypeOf(st, toks)
+	if tx != nil && tx.readOnly && updateType != "" {
+		q.sendError(newError("READ_ONLY_VIOLATION", "Cannot execute write in a read-only transaction", 0, 0))
+		return
+	}
+	q.setState(StateRunning)
+	var renames map[int]string
+	if st == duckdb.STATEMENT_TYPE_SELECT {
+		renames = unaliasedColumns(ctx, c, sqlText)
+	}
+	rows, err := c.QueryContext(ctx, sqlText)
+	if err != nil {
+		q.sendError(fromDuckDB(sqlText, err, ctx))
+		return
+	}
+	defer rows.Close()
+	names, err := rows.Columns()
+	if err != nil {
+		q.sendError(fromDuckDB(sqlText, err, ctx))
+		return
+	}
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		q.sendError(fromDuckDB(sqlText, err, ctx))
+		return
+	}
+
+	if updateType != "" {
+		// DuckDB answers writes with a Count column; Trino with "rows".
+		var count int64
+		if rows.Next() {
+			var v any
+			if err := rows.Scan(&v); err == nil {
+				if n, ok := v.(int64); ok {
+					count = n
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			q.sendError(fromDuckDB(sqlText, err, ctx))
+			return
+		}
+		if returnsRowCount(updateType, toks) {
+			q.sendStaticCount(updateType, count)
+			return
+		}
+		q.sendStatic([]columnJSON{newColumn("result", typeBoolean)}, [][]any{{true}}, updateType, nil)
+		return
+	}
+
+	types := make([]trinoType, len(cts))
+	cols := make([]columnJSON, len(cts))
+	for i, ct := range cts {
+		types[i] = trinoTypeOf(ct.DatabaseTypeName())
+		name := names[i]
+		if r, ok := renames[i]; ok {
+			name = r
+		}
+		cols[i] = newColumn(name, types[i])
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	pageSize := s.opts.PageSize
+	page := make([][]any, 0, pageSize)
+	first := true
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			q.sendError(fromDuckDB(sqlText, err, ctx))
+			return
+		}
+		row := make([]any, len(vals))
+		for i, v := range vals {
+			row[i] = encodeValue(types[i], v)
+		}
+		q.rowsRead.Add(1)
+		page = append(page, row)
+		if len(page) == pageSize {
+			ev := event{rows: page}
+			if first {
+				ev.columns, first = cols, false
+			}
+			if !q.send(ev) {
+				return
+			}
+			page = make([][]any, 0, pageSize)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		q.sendError(fromDuckDB(sqlText, err, ctx))
+		return
+	}
+	ev := event{rows: page, done: true}
+	if first {
+		ev.columns = cols
+	}
+	q.send(ev)
+}
+
+func (q *query) sendStaticCount(updateType string, count int64) {
+	n := count
+	q.rowsRead.Add(1)
+	q.send(event{columns: []columnJSON{newColumn("rows", typeBigint)}, rows: [][]any{{count}}, done: true, updateType: updateType, updateCount: &n})
+}
+
+// unaliasedColumns finds the output columns of a SELECT that have neither
+// an alias nor a plain column reference, which Trino names _col0, _col1, ...
+// (DuckDB names them after the expression). It uses DuckDB's own parser.
+func unaliasedColumns(ctx context.Context, c *sql.Conn, sqlText string) map[int]string {
+	var raw string
+	if err := c.QueryRowContext(ctx, "SELECT CAST(json_serialize_sql(?) AS VARCHAR)", sqlText).Scan(&raw); err != nil {
+		return nil
+	}
+	var doc struct {
+		Error      bool `json:"error"`
+		Statements []struct {
+			Node json.RawMessage `json:"node"`
+		} `json:"statements"`
+	}
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil || doc.Error || len(doc.Statements) != 1 {
+		return nil
+	}
+	type selectNode struct {
+		Type       string          `json:"type"`
+		Left       json.RawMessage `json:"left"`
+		SelectList []struct {
+			Class string `json:"class"`
+			Alias string `json:"alias"`
+		} `json:"select_list"`
+	}
+	node := doc.Statements[0].Node
+	for range 64 {
+		var n selectNode
+		if err := json.Unmarshal(node, &n); err != nil {
+			return nil
+		}
+		if n.Type == "SET_OPERATION_NODE" && n.Left != nil {
+			node = n.Left
+			continue
+		}
+		if n.Type != "SELECT_NODE" {
+			return nil
+		}
+		out := map[int]string{}
+		for i, e := range n.SelectList {
+			switch e.Class {
+			case "STAR", "COLUMNS":
+				return nil
+			case "COLUMN_REF":
+				continue
+			}
+			if e.Alias == "" {
+				out[i] = fmt.Sprintf("_col%d", i)
+			}
+		}
+		return out
+	}
+	return nil
+}

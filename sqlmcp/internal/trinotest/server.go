@@ -1,0 +1,527 @@
+package trinotest
+
+import (
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Names of the sample data set. Tests should use these rather than literals
+// so a change of the data set shows up at compile time.
+const (
+	// DefaultCatalog and DefaultSchema are the catalog and schema DSN puts
+	// into the connection string.
+	DefaultCatalog = "sales"
+	DefaultSchema  = "public"
+	// LargeTable is the fully qualified name of the generated table of
+	// LargeTableRows rows (Options.LargeTableRows), ordered by its id column
+	// 1..N.
+	LargeTable = "warehouse.logs.events"
+	// LargeTableRows is the default row count of LargeTable.
+	LargeTableRows = 1_000_000
+	// DefaultPageSize is the default number of rows per result page.
+	DefaultPageSize = 1000
+	// Version is the nodeVersion that GET /v1/info reports.
+	Version = "476-trinotest"
+)
+
+// Options configure a Server. The zero value is a plain-HTTP server with the
+// sample data set, DefaultPageSize rows per page and no authentication.
+type Options struct {
+	// PageSize is the number of rows per nextUri page (default
+	// DefaultPageSize). Small values make paging observable.
+	PageSize int
+	// TLS serves HTTPS with a self-signed certificate for 127.0.0.1 and
+	// localhost; CACertPEM returns it.
+	TLS bool
+	// Users maps user names to passwords. When set, every request needs
+	// HTTP basic authentication with one of them (401 otherwise) and TLS is
+	// required, as in Trino.
+	Users map[string]string
+	// DenyImpersonation refuses queries whose X-Trino-User differs from the
+	// authenticated user (Trino without impersonation rules). By default any
+	// X-Trino-User is accepted.
+	DenyImpersonation bool
+	// LargeTableRows is the number of rows generated into LargeTable at
+	// start (default LargeTableRows; negative for none).
+	LargeTableRows int
+	// NoSampleData starts with empty catalogs sales and warehouse only.
+	NoSampleData bool
+	// MaxWait is how long a nextUri GET waits for the next page before it
+	// answers an empty RUNNING page (default 1s), like Trino's maxWait.
+	MaxWait time.Duration
+	// Addr is the listen address (default 127.0.0.1:0, a free port).
+	Addr string
+}
+
+// Option changes Options; used with Start.
+type Option func(*Options)
+
+// WithPageSize sets the number of rows per result page.
+func WithPageSize(n int) Option { return func(o *Options) { o.PageSize = n } }
+
+// WithTLS serves HTTPS with a self-signed certificate (see Server.CACertPEM).
+func WithTLS() Option { return func(o *Options) { o.TLS = true } }
+
+// WithPassword requires HTTP basic authentication and adds one user; it
+// implies WithTLS, since Trino accepts passwords only over TLS.
+func WithPassword(user, password string) Option {
+	return func(o *Options) {
+		o.TLS = true
+		if o.Users == nil {
+			o.Users = map[string]string{}
+		}
+		o.Users[user] = password
+	}
+}
+
+// WithDenyImpersonation refuses queries run as another user than the
+// authenticated one.
+func WithDenyImpersonation() Option { return func(o *Options) { o.DenyImpersonation = true } }
+
+// WithLargeTableRows sets the size of LargeTable (negative: no rows).
+func WithLargeTableRows(n int) Option { return func(o *Options) { o.LargeTableRows = n } }
+
+// WithoutSampleData starts with empty catalogs.
+func WithoutSampleData() Option { return func(o *Options) { o.NoSampleData = true } }
+
+// WithMaxWait sets how long a page request waits for data.
+func WithMaxWait(d time.Duration) Option { return func(o *Options) { o.MaxWait = d } }
+
+// Request is one HTTP request the server received.
+type Request struct {
+	Method string
+	// Path is the URL path, e.g. /v1/statement or /v1/query/<id>.
+	Path   string
+	Header http.Header
+	// Body is the request body of POST /v1/statement (the SQL text).
+	Body string
+	// QueryID is the query the request belongs to, if any.
+	QueryID string
+	Time    time.Time
+}
+
+// Server is a running test engine. Its methods are safe for concurrent use.
+type Server struct {
+	opts     Options
+	db       *sql.DB
+	listener net.Listener
+	http     *http.Server
+	scheme   string
+	certPEM  []byte
+	started  time.Time
+
+	mu        sync.Mutex
+	requests  []Request
+	cancelled []string
+	queries   map[string]*query
+	order     []string
+	txs       map[string]*transaction
+	nextID    int64
+
+	unavailable atomic.Bool
+	closing     chan struct{}
+	wg          sync.WaitGroup
+	closeOnce   sync.Once
+}
+
+// Start starts a Server for a test and closes it when the test ends. It
+// fails the test if the server cannot start.
+func Start(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	var o Options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s, err := New(o)
+	if err != nil {
+		t.Fatalf("trinotest: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// New starts a Server; call Close when done.
+func New(opts Options) (*Server, error) {
+	if opts.PageSize <= 0 {
+		opts.PageSize = DefaultPageSize
+	}
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = time.Second
+	}
+	if opts.LargeTableRows == 0 {
+		opts.LargeTableRows = LargeTableRows
+	}
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	if len(opts.Users) > 0 && !opts.TLS {
+		return nil, errors.New("password authentication needs TLS (set Options.TLS), as in Trino")
+	}
+	db, err := openEngine()
+	if err != nil {
+		return nil, err
+	}
+	if err := loadSampleData(context.Background(), db, opts); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("load sample data: %w", err)
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("listen on %s: %w", opts.Addr, err)
+	}
+	s := &Server{
+		opts:    opts,
+		db:      db,
+		scheme:  "http",
+		started: time.Now(),
+		queries: map[string]*query{},
+		txs:     map[string]*transaction{},
+		closing: make(chan struct{}),
+	}
+	if opts.TLS {
+		cert, pemBytes, err := selfSignedCert()
+		if err != nil {
+			_ = ln.Close()
+			_ = db.Close()
+			return nil, err
+		}
+		s.certPEM = pemBytes
+		s.scheme = "https"
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	}
+	s.listener = ln
+	s.http = &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		_ = s.http.Serve(ln)
+	}()
+	return s, nil
+}
+
+// Close cancels running queries, stops the listener and closes DuckDB.
+func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.closing)
+		s.mu.Lock()
+		for _, q := range s.queries {
+			q.cancel()
+		}
+		for _, tx := range s.txs {
+			tx.close()
+		}
+		s.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err = s.http.Shutdown(ctx)
+		if err != nil {
+			_ = s.http.Close()
+		}
+		s.wg.Wait()
+		if cerr := s.db.Close(); err == nil {
+			err = cerr
+		}
+	})
+	return err
+}
+
+// URL is the base URL, e.g. http://127.0.0.1:40123.
+func (s *Server) URL() string { return s.scheme + "://" + s.listener.Addr().String() }
+
+// Host is the listen host, 127.0.0.1.
+func (s *Server) Host() string {
+	host, _, _ := net.SplitHostPort(s.listener.Addr().String())
+	return host
+}
+
+// Port is the listen port.
+func (s *Server) Port() int { return s.listener.Addr().(*net.TCPAddr).Port }
+
+// TLS reports whether the server speaks HTTPS.
+func (s *Server) TLS() bool { return s.opts.TLS }
+
+// CACertPEM is the PEM of the self-signed certificate (nil without TLS).
+func (s *Server) CACertPEM() []byte { return append([]byte(nil), s.certPEM...) }
+
+// CertPool is a pool holding the server certificate (nil without TLS).
+func (s *Server) CertPool() *x509.CertPool {
+	if s.certPEM == nil {
+		return nil
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(s.certPEM)
+	return pool
+}
+
+// HTTPClient returns an HTTP client that trusts the server certificate.
+func (s *Server) HTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if s.certPEM != nil {
+		tr.TLSClientConfig = &tls.Config{RootCAs: s.CertPool(), MinVersion: tls.VersionTLS12}
+	}
+	return &http.Client{Transport: tr}
+}
+
+// DSN returns a trino-go-client data source name for user with catalog
+// DefaultCatalog and schema DefaultSchema. With TLS it carries the
+// certificate (SSLCert), and when user has a password (Options.Users) the
+// password too. Append more parameters with "&k=v".
+func (s *Server) DSN(user string) string {
+	u := url.URL{Scheme: s.scheme, Host: s.listener.Addr().String()}
+	if pw, ok := s.opts.Users[user]; ok {
+		u.User = url.UserPassword(user, pw)
+	} else {
+		u.User = url.User(user)
+	}
+	q := url.Values{}
+	q.Set("catalog", DefaultCatalog)
+	q.Set("schema", DefaultSchema)
+	if s.certPEM != nil {
+		q.Set("SSLCert", string(s.certPEM))
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Requests returns every request received so far, oldest first.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Request, len(s.requests))
+	copy(out, s.requests)
+	return out
+}
+
+// Statements returns the POST /v1/statement requests, oldest first; their
+// headers carry what Trino reads for a query (user, source, tags, ...).
+func (s *Server) Statements() []Request {
+	var out []Request
+	for _, r := range s.Requests() {
+		if r.Method == http.MethodPost && r.Path == "/v1/statement" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ResetRequests forgets the recorded requests and cancellations.
+func (s *Server) ResetRequests() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = nil
+	s.cancelled = nil
+}
+
+// Cancelled returns the ids of queries that received DELETE /v1/query/{id}
+// (or a DELETE on their nextUri), in order.
+func (s *Server) Cancelled() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.cancelled...)
+}
+
+// Queries returns what the engine knows of every query, oldest first.
+func (s *Server) Queries() []QueryInfo {
+	s.mu.Lock()
+	qs := make([]*query, 0, len(s.order))
+	for _, id := range s.order {
+		qs = append(qs, s.queries[id])
+	}
+	s.mu.Unlock()
+	out := make([]QueryInfo, len(qs))
+	for i, q := range qs {
+		out[i] = q.snapshot()
+	}
+	return out
+}
+
+// Query returns one query by id.
+func (s *Server) Query(id string) (QueryInfo, bool) {
+	s.mu.Lock()
+	q, ok := s.queries[id]
+	s.mu.Unlock()
+	if !ok {
+		return QueryInfo{}, false
+	}
+	return q.snapshot(), true
+}
+
+// WaitQuery waits until query id has ended (finished, failed or cancelled
+// and its DuckDB execution stopped) or ctx is done.
+func (s *Server) WaitQuery(ctx context.Context, id string) (QueryInfo, error) {
+	s.mu.Lock()
+	q, ok := s.queries[id]
+	s.mu.Unlock()
+	if !ok {
+		return QueryInfo{}, fmt.Errorf("query %s is unknown", id)
+	}
+	select {
+	case <-q.done:
+		return q.snapshot(), nil
+	case <-ctx.Done():
+		return q.snapshot(), ctx.Err()
+	}
+}
+
+// Exec runs SQL directly on DuckDB (not through the Trino protocol), e.g.
+// to create fixtures with hostile names. Use DuckDB syntax and fully
+// qualified names (catalog.schema.table).
+func (s *Server) Exec(ctx context.Context, sqlText string) error {
+	_, err := s.db.ExecContext(ctx, sqlText)
+	return err
+}
+
+// SetUnavailable makes every request answer 503 Service Unavailable (true)
+// or serves normally again (false), to test an engine that is down.
+func (s *Server) SetUnavailable(down bool) { s.unavailable.Store(down) }
+
+func (s *Server) record(r *http.Request, body, queryID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, Request{
+		Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body,
+		QueryID: queryID, Time: time.Now(),
+	})
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	var body string
+	if r.Method == http.MethodPost {
+		b, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+		if err != nil {
+			http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		body = string(b)
+	}
+	queryID := queryIDFromPath(r.URL.Path)
+	s.record(r, body, queryID)
+
+	if s.unavailable.Load() {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "the test engine is unavailable (SetUnavailable)", http.StatusServiceUnavailable)
+		return
+	}
+	principal, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
+	path := r.URL.Path
+	switch {
+	case path == "/v1/info" && r.Method == http.MethodGet:
+		s.serveInfo(w)
+	case path == "/v1/statement" && r.Method == http.MethodHead:
+		w.WriteHeader(http.StatusOK)
+	case path == "/v1/statement" && r.Method == http.MethodPost:
+		s.submit(w, r, body, principal)
+	case strings.HasPrefix(path, "/v1/statement/executing/") && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+		s.nextPage(w, r)
+	case strings.HasPrefix(path, "/v1/statement/executing/") && r.Method == http.MethodDelete,
+		strings.HasPrefix(path, "/v1/query/") && r.Method == http.MethodDelete:
+		s.cancelQuery(w, queryID)
+	case strings.HasPrefix(path, "/v1/query/") && r.Method == http.MethodGet:
+		s.serveQueryInfo(w, queryID)
+	default:
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such endpoint in the trinotest engine: " + r.Method + " " + path})
+	}
+}
+
+// authenticate checks basic credentials when users are configured and
+// returns the authenticated principal (or X-Trino-User without auth).
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if len(s.opts.Users) == 0 {
+		return r.Header.Get("X-Trino-User"), true
+	}
+	user, pass, ok := r.BasicAuth()
+	if ok {
+		want, known := s.opts.Users[user]
+		if known && subtle.ConstantTimeCompare([]byte(want), []byte(pass)) == 1 {
+			return user, true
+		}
+	}
+	w.Header().Set("WWW-Authenticate", `Basic realm="Trino"`)
+	http.Error(w, "Unauthorized: invalid credentials", http.StatusUnauthorized)
+	return "", false
+}
+
+func (s *Server) serveInfo(w http.ResponseWriter) {
+	up := time.Since(s.started)
+	writeJSON(w, http.StatusOK, map[string]any{
+		"nodeVersion": map[string]string{"version": Version},
+		"environment": "trinotest",
+		"coordinator": true,
+		"starting":    false,
+		"uptime":      fmt.Sprintf("%.2fm", up.Minutes()),
+	})
+}
+
+func (s *Server) serveQueryInfo(w http.ResponseWriter, id string) {
+	info, ok := s.Query(id)
+	if !ok {
+		http.Error(w, "Query not found", http.StatusNotFound)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (s *Server) cancelQuery(w http.ResponseWriter, id string) {
+	s.mu.Lock()
+	q, ok := s.queries[id]
+	if ok {
+		s.cancelled = append(s.cancelled, id)
+	}
+	s.mu.Unlock()
+	if !ok {
+		http.Error(w, "Query not found", http.StatusNotFound)
+		return
+	}
+	q.userCancel()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// queryIDFromPath extracts the query id of /v1/statement/executing/{id}/...
+// and /v1/query/{id}.
+func queryIDFromPath(p string) string {
+	for _, prefix := range []string{"/v1/statement/executing/", "/v1/query/"} {
+		if rest, ok := strings.CutPrefix(p, prefix); ok {
+			id, _, _ := strings.Cut(rest, "/")
+			return id
+		}
+	}
+	return ""
+}
+
+func (s *Server) newQueryID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	return fmt.Sprintf("%s_%05d_trinotest", time.Now().UTC().Format("20060102_150405"), s.nextID)
+}
+
+func (s *Server) pageURI(r *http.Request, id string, token int64) string {
+	return s.URL() + "/v1/statement/executing/" + id + "/" + strconv.FormatInt(token, 10)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
