@@ -1,0 +1,167 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/statspage"
+)
+
+// env is one MCP server wired to a real HAProxy.
+type env struct {
+	h   *haproxytest.HAProxy
+	srv *server.MCPServer
+}
+
+func statsClient(h *haproxytest.HAProxy) *statspage.Client {
+	return &statspage.Client{URL: h.StatsURL, Username: haproxytest.StatsUser, Password: haproxytest.StatsPassword, Timeout: 5 * time.Second}
+}
+
+// newEnv registers the tools over the given back ends (nil: disabled).
+func newEnv(t *testing.T, h *haproxytest.HAProxy, rt *runtimeapi.Client, st *statspage.Client, opts Options) *env {
+	t.Helper()
+	srv := server.NewMCPServer("proxymcp-test", "test")
+	Register(srv, haproxy.New(rt, st), opts)
+	return &env{h: h, srv: srv}
+}
+
+func (e *env) raw(t *testing.T, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	tool := e.srv.GetTool(name)
+	if tool == nil {
+		t.Fatalf("tool %s not registered", name)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var req mcp.CallToolRequest
+	req.Params.Name = name
+	if args != nil {
+		req.Params.Arguments = args
+	}
+	res, err := tool.Handler(ctx, req)
+	if err != nil {
+		t.Fatalf("%s: protocol error %v", name, err)
+	}
+	return res
+}
+
+// call expects success and returns the structured result as generic JSON.
+func (e *env) call(t *testing.T, name string, args map[string]any) map[string]any {
+	t.Helper()
+	res := e.raw(t, name, args)
+	if res.IsError {
+		t.Fatalf("%s(%v): tool error: %s", name, args, text(res))
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%s: structuredContent is not an object: %s", name, b)
+	}
+	src, _ := out["source"].(string)
+	if src != "runtime_api" && src != "stats_page" {
+		t.Fatalf("%s: source = %q", name, out["source"])
+	}
+	return out
+}
+
+// fail expects a tool error whose text contains every want.
+func (e *env) fail(t *testing.T, name string, args map[string]any, want ...string) string {
+	t.Helper()
+	res := e.raw(t, name, args)
+	msg := text(res)
+	if !res.IsError {
+		t.Fatalf("%s(%v): succeeded, want error containing %q: %s", name, args, want, msg)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("%s(%v): error %q lacks %q", name, args, msg, w)
+		}
+	}
+	return msg
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// list returns out[key] as a list of objects.
+func list(t *testing.T, out map[string]any, key string) []map[string]any {
+	t.Helper()
+	raw, ok := out[key].([]any)
+	if !ok {
+		t.Fatalf("%s is %T, want a list: %v", key, out[key], out)
+	}
+	res := make([]map[string]any, 0, len(raw))
+	for _, r := range raw {
+		res = append(res, r.(map[string]any))
+	}
+	return res
+}
+
+func find(items []map[string]any, field, value string) map[string]any {
+	for _, it := range items {
+		if it[field] == value {
+			return it
+		}
+	}
+	return nil
+}
+
+// serverStatus reads one server's CSV status straight from HAProxy.
+func serverStatus(t *testing.T, h *haproxytest.HAProxy, backend, srv string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := h.Exec(ctx, "show stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := haproxy.ParseStatCSV([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Str("pxname") == backend && r.Str("svname") == srv {
+			return r.Str("status")
+		}
+	}
+	return ""
+}
+
+func exec(t *testing.T, h *haproxytest.HAProxy, cmd string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, err := h.Exec(ctx, cmd)
+	if err != nil {
+		t.Fatalf("%s: %v", cmd, err)
+	}
+	return out
+}
+
+func waitStatus(t *testing.T, h *haproxytest.HAProxy, backend, srv, prefix string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.WaitServerStatus(ctx, backend, srv, prefix); err != nil {
+		t.Fatal(err)
+	}
+}
