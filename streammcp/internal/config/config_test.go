@@ -1,0 +1,133 @@
+package config
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+)
+
+func read(env map[string]string) (Config, error) {
+	r := envconfig.New(func(k string) string { return env[k] })
+	c := FromEnv(r)
+	return c, r.Err()
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := read(map[string]string{"STREAM_BROKERS": "k1:9092, k2:9093"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		Brokers: []string{"k1:9092", "k2:9093"}, ClientID: "streammcp", KafkaVersion: sarama.V4_0_0_0,
+		Timeout: 10 * time.Second, LagThreshold: 1000, WatchInterval: 30 * time.Second,
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("got %+v\nwant %+v", c, want)
+	}
+}
+
+func TestValid(t *testing.T) {
+	c, err := read(map[string]string{
+		"STREAM_BROKERS": "k1:9092", "STREAM_KAFKA_VERSION": "3.7.0", "STREAM_SASL_MECHANISM": "scram-sha-512",
+		"STREAM_SASL_USERNAME": "u", "STREAM_SASL_PASSWORD": " p w ", "STREAM_TIMEOUT": "2", "STREAM_LAG_THRESHOLD": "0",
+		"STREAM_EXPECTED_BROKERS": "1,2,3", "STREAM_ALLOW_WRITES": "yes", "STREAM_WATCH_INTERVAL": "1m",
+		"STREAM_TLS_ENABLED": "true", "STREAM_TLS_SERVER_NAME": "kafka.internal", "STREAM_TLS_INSECURE_SKIP_VERIFY": "on",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SASLMechanism != "SCRAM-SHA-512" || c.SASLPassword != " p w " || c.Timeout != 2*time.Second || c.LagThreshold != 0 ||
+		!reflect.DeepEqual(c.ExpectedBrokers, []int32{1, 2, 3}) || !c.AllowWrites || c.WatchInterval != time.Minute ||
+		c.KafkaVersion != sarama.V3_7_0_0 || c.TLS == nil || c.TLS.ServerName != "kafka.internal" || !c.TLS.InsecureSkipVerify {
+		t.Fatalf("got %+v", c)
+	}
+}
+
+func TestEveryBadVariableIsNamed(t *testing.T) {
+	_, err := read(map[string]string{
+		"STREAM_BROKERS": "nohost", "STREAM_KAFKA_VERSION": "banana", "STREAM_SASL_MECHANISM": "GSSAPI",
+		"STREAM_TIMEOUT": "soon", "STREAM_LAG_THRESHOLD": "-5", "STREAM_EXPECTED_BROKERS": "1,x",
+		"STREAM_ALLOW_WRITES": "maybe", "STREAM_WATCH_INTERVAL": "0s", "STREAM_TLS_ENABLED": "sure",
+	})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, v := range []string{"STREAM_BROKERS", "STREAM_KAFKA_VERSION", "STREAM_SASL_MECHANISM", "STREAM_TIMEOUT", "STREAM_LAG_THRESHOLD",
+		"STREAM_EXPECTED_BROKERS", "STREAM_ALLOW_WRITES", "STREAM_WATCH_INTERVAL", "STREAM_TLS_ENABLED"} {
+		if !strings.Contains(err.Error(), v) {
+			t.Errorf("error does not name %s:\n%v", v, err)
+		}
+	}
+}
+
+func TestProblems(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk.pem")
+	os.WriteFile(junk, []byte("not pem"), 0o600)
+	tests := []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"missing brokers", map[string]string{}, []string{"STREAM_BROKERS: not set"}},
+		{"bad port", map[string]string{"STREAM_BROKERS": "k:0"}, []string{"STREAM_BROKERS"}},
+		{"sasl without credentials", map[string]string{"STREAM_BROKERS": "k:1", "STREAM_SASL_MECHANISM": "PLAIN"}, []string{"STREAM_SASL_USERNAME", "STREAM_SASL_PASSWORD"}},
+		{"tls files without tls", map[string]string{"STREAM_BROKERS": "k:1", "STREAM_TLS_CA_FILE": junk}, []string{"STREAM_TLS_ENABLED"}},
+		{"unreadable CA", map[string]string{"STREAM_BROKERS": "k:1", "STREAM_TLS_ENABLED": "1", "STREAM_TLS_CA_FILE": filepath.Join(dir, "nope.pem")}, []string{"STREAM_TLS_CA_FILE"}},
+		{"CA without certificates", map[string]string{"STREAM_BROKERS": "k:1", "STREAM_TLS_ENABLED": "1", "STREAM_TLS_CA_FILE": junk}, []string{"STREAM_TLS_CA_FILE"}},
+		{"cert without key", map[string]string{"STREAM_BROKERS": "k:1", "STREAM_TLS_ENABLED": "1", "STREAM_TLS_CERT_FILE": junk}, []string{"STREAM_TLS_KEY_FILE"}},
+		{"bad key pair", map[string]string{"STREAM_BROKERS": "k:1", "STREAM_TLS_ENABLED": "1", "STREAM_TLS_CERT_FILE": junk, "STREAM_TLS_KEY_FILE": junk}, []string{"STREAM_TLS_CERT_FILE"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := read(tt.env)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestTLSFiles(t *testing.T) {
+	dir := t.TempDir()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ca"}, NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	der, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	kder, _ := x509.MarshalECPrivateKey(key)
+	certFile, keyFile := filepath.Join(dir, "c.pem"), filepath.Join(dir, "k.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
+	c, err := read(map[string]string{"STREAM_BROKERS": "k:1", "STREAM_TLS_ENABLED": "true", "STREAM_TLS_CA_FILE": certFile, "STREAM_TLS_CERT_FILE": certFile, "STREAM_TLS_KEY_FILE": keyFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TLS.RootCAs == nil || len(c.TLS.Certificates) != 1 {
+		t.Fatalf("tls config %+v", c.TLS)
+	}
+}
+
+func TestPasswordNeverEchoed(t *testing.T) {
+	_, err := read(map[string]string{"STREAM_BROKERS": "bad", "STREAM_SASL_MECHANISM": "PLAIN", "STREAM_SASL_PASSWORD": "hunter2"})
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("err = %v", err)
+	}
+}
