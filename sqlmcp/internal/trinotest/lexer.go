@@ -49,8 +49,8 @@ func (t token) name() string {
 }
 
 // lex splits sql into tokens, skipping whitespace and comments. Trino's
-// quoting rules apply: '' inside strings, "" inside identifiers, -- and
-// /* */ comments (not nested). An unterminated literal or comment ends the
+// quoting rules apply: a doubled quote inside a string or quoted
+// identifier stands for itself, -- and /* */ comments (not nested). An unterminated literal or comment ends the
 // input.
 func lex(sql string) []token {
 	var toks []token
@@ -152,7 +152,7 @@ func quoteIdent(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
-// quoteString quotes a string literal: '...' with '' inside.
+// quoteString quotes a string literal: '...' with ” inside.
 func quoteString(s string) string {
 	return `'` + strings.ReplaceAll(s, `'`, `''`) + `'`
 }
