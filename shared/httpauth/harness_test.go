@@ -175,7 +175,6 @@ func (h *harness) wantChallenge(t *testing.T, resp *http.Response, presented boo
 	}
 }
 
-
 // get sends a GET with an optional Authorization header value.
 func (h *harness) get(t *testing.T, auth, path string) *http.Response {
 	t.Helper()

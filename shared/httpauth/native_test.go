@@ -212,6 +212,9 @@ func TestKeyRotation(t *testing.T) {
 	if _, err := h.layer.Verify(ctx, idp.Sign(claims("before"))); err != nil {
 		t.Fatalf("token of the first key: %v", err)
 	}
+	// go-oidc clears its in-flight JWKS fetch just after answering from it;
+	// a rotation within that instant would be served the old key set.
+	time.Sleep(50 * time.Millisecond)
 	fetches := idp.JWKSFetches()
 	kid := idp.Rotate()
 	id, err := h.layer.Verify(ctx, idp.SignWith(kid, claims("after")))
