@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseVersionAndCaps(t *testing.T) {
+	cases := []struct {
+		out                                         string
+		want                                        Version
+		json, resume, review, fullAutoFlag, tooOld bool
+	}{
+		{"codex-cli 0.169.0\n", Version{0, 169, 0}, true, true, true, false, false},
+		{"codex-cli 0.125.3", Version{0, 125, 3}, true, true, true, true, false},
+		{"codex-cli 0.60.1", Version{0, 60, 1}, true, true, false, true, false},
+		{"codex-cli 0.40.0", Version{0, 40, 0}, false, false, false, true, false},
+		{"codex-cli 0.36.0", Version{0, 36, 0}, false, false, false, true, false},
+		{"codex-cli 0.30.9", Version{0, 30, 9}, false, false, false, true, true},
+		{"codex-cli 1.2.0", Version{1, 2, 0}, true, true, true, false, false},
+	}
+	for _, tc := range cases {
+		v, err := ParseVersion(tc.out)
+		if err != nil || v != tc.want {
+			t.Errorf("ParseVersion(%q) = %v, %v; want %v", tc.out, v, err, tc.want)
+			continue
+		}
+		c := CapsFor(v, "")
+		if c.JSON != tc.json || c.Resume != tc.resume || c.Review != tc.review || c.FullAutoFlag != tc.fullAutoFlag || v.Less(MinVersion) != tc.tooOld {
+			t.Errorf("CapsFor(%v) = %+v (too old %v)", v, c, v.Less(MinVersion))
+		}
+	}
+	if _, err := ParseVersion("codex"); err == nil {
+		t.Error("ParseVersion without a number must fail")
+	}
+	// The help text has the last word: a flag it lacks is not used.
+	c := CapsFor(Version{0, 100, 0}, "Usage: codex exec [OPTIONS] [PROMPT]\n  -m, --model\n")
+	if c.JSON || c.Resume || c.SkipGitRepoCheck || c.FullAutoFlag {
+		t.Errorf("CapsFor with a help text lacking the flags = %+v", c)
+	}
+}
+
+func TestExecArgs(t *testing.T) {
+	current := CapsFor(Version{0, 169, 0}, "")
+	old := CapsFor(Version{0, 40, 0}, "")
+	mid := CapsFor(Version{0, 100, 0}, "")
+	cases := []struct {
+		name string
+		caps Caps
+		req  ExecRequest
+		want string
+	}{
+		{"new turn, every option", current, ExecRequest{Prompt: "-rm -rf? no", Model: "m1", ReasoningEffort: "high", Sandbox: "read-only", Dir: "/w"},
+			`exec --json --skip-git-repo-check -m m1 -c model_reasoning_effort="high" -s read-only -C /w -- -rm -rf? no`},
+		{"fullAuto on a current CLI is the workspace-write sandbox", current, ExecRequest{Prompt: "p", Model: "m", FullAuto: true},
+			`exec --json --skip-git-repo-check -m m -s workspace-write -- p`},
+		{"explicit sandbox wins over fullAuto", current, ExecRequest{Prompt: "p", Model: "m", FullAuto: true, Sandbox: "danger-full-access"},
+			`exec --json --skip-git-repo-check -m m -s danger-full-access -- p`},
+		{"fullAuto on a CLI that still has the flag", mid, ExecRequest{Prompt: "p", Model: "m", FullAuto: true},
+			`exec --json --skip-git-repo-check -m m --full-auto -- p`},
+		{"resume moves sandbox into a config override", current, ExecRequest{Prompt: "p", Model: "m", Sandbox: "workspace-write", ResumeID: "T1", Dir: "/w", ReasoningEffort: "low"},
+			`exec resume --json --skip-git-repo-check -m m -c model_reasoning_effort="low" -c sandbox_mode="workspace-write" T1 -- p`},
+		{"resume with fullAuto", current, ExecRequest{Prompt: "p", Model: "m", FullAuto: true, ResumeID: "T1"},
+			`exec resume --json --skip-git-repo-check -m m -c sandbox_mode="workspace-write" T1 -- p`},
+		{"old CLI: no --json, no resume", old, ExecRequest{Prompt: "p", Model: "m", ResumeID: "T1", FullAuto: true},
+			`exec --skip-git-repo-check -m m --full-auto -- p`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := strings.Join(ExecArgs(tc.caps, tc.req), " ")
+			if got != tc.want {
+				t.Errorf("ExecArgs =\n  %s\nwant\n  %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReviewArgsAndValidate(t *testing.T) {
+	caps := CapsFor(Version{0, 169, 0}, "")
+	cases := []struct {
+		req     ReviewRequest
+		want    string
+		invalid string
+	}{
+		{ReviewRequest{Uncommitted: true, Model: "m", Dir: "/r"}, `exec -c model="m" -C /r review --json --skip-git-repo-check --uncommitted`, ""},
+		{ReviewRequest{Base: "main", Model: "m"}, `exec -c model="m" review --json --skip-git-repo-check --base main`, ""},
+		{ReviewRequest{Commit: "abc", Title: "T", Model: "m"}, `exec -c model="m" review --json --skip-git-repo-check --commit abc --title T`, ""},
+		{ReviewRequest{Prompt: "-check errors", Model: "m"}, `exec -c model="m" review --json --skip-git-repo-check -- -check errors`, ""},
+		{ReviewRequest{}, "", "needs a target"},
+		{ReviewRequest{Uncommitted: true, Base: "main"}, "", "cannot combine uncommitted and base"},
+		{ReviewRequest{Prompt: "p", Commit: "abc"}, "", "cannot combine commit and prompt"},
+		{ReviewRequest{Base: "main", Title: "T"}, "", "title applies only to a commit"},
+	}
+	for _, tc := range cases {
+		err := tc.req.Validate()
+		if tc.invalid != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.invalid) || !strings.Contains(err.Error(), ReviewTargets) {
+				t.Errorf("Validate(%+v) = %v, want %q and the allowed combinations", tc.req, err, tc.invalid)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("Validate(%+v) = %v", tc.req, err)
+		}
+		if got := strings.Join(ReviewArgs(caps, tc.req), " "); got != tc.want {
+			t.Errorf("ReviewArgs =\n  %s\nwant\n  %s", got, tc.want)
+		}
+	}
+}
+
+func TestChildEnvironment(t *testing.T) {
+	t.Setenv("JWT_SECRET", "do-not-leak")
+	t.Setenv("OAUTH_CLIENT_SECRET", "do-not-leak")
+	t.Setenv("CODER_MCP_CALLBACK_URI", "http://server-default")
+	t.Setenv("KEEP_ME", "1")
+	c := &Client{Home: "/h", Env: []string{"EXTRA=1"}}
+	env := c.env("http://cb")
+	for _, want := range []string{"KEEP_ME=1", "EXTRA=1", "CODEX_HOME=/h", "CODER_MCP_CALLBACK_URI=http://cb", "CODEX_MCP_CALLBACK_URI=http://cb"} {
+		if !slices.Contains(env, want) {
+			t.Errorf("child env lacks %s", want)
+		}
+	}
+	for _, kv := range env {
+		if strings.Contains(kv, "do-not-leak") || kv == "CODER_MCP_CALLBACK_URI=http://server-default" {
+			t.Errorf("child env carries %s", kv)
+		}
+	}
+}
