@@ -8,8 +8,8 @@ import (
 
 func TestParseVersionAndCaps(t *testing.T) {
 	cases := []struct {
-		out                                         string
-		want                                        Version
+		out                                        string
+		want                                       Version
 		json, resume, review, fullAutoFlag, tooOld bool
 	}{
 		{"codex-cli 0.169.0\n", Version{0, 169, 0}, true, true, true, false, false},

@@ -66,8 +66,8 @@ func TestDescribe(t *testing.T) {
 func TestSessionIDFromText(t *testing.T) {
 	cases := map[string]string{
 		"session id: 01a200db-c994-7c51-92d0-7d17a5658eb0": "01a200db-c994-7c51-92d0-7d17a5658eb0",
-		"[ts] Conversation ID: abc-123":                   "abc-123",
-		"workdir: /tmp":                                   "",
+		"[ts] Conversation ID: abc-123":                    "abc-123",
+		"workdir: /tmp":                                    "",
 	}
 	for in, want := range cases {
 		if got := SessionIDFromText(in); got != want {

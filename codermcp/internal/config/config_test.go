@@ -34,7 +34,9 @@ func TestFromEnv(t *testing.T) {
 		problem string
 	}{
 		{"custom catalogue takes its first model as default", map[string]string{"CODER_MODELS": "gpt-6.1-sol, o9"},
-			func(c Config) bool { return c.DefaultModel == "gpt-6.1-sol" && slices.Equal(c.Models, []string{"gpt-6.1-sol", "o9"}) }, ""},
+			func(c Config) bool {
+				return c.DefaultModel == "gpt-6.1-sol" && slices.Equal(c.Models, []string{"gpt-6.1-sol", "o9"})
+			}, ""},
 		{"default model from the catalogue", map[string]string{"CODER_MODELS": "a,b", "CODER_DEFAULT_MODEL": "b"},
 			func(c Config) bool { return c.DefaultModel == "b" }, ""},
 		{"structured content truthy", map[string]string{"STRUCTURED_CONTENT_ENABLED": "on"}, func(c Config) bool { return c.Structured }, ""},

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/shared/e2e"
+)
+
+// -update rewrites the golden files (e2e.Golden reads the flag).
+var _ = flag.Bool("update", false, "rewrite testdata/*.golden.json")
+
+func TestToolListsGolden(t *testing.T) {
+	t.Parallel()
+	bin := e2e.Build(t, ".")
+	env := []string{"CODER_CLI_PATH=/nonexistent/codex"} // listing needs no CLI
+	t.Run("stdio", func(t *testing.T) {
+		t.Parallel()
+		e2e.Golden(t, "testdata/tools.golden.json", e2e.List(t, e2e.Stdio(t, bin, env)))
+	})
+	t.Run("streamable HTTP", func(t *testing.T) {
+		t.Parallel()
+		srv := e2e.StartHTTP(t, bin, env)
+		e2e.Golden(t, "testdata/tools.golden.json", e2e.List(t, e2e.Connect(t, srv.MCPURL(), nil)))
+	})
+	t.Run("structured content enabled", func(t *testing.T) {
+		t.Parallel()
+		cs := e2e.Stdio(t, bin, append(env, "STRUCTURED_CONTENT_ENABLED=true"))
+		e2e.Golden(t, "testdata/tools-structured.golden.json", e2e.List(t, cs))
+	})
+}
+
+func TestHTTPRefusesUnauthenticatedCalls(t *testing.T) {
+	t.Parallel()
+	bin := e2e.Build(t, ".")
+	srv := e2e.StartHTTP(t, bin, []string{"CODER_CLI_PATH=/nonexistent/codex",
+		"OAUTH_ENABLED=true", "OAUTH_PROVIDER=hmac", "JWT_SECRET=0123456789abcdef0123456789abcdef-test", "OIDC_AUDIENCE=x"})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ping","arguments":{}}}`
+	req, _ := http.NewRequest(http.MethodPost, srv.MCPURL(), strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("unauthenticated tools/call: HTTP %d, want 401", resp.StatusCode)
+	}
+}
+
+func TestConfigErrorExitsWithUsageStatus(t *testing.T) {
+	t.Parallel()
+	bin := e2e.Build(t, ".")
+	cmd := exec.Command(bin)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "CODER_TIMEOUT=soon", "CODER_DEFAULT_MODEL=nope"}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Fatalf("exit = %v, want status 2", err)
+	}
+	for _, want := range []string{"CODER_TIMEOUT", "CODER_DEFAULT_MODEL", "2 problems"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+// The built binary over stdio, driving the real Codex CLI against a
+// codertest endpoint, with progress notifications.
+func TestCoderOverStdio(t *testing.T) {
+	t.Parallel()
+	h := codertest.New(t)
+	bin := e2e.Build(t, ".")
+	var mu sync.Mutex
+	var notes []*mcp.ProgressNotificationParams
+	var times []time.Time
+	c := mcp.NewClient(&mcp.Implementation{Name: "codermcp-e2e", Version: "test"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			notes = append(notes, r.Params)
+			times = append(times, time.Now())
+			mu.Unlock()
+		},
+	})
+	cmd := exec.Command(bin)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), h.Marker,
+		"CODER_CLI_PATH=" + h.CLI, "CODER_HOME=" + h.Home, "CODER_MODELS=" + codertest.Model, "CODER_DEFAULT_MODEL=" + codertest.Model,
+		"STRUCTURED_CONTENT_ENABLED=yes"}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "coder",
+		Arguments: map[string]any{"prompt": "over stdio [[shell:echo from-stdio]]", "sessionId": "e2e-1", "workingDirectory": t.TempDir()},
+		Meta:      mcp.Meta{"progressToken": 7}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	returned := time.Now()
+	if res.IsError {
+		t.Fatalf("tool error: %s", e2e.Text(res))
+	}
+	if got := e2e.Text(res); !strings.Contains(got, "from-stdio") {
+		t.Errorf("text = %q, want the command's output relayed by the model", got)
+	}
+	sc, _ := res.StructuredContent.(map[string]any)
+	if sc["sessionId"] != "e2e-1" || sc["model"] != codertest.Model || sc["threadId"] == nil {
+		t.Errorf("structuredContent = %v", res.StructuredContent)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notes) < 2 {
+		t.Fatalf("got %d progress notifications over stdio", len(notes))
+	}
+	for i, n := range notes {
+		if times[i].After(returned) {
+			t.Errorf("notification %q arrived after the result", n.Message)
+		}
+		if n.ProgressToken != float64(7) && n.ProgressToken != int64(7) && n.ProgressToken != 7 {
+			t.Errorf("progressToken = %#v, want 7 echoed", n.ProgressToken)
+		}
+	}
+}
