@@ -200,3 +200,11 @@ func (a *args) sessionID(key string) string {
 
 // check returns the first validation problem; handlers call it before any I/O.
 func (a *args) check() error { return a.err }
+
+// nested names an item's argument inside its list argument ("entries.key").
+func nested(parent string, err error) error {
+	if ve, ok := err.(*validate.Error); ok {
+		return &validate.Error{Arg: parent + "." + ve.Arg, Rule: ve.Rule}
+	}
+	return err
+}

@@ -74,7 +74,7 @@ func mapEntries(a *args) []haproxy.MapEntry {
 		sub := newArgs(m, []string{"key", "value"})
 		k, v := sub.text("key", true), sub.text("value", true)
 		if sub.err != nil {
-			a.set(&validate.Error{Arg: "entries." + sub.err.(*validate.Error).Arg, Rule: sub.err.(*validate.Error).Rule})
+			a.set(nested("entries", sub.err))
 			return nil
 		}
 		out = append(out, haproxy.MapEntry{Key: k, Value: v})

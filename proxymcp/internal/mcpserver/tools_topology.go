@@ -160,7 +160,7 @@ func tableFilters(a *args) []haproxy.TableFilter {
 		op := sub.enum("op", true, "eq", "ne", "lt", "le", "gt", "ge")
 		v := sub.integer("value", true, -1<<62, 1<<62)
 		if sub.err != nil {
-			a.set(sub.err)
+			a.set(nested("filters", sub.err))
 			return nil
 		}
 		out = append(out, haproxy.TableFilter{Data: data, Op: op, Value: v})

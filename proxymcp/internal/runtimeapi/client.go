@@ -48,7 +48,8 @@ type ReplyError struct {
 }
 
 func (e *ReplyError) Error() string {
-	return fmt.Sprintf("HAProxy refused %q: %s", e.Command, e.Message)
+	// Trailing dots would double up with the hint that follows.
+	return fmt.Sprintf("HAProxy refused %q: %s", e.Command, strings.TrimRight(e.Message, ". "))
 }
 
 // UnknownCommand reports whether HAProxy did not know the command.

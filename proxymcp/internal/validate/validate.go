@@ -149,10 +149,19 @@ func Ref(arg, v string) error {
 	if refIDPattern.MatchString(v) {
 		return nil
 	}
-	if v == "" || len(v) > 1024 || !refPathPattern.MatchString(v) {
-		return fail(arg, "must be #<id> or a file path as listed by list_maps/list_acls (characters A-Z a-z 0-9 / . _ -)")
+	if v == "" || len(v) > 1024 || !refPathPattern.MatchString(v) || hasDotDot(v) {
+		return fail(arg, "must be #<id> or a file path as listed by list_maps/list_acls (characters A-Z a-z 0-9 / . _ -, no \"..\" segments)")
 	}
 	return nil
+}
+
+func hasDotDot(p string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // Text checks a free-text map/ACL key or value, or an agent-send string, and

@@ -72,7 +72,7 @@ func TestSessionIDAndRef(t *testing.T) {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "#", "#1x", "a b", "a;b", "a\nb", "@1 m", "m<<"} {
+	for _, bad := range []string{"", "#", "#1x", "../x", "/a/../b", "a b", "a;b", "a\nb", "@1 m", "m<<"} {
 		if err := Ref("map", bad); err == nil {
 			t.Errorf("ref %q accepted", bad)
 		}
