@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// step is one call of the tour, with a line saying what it shows.
+type step struct {
+	server string
+	says   string
+	run    func(ctx context.Context, cs *mcp.ClientSession) (string, error)
+}
+
+// tour drives every running server through a real MCP client (the official
+// Go SDK over streamable HTTP) and prints each result compactly.
+func (p *playground) tour(ctx context.Context) bool {
+	fmt.Println("\nTour (a real MCP client over streamable HTTP):")
+	sessions := map[string]*mcp.ClientSession{}
+	ok := true
+	for _, s := range p.servers {
+		c := mcp.NewClient(&mcp.Implementation{Name: "mcpfleet-playground", Version: "tour"}, nil)
+		// The SDK keeps using the connect context for the session.
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: fmt.Sprintf("http://127.0.0.1:%d/mcp", s.port), DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			fmt.Printf("  ✗ %s: connect: %v\n", s.name, err)
+			ok = false
+			continue
+		}
+		defer cs.Close()
+		sessions[s.name] = cs
+	}
+	for _, st := range p.steps() {
+		cs := sessions[st.server]
+		if cs == nil {
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		out, err := st.run(sctx, cs)
+		cancel()
+		if err != nil {
+			fmt.Printf("  ✗ [%s] %s\n      %v\n", st.server, st.says, err)
+			ok = false
+			continue
+		}
+		fmt.Printf("  ✓ [%s] %s\n", st.server, st.says)
+		for _, line := range strings.Split(out, "\n") {
+			fmt.Printf("      %s\n", line)
+		}
+	}
+	for _, name := range p.skipped {
+		fmt.Printf("  - [%s] skipped (see above)\n", name)
+	}
+	if len(p.skipped) > 0 {
+		ok = false
+	}
+	if ok {
+		fmt.Println("\nEvery step succeeded.")
+	} else {
+		fmt.Println("\nSome steps failed or were skipped; the logs say why.")
+	}
+	return ok
+}
+
+func (p *playground) steps() []step {
+	return []step{
+		{"streammcp", "overview: live brokers, the offline one, partition counts and the overall label",
+			readJSON("stream-mcp://overview", "broker_count", "offline_broker_ids", "topic_count", "partition_count", "under_replicated_partitions", "offline_partitions", "health_status")},
+		{"streammcp", "health-check: one label per area and the worst of them",
+			readJSON("stream-mcp://health-check", "broker_status", "partition_status", "consumer_status", "overall_status")},
+		{"streammcp", "under-replicated partitions: which replicas fell out of the ISR, and advice",
+			readJSON("stream-mcp://under-replicated-partitions", "under_replicated_partition_count", "details", "recommendations")},
+		{"streammcp", "consumer lag (threshold 1000): the group that fell behind",
+			readJSON("stream-mcp://consumer-lag-report", "lag_threshold", "group_summary", "high_lag_details")},
+		{"proxymcp", "the HAProxy servers and their health (one fails its check on purpose)", p.listServers},
+		{"proxymcp", fmt.Sprintf("drain %s/%s, then make it ready again", p.drain[0], p.drain[1]), p.drainAndReady},
+		{"sqlmcp", "tables in the sample catalog", p.listTables},
+		{"sqlmcp", "a SQL query on the Trino-protocol engine", p.query},
+		{"codermcp", "ping", callText("ping", map[string]any{"message": "hello from the playground"})},
+		{"codermcp", "a coder turn through the real Codex CLI", callText("coder", map[string]any{"prompt": "Say hello to the playground in one sentence.", "sandbox": "read-only"})},
+	}
+}
+
+func call(ctx context.Context, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, string, error) {
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", name, err)
+	}
+	var text []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			text = append(text, t.Text)
+		}
+	}
+	joined := strings.Join(text, "\n")
+	if res.IsError {
+		return res, joined, fmt.Errorf("%s returned an error: %s", name, joined)
+	}
+	return res, joined, nil
+}
+
+func callText(name string, args map[string]any) func(context.Context, *mcp.ClientSession) (string, error) {
+	return func(ctx context.Context, cs *mcp.ClientSession) (string, error) {
+		_, text, err := call(ctx, cs, name, args)
+		return clip(text, 400), err
+	}
+}
+
+// readJSON reads a resource and prints the named fields compactly.
+func readJSON(uri string, fields ...string) func(context.Context, *mcp.ClientSession) (string, error) {
+	return func(ctx context.Context, cs *mcp.ClientSession) (string, error) {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", uri, err)
+		}
+		if len(res.Contents) == 0 {
+			return "", fmt.Errorf("read %s: no contents", uri)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(res.Contents[0].Text), &m); err != nil {
+			return "", fmt.Errorf("read %s: %w", uri, err)
+		}
+		var lines []string
+		for _, f := range fields {
+			b, _ := json.Marshal(m[f])
+			lines = append(lines, f+": "+clip(string(b), 300))
+		}
+		return strings.Join(lines, "\n"), nil
+	}
+}
+
+func clip(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + " …"
+}
+
+func (p *playground) listServers(ctx context.Context, cs *mcp.ClientSession) (string, error) {
+	res, text, err := call(ctx, cs, "list_servers", map[string]any{})
+	if err != nil {
+		return "", err
+	}
+	return summariseServers(res, text), nil
+}
+
+// summariseServers prints one line per server from list_servers' result.
+func summariseServers(res *mcp.CallToolResult, text string) string {
+	var v any
+	if res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &v)
+	} else {
+		json.Unmarshal([]byte(text), &v)
+	}
+	var rows []map[string]any
+	var walk func(any)
+	walk = func(x any) {
+		switch t := x.(type) {
+		case map[string]any:
+			if _, ok := t["status"]; ok {
+				if _, ok := t["name"]; ok {
+					rows = append(rows, t)
+					return
+				}
+			}
+			for _, k := range sortedKeys(t) {
+				walk(t[k])
+			}
+		case []any:
+			for _, e := range t {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	if len(rows) == 0 {
+		return clip(text, 400)
+	}
+	var lines []string
+	for _, r := range rows {
+		lines = append(lines, fmt.Sprintf("%v/%v  %v  weight=%v  check=%v", first(r, "backend", "proxy"), r["name"], r["status"], first(r, "weight"), first(r, "check_status", "check")))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func first(m map[string]any, keys ...string) any {
+	for _, k := range keys {
+		if v, ok := m[k]; ok && v != nil && v != "" {
+			return v
+		}
+	}
+	return "-"
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (p *playground) drainAndReady(ctx context.Context, cs *mcp.ClientSession) (string, error) {
+	be, srv := p.drain[0], p.drain[1]
+	var lines []string
+	for _, state := range []string{"drain", "ready"} {
+		if _, _, err := call(ctx, cs, "set_server_state", map[string]any{"backend": be, "server": srv, "state": state}); err != nil {
+			return "", err
+		}
+		_, text, err := call(ctx, cs, "get_server", map[string]any{"backend": be, "server": srv})
+		if err != nil {
+			return "", err
+		}
+		var s map[string]any
+		json.Unmarshal([]byte(text), &s)
+		lines = append(lines, fmt.Sprintf("after set_server_state %-5s → status %v (source %v)", state, first(s, "status"), first(s, "source")))
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+func (p *playground) listTables(ctx context.Context, cs *mcp.ClientSession) (string, error) {
+	res, text, err := call(ctx, cs, "list_tables", map[string]any{"catalog": p.sqlCatalog, "schema": p.sqlSchema})
+	if err != nil {
+		return "", err
+	}
+	var out struct {
+		Catalog string `json:"catalog"`
+		Schema  string `json:"schema"`
+		Tables  []struct {
+			Name string `json:"name"`
+			Type string `json:"type"`
+		} `json:"tables"`
+	}
+	if b, err := json.Marshal(res.StructuredContent); err == nil && res.StructuredContent != nil {
+		json.Unmarshal(b, &out)
+	} else {
+		json.Unmarshal([]byte(text), &out)
+	}
+	var names []string
+	for _, t := range out.Tables {
+		names = append(names, t.Name+" ("+t.Type+")")
+	}
+	if len(names) > 0 {
+		p.sqlTable = out.Tables[0].Name
+	}
+	return fmt.Sprintf("%s.%s: %s", out.Catalog, out.Schema, strings.Join(names, ", ")), nil
+}
+
+func (p *playground) query(ctx context.Context, cs *mcp.ClientSession) (string, error) {
+	q := "SELECT 1 AS one, 'hello' AS greeting"
+	if p.sqlTable != "" {
+		q = fmt.Sprintf(`SELECT * FROM "%s" LIMIT 3`, strings.ReplaceAll(p.sqlTable, `"`, `""`))
+	}
+	_, text, err := call(ctx, cs, "execute_query", map[string]any{"query": q, "limit": 3})
+	if err != nil {
+		return "", err
+	}
+	var r struct {
+		Columns []struct{ Name, Type string } `json:"columns"`
+		Rows    [][]any                       `json:"rows"`
+		Count   int                           `json:"row_count"`
+		Trunc   bool                          `json:"truncated"`
+	}
+	json.Unmarshal([]byte(text), &r)
+	var cols []string
+	for _, c := range r.Columns {
+		cols = append(cols, c.Name+" "+c.Type)
+	}
+	lines := []string{q, "columns: " + strings.Join(cols, ", ")}
+	for _, row := range r.Rows {
+		b, _ := json.Marshal(row)
+		lines = append(lines, clip(string(b), 200))
+	}
+	lines = append(lines, fmt.Sprintf("row_count %d, truncated %v", r.Count, r.Trunc))
+	return strings.Join(lines, "\n"), nil
+}
