@@ -206,6 +206,12 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Layer, error) {
 				"issuer", cfg.Issuer, "error", err.Error())
 		}
 	}
+	if cfg.Mode == ModeNative && len(cfg.RedirectURIs) > 0 {
+		l.logger.Warn("OAUTH_REDIRECT_URI is ignored in native mode: clients register their redirect URIs at the identity provider")
+	}
+	if cfg.Mode == ModeProxy && !secureURL(cfg.BaseURL) {
+		l.logger.Warn("MCP_BASE_URL is plain http on a non-loopback host: OAuth 2.1 requires https for the authorization endpoints; set MCP_BASE_URL to the https URL clients use", "base_url", cfg.BaseURL)
+	}
 	l.logger.Info("OAuth enabled", "mode", cfg.Mode, "provider", cfg.Provider, "issuer", cfg.Issuer,
 		"audience", strings.Join(audiencesFor(cfg), ","), "base_url", cfg.BaseURL)
 	return l, nil

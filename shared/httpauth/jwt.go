@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -22,8 +21,8 @@ const nbfLeeway = time.Minute
 
 var b64 = base64.RawURLEncoding
 
-// errInvalid is wrapped by every token rejection; its text goes to the
-// client in error_description, so it never contains the token.
+// tokenError is a token rejection; its text goes to the client in
+// error_description, so it never contains the token.
 type tokenError struct{ msg string }
 
 func (e *tokenError) Error() string { return e.msg }
@@ -219,5 +218,3 @@ func deriveKey(secret []byte, purpose string) []byte {
 	mac.Write([]byte("mcpfleet/httpauth/" + purpose))
 	return mac.Sum(nil)
 }
-
-var errNoToken = errors.New("no bearer token")

@@ -186,6 +186,20 @@ func TestAzureIssuerMustMatchTenant(t *testing.T) {
 	}
 }
 
+// TestJWKSUnavailable: discovery succeeded but the JWKS cannot be fetched
+// for a new key: 503, not 401.
+func TestJWKSUnavailable(t *testing.T) {
+	idp := idptest.New(t, idptest.Options{})
+	h := newHarness(t, httpauth.Config{Provider: "oidc", Issuer: idp.Issuer(), Audience: "api://mcp", HTTPClient: idp.HTTPClient()})
+	token := idp.Sign(idp.Claims("api://mcp"))
+	idp.Server.Close()
+	resp := h.rpc(t, "Bearer "+token, "", initializeBody)
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("status %d (%s), want 503", resp.StatusCode, b)
+	}
+}
+
 // TestGoogleOpaqueAccessToken explains why a Google access token is refused.
 func TestGoogleOpaqueAccessToken(t *testing.T) {
 	idp := idptest.New(t, idptest.Options{Issuer: "https://accounts.google.com"})

@@ -200,6 +200,11 @@ func (o *oidcVerifier) check(ctx context.Context, v *oidc.IDTokenVerifier, raw s
 		if errors.As(err, &expired) {
 			return nil, time.Time{}, invalid("token expired at %s", expired.Expiry.UTC().Format(time.RFC3339))
 		}
+		// go-oidc flattens its JWKS fetch error into text; an unreachable
+		// JWKS is the provider's fault, not the token's.
+		if strings.Contains(err.Error(), "fetching keys") {
+			return nil, time.Time{}, fmt.Errorf("%w: %v", errUnavailable, err)
+		}
 		return nil, time.Time{}, invalid("%s", strings.TrimPrefix(err.Error(), "oidc: "))
 	}
 	var claims map[string]any

@@ -51,6 +51,9 @@ func (l *Layer) Verify(ctx context.Context, token string) (*Identity, error) {
 	}
 }
 
+// errNoToken means the request carried no bearer credentials at all.
+var errNoToken = errors.New("no bearer token")
+
 // headerAlg returns the alg of a JWT's header, or "" when it has none.
 func headerAlg(raw string) string {
 	head, _, _ := strings.Cut(raw, ".")
