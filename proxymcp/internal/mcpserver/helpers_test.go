@@ -34,6 +34,13 @@ func newEnv(t *testing.T, h *haproxytest.HAProxy, rt *runtimeapi.Client, st *sta
 	return &env{h: h, srv: srv}
 }
 
+// newEnvB is newEnv for benchmarks.
+func newEnvB(h *haproxytest.HAProxy, mode string) *env {
+	srv := server.NewMCPServer("proxymcp-bench", "test")
+	Register(srv, haproxy.New(h.Runtime(mode), nil), Options{})
+	return &env{h: h, srv: srv}
+}
+
 func (e *env) raw(t *testing.T, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	tool := e.srv.GetTool(name)

@@ -135,7 +135,7 @@ func testTopology(t *testing.T, e *env) {
 		t.Errorf("filtered = %v", n)
 	}
 	e.fail(t, "show_table", map[string]any{"table": "nosuch"}, "No such table")
-	e.fail(t, "show_table", map[string]any{"table": "be_app", "filters": []any{map[string]any{"data": "gpc0", "op": "like", "value": 1}}}, `"op"`)
+	e.fail(t, "show_table", map[string]any{"table": "be_app", "filters": []any{map[string]any{"data": "gpc0", "op": "like", "value": 1}}}, `"filters.op"`)
 	e.call(t, "show_resolvers", nil)
 }
 
