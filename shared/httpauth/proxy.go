@@ -91,6 +91,8 @@ type grant struct {
 	Claims        map[string]any `json:"cl"`
 	AuthTime      int64          `json:"at"`
 	Exp           int64          `json:"e"`
+	// Upstream is the provider's refresh token, sealed with the rest.
+	Upstream string `json:"u,omitempty"`
 }
 
 func clientHash(clientID string) string {
@@ -125,13 +127,33 @@ func (p *proxyFlow) ownResource(res string) bool {
 }
 
 func (p *proxyFlow) oauthConfig(provider *oidc.Provider) *oauth2.Config {
+	scopes := []string{oidc.ScopeOpenID, oidc.ScopeProfile, oidc.ScopeEmail}
+	// A refresh token from the provider lets each refresh here ask the
+	// provider whether the user still has access. Ask for offline_access
+	// only where discovery lists it: some providers refuse unknown scopes.
+	var doc struct {
+		Scopes []string `json:"scopes_supported"`
+	}
+	if provider.Claims(&doc) == nil && slices.Contains(doc.Scopes, oidc.ScopeOfflineAccess) {
+		scopes = append(scopes, oidc.ScopeOfflineAccess)
+	}
 	return &oauth2.Config{
 		ClientID:     p.l.cfg.ClientID,
 		ClientSecret: p.l.cfg.ClientSecret,
 		Endpoint:     provider.Endpoint(),
 		RedirectURL:  p.cb,
-		Scopes:       []string{oidc.ScopeOpenID, oidc.ScopeProfile, oidc.ScopeEmail},
+		Scopes:       scopes,
 	}
+}
+
+// authOptions are the provider-specific parameters of the login redirect.
+func (p *proxyFlow) authOptions() []oauth2.AuthCodeOption {
+	if p.l.cfg.Provider == ProviderGoogle {
+		// Google has no offline_access scope; it issues refresh tokens for
+		// access_type=offline.
+		return []oauth2.AuthCodeOption{oauth2.AccessTypeOffline}
+	}
+	return nil
 }
 
 // oauthError is an RFC 6749 error response.
@@ -311,7 +333,8 @@ func (p *proxyFlow) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, p.oauthConfig(provider).AuthCodeURL(sealed, oauth2.S256ChallengeOption(verifier), oidc.Nonce(st.Nonce)), http.StatusFound)
+	opts := append(p.authOptions(), oauth2.S256ChallengeOption(verifier), oidc.Nonce(st.Nonce))
+	http.Redirect(w, r, p.oauthConfig(provider).AuthCodeURL(sealed, opts...), http.StatusFound)
 }
 
 // callback receives the provider's code, exchanges it, verifies the ID token
@@ -368,6 +391,7 @@ func (p *proxyFlow) callback(w http.ResponseWriter, r *http.Request) {
 	code, err := p.seal.seal("code", grant{
 		ID: randomString(16), Client: st.Client, Redirect: st.Redirect, RedirectGiven: st.RedirectGiven,
 		Challenge: st.Challenge, Scope: st.Scope, Claims: claims, AuthTime: now.Unix(), Exp: now.Add(codeTTL).Unix(),
+		Upstream: tok.RefreshToken,
 	})
 	if err != nil {
 		back(url.Values{"error": {"server_error"}, "error_description": {"cannot issue the code"}})
@@ -451,6 +475,9 @@ func (p *proxyFlow) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token was already used; log in again")
 			return
 		}
+		if g.Upstream != "" && !p.renewUpstream(w, r, &g) {
+			return
+		}
 	case "":
 		oauthError(w, http.StatusBadRequest, "invalid_request", "grant_type is required")
 		return
@@ -487,13 +514,54 @@ func (p *proxyFlow) issue(w http.ResponseWriter, clientID string, g grant, now t
 		end = exp
 	}
 	if now.Before(end) {
-		rg := grant{ID: randomString(16), Client: g.Client, Scope: g.Scope, Claims: g.Claims, AuthTime: g.AuthTime, Exp: end.Unix()}
+		rg := grant{ID: randomString(16), Client: g.Client, Scope: g.Scope, Claims: g.Claims, AuthTime: g.AuthTime, Exp: end.Unix(), Upstream: g.Upstream}
 		if rt, err := p.seal.seal("refresh", rg); err == nil {
 			resp["refresh_token"] = rt
 		}
 	}
 	w.Header().Set("Pragma", "no-cache")
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// renewUpstream refreshes the provider's session behind g, so that a user
+// disabled or signed out at the provider cannot keep refreshing here. It
+// updates g's claims and upstream token, or answers the error and returns false.
+func (p *proxyFlow) renewUpstream(w http.ResponseWriter, r *http.Request, g *grant) bool {
+	provider, err := p.l.oidc.endpoint(r.Context())
+	if err != nil {
+		oauthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the identity provider cannot be reached; retry later")
+		return false
+	}
+	ctx := oidc.ClientContext(r.Context(), p.l.cfg.HTTPClient)
+	tok, err := p.oauthConfig(provider).TokenSource(ctx, &oauth2.Token{RefreshToken: g.Upstream}).Token()
+	if err != nil {
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < 500 {
+			p.l.logger.Info("the identity provider refused to renew a session", "subject", str(g.Claims, "sub"), "error", re.ErrorCode)
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "the identity provider refused to renew the session; log in again")
+			return false
+		}
+		p.l.logger.Warn("renewing a session at the identity provider failed", "error", err.Error())
+		oauthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the identity provider cannot be reached; retry later")
+		return false
+	}
+	if tok.RefreshToken != "" {
+		g.Upstream = tok.RefreshToken
+	}
+	if rawID, _ := tok.Extra("id_token").(string); rawID != "" {
+		claims, err := p.l.oidc.verifyIDToken(ctx, rawID)
+		if err != nil {
+			p.l.logger.Warn("the identity provider's renewed ID token was refused", "error", err.Error())
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "the identity provider's renewed ID token was refused; log in again")
+			return false
+		}
+		if str(claims, "sub") != str(g.Claims, "sub") {
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "the identity provider renewed the session for another user; log in again")
+			return false
+		}
+		g.Claims = claims
+	}
+	return true
 }
 
 // ownIdentity reads the identity from an access token this server issued:

@@ -209,7 +209,7 @@ func asRetrieve(err error, re **oauth2.RetrieveError) bool {
 
 // TestProxyFlowNegative is the flow half of the negative corpus.
 func TestProxyFlowNegative(t *testing.T) {
-	h, _ := newProxy(t)
+	h, idp := newProxy(t)
 	ctx := context.Background()
 
 	t.Run("reused code", func(t *testing.T) {
@@ -259,6 +259,7 @@ func TestProxyFlowNegative(t *testing.T) {
 		}
 		old := tok.RefreshToken
 		tok.Expiry = time.Now().Add(-time.Minute) // force a refresh
+		calls := idp.TokenCalls()
 		fresh, err := f.conf.TokenSource(ctx, tok).Token()
 		if err != nil {
 			t.Fatalf("refresh: %v", err)
@@ -266,12 +267,27 @@ func TestProxyFlowNegative(t *testing.T) {
 		if fresh.RefreshToken == old || fresh.AccessToken == tok.AccessToken {
 			t.Fatal("refresh did not rotate the tokens")
 		}
+		if n := idp.TokenCalls(); n != calls+1 {
+			t.Fatalf("the provider saw %d token requests; the refresh did not renew its session", n)
+		}
 		if id, err := h.layer.Verify(ctx, fresh.AccessToken); err != nil || id.Username != "alice" {
 			t.Fatalf("refreshed token: %v %+v", err, id)
 		}
 		tok.AccessToken, tok.RefreshToken = "", old
 		_, err = f.conf.TokenSource(ctx, tok).Token()
 		wantOAuthError(t, err, "invalid_grant", "already used")
+	})
+	t.Run("refresh after the provider revoked the session", func(t *testing.T) {
+		f := newFlow(t, h, clientRedirect)
+		v := oauth2.GenerateVerifier()
+		tok, err := f.conf.Exchange(ctx, f.login(t, v).Query().Get("code"), oauth2.VerifierOption(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		idp.RevokeSessions()
+		tok.Expiry = time.Now().Add(-time.Minute)
+		_, err = f.conf.TokenSource(ctx, tok).Token()
+		wantOAuthError(t, err, "invalid_grant", "refused to renew")
 	})
 	t.Run("forged state", func(t *testing.T) {
 		for name, state := range map[string]string{

@@ -238,6 +238,21 @@ func (p *IdP) Rotate() string {
 	return kid
 }
 
+// RevokeSessions invalidates every refresh token issued so far, as when a
+// user is disabled or signs out at the provider.
+func (p *IdP) RevokeSessions() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	clear(p.refresh)
+}
+
+// TokenCalls is how many token requests the provider received.
+func (p *IdP) TokenCalls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tokenCalls
+}
+
 // JWKSFetches is how many times the JWKS was fetched.
 func (p *IdP) JWKSFetches() int {
 	p.mu.Lock()
@@ -373,6 +388,7 @@ func (p *IdP) discovery(w http.ResponseWriter, r *http.Request) {
 		"id_token_signing_alg_values_supported": []string{"RS256", "ES256"},
 		"code_challenge_methods_supported":      []string{"S256"},
 		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"scopes_supported":                      []string{"openid", "profile", "email", "offline_access"},
 		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
 	})
 }
