@@ -59,7 +59,7 @@ func testConfig() config.Config {
 	}
 }
 
-func newEnv(t *testing.T, o envOptions) *env {
+func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	e := &env{cfg: testConfig()}
 	if o.cliPath != "" {
@@ -106,7 +106,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 }
 
 // call runs a tool; a protocol error fails the test.
-func (e *env) call(t *testing.T, name string, args map[string]any) *mcp.CallToolResult {
+func (e *env) call(t testing.TB, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -151,7 +151,7 @@ func contentMeta(t *testing.T, res *mcp.CallToolResult) map[string]any {
 	return tc.Meta
 }
 
-func mustOK(t *testing.T, res *mcp.CallToolResult) string {
+func mustOK(t testing.TB, res *mcp.CallToolResult) string {
 	t.Helper()
 	if res.IsError {
 		t.Fatalf("unexpected tool error: %s", text(res))
