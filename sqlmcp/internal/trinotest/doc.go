@@ -73,8 +73,8 @@
 // listed). catalog.information_schema.{schemata,tables,columns,views} have
 // Trino's columns and Trino type names.
 //
-// The function sleep_ms(ms) sleeps per row and stops when the query is
-// cancelled: SELECT sleep_ms(60000) is a slow query for timeout and cancel
+// The function pause_ms(ms) sleeps per row and stops when the query is
+// cancelled: SELECT pause_ms(60000) is a slow query for timeout and cancel
 // tests.
 //
 // # Sample data (unless WithoutSampleData)

@@ -48,9 +48,9 @@ func openEngine() (*sql.DB, error) {
 		return nil, fmt.Errorf("open DuckDB: %w", err)
 	}
 	defer c.Close()
-	if err := duckdb.RegisterScalarUDF(c, "sleep_ms", sleepFunc{}); err != nil {
+	if err := duckdb.RegisterScalarUDF(c, "pause_ms", sleepFunc{}); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("register sleep_ms: %w", err)
+		return nil, fmt.Errorf("register pause_ms: %w", err)
 	}
 	if err := duckdb.RegisterScalarUDF(c, "trino_type", trinoTypeFunc{}); err != nil {
 		_ = db.Close()
@@ -59,7 +59,7 @@ func openEngine() (*sql.DB, error) {
 	return db, nil
 }
 
-// sleepFunc is sleep_ms(ms BIGINT) → BIGINT: it waits ms milliseconds
+// sleepFunc is pause_ms(ms BIGINT) → BIGINT: it waits ms milliseconds
 // (per row) and returns ms. It stops early, failing the query, when the
 // query is cancelled, so tests can watch a cancel reach the engine.
 type sleepFunc struct{}
@@ -78,7 +78,7 @@ func (sleepFunc) Executor() duckdb.ScalarFuncExecutor {
 		case <-t.C:
 			return ms, nil
 		case <-ctx.Done():
-			return nil, errors.New("INTERRUPT: sleep_ms cancelled")
+			return nil, errors.New("INTERRUPT: pause_ms cancelled")
 		}
 	}}
 }
@@ -140,6 +140,57 @@ func createCatalog(ctx context.Context, db *sql.DB, name string) error {
 		}
 	}
 	return nil
+}
+
+// toDuck adapts a Trino statement to DuckDB: information_schema
+// references (see rewriteInformationSchema) and VALUES rows without
+// parentheses (Trino's VALUES 1, 2 is DuckDB's VALUES (1), (2)).
+func toDuck(sqlText string, toks []token, sessionCatalog string) (string, []infoRef) {
+	sqlText, refs := rewriteInformationSchema(sqlText, toks, sessionCatalog)
+	if len(refs) > 0 {
+		toks = lex(sqlText)
+	}
+	if len(toks) > 1 && toks[0].is("VALUES") {
+		sqlText = parenthesizeValues(sqlText, toks)
+	}
+	return sqlText, refs
+}
+
+// parenthesizeValues wraps every top-level row of a VALUES statement that
+// is not already in parentheses.
+func parenthesizeValues(sqlText string, toks []token) string {
+	var b strings.Builder
+	b.WriteString(sqlText[:toks[1].start])
+	depth, rowStart := 0, 1
+	flush := func(end int) {
+		row := toks[rowStart:end]
+		text := sqlText[row[0].start:row[len(row)-1].end]
+		if row[0].isSymbol("(") && len(row) > 1 && row[len(row)-1].isSymbol(")") {
+			b.WriteString(text)
+		} else {
+			b.WriteString("(" + text + ")")
+		}
+	}
+	for i := 1; i < len(toks); i++ {
+		switch {
+		case toks[i].isSymbol("(") || toks[i].isSymbol("["):
+			depth++
+		case toks[i].isSymbol(")") || toks[i].isSymbol("]"):
+			depth--
+		case depth == 0 && toks[i].isSymbol(","):
+			flush(i)
+			b.WriteString(", ")
+			rowStart = i + 1
+		case depth == 0 && (toks[i].is("ORDER") || toks[i].is("LIMIT") || toks[i].is("OFFSET") || toks[i].is("FETCH")):
+			flush(i)
+			b.WriteString(" " + sqlText[toks[i].start:])
+			return b.String()
+		}
+	}
+	if rowStart < len(toks) {
+		flush(len(toks))
+	}
+	return b.String()
 }
 
 // infoRef is a reference to catalog.information_schema.table found in a

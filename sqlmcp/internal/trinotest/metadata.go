@@ -564,7 +564,7 @@ func (s *Server) runExplain(q *query, sess session, sqlText string, toks []token
 		}
 		return
 	}
-	rewritten, refs := rewriteInformationSchema(inner, lex(inner), sess.catalog)
+	rewritten, refs := toDuck(inner, lex(inner), sess.catalog)
 	c, _, release, e := s.conn(q.ctx, sess)
 	if e != nil {
 		q.sendError(e)
@@ -780,7 +780,14 @@ func (s *Server) tableNames(ctx context.Context) (map[string]ioTable, error) {
 		if err := rows.Scan(&c, &sc, &t); err != nil {
 			return nil, err
 		}
-		out[c+"."+sc+"."+t] = newIOTable(c, sc, t)
+		// DuckDB's plan quotes a part only when it must; accept both forms.
+		for _, cn := range []string{c, quoteIdent(c)} {
+			for _, sn := range []string{sc, quoteIdent(sc)} {
+				for _, tn := range []string{t, quoteIdent(t)} {
+					out[cn+"."+sn+"."+tn] = newIOTable(c, sc, t)
+				}
+			}
+		}
 	}
 	return out, rows.Err()
 }

@@ -298,7 +298,7 @@ func returnsRowCount(updateType string, toks []token) bool {
 // runDuck executes a statement on DuckDB and streams its rows in pages.
 func (s *Server) runDuck(q *query, sess session, sqlText string, toks []token) {
 	ctx := q.ctx
-	sqlText, _ = rewriteInformationSchema(sqlText, toks, sess.catalog)
+	sqlText, _ = toDuck(sqlText, toks, sess.catalog)
 	c, tx, release, e := s.conn(ctx, sess)
 	if e != nil {
 		q.sendError(e)
@@ -328,6 +328,7 @@ func (s *Server) runDuck(q *query, sess session, sqlText string, toks []token) {
 	if st == duckdb.STATEMENT_TYPE_SELECT {
 		renames = unaliasedColumns(ctx, c, sqlText)
 	}
+	isValues := toks[0].is("VALUES")
 	rows, err := c.QueryContext(ctx, sqlText)
 	if err != nil {
 		q.sendError(fromDuckDB(sqlText, err, ctx))
@@ -375,6 +376,9 @@ func (s *Server) runDuck(q *query, sess session, sqlText string, toks []token) {
 		name := names[i]
 		if r, ok := renames[i]; ok {
 			name = r
+		}
+		if isValues {
+			name = fmt.Sprintf("_col%d", i)
 		}
 		cols[i] = newColumn(name, types[i])
 	}
@@ -430,7 +434,7 @@ func (q *query) sendStaticCount(updateType string, count int64) {
 // (DuckDB names them after the expression). It uses DuckDB's own parser.
 func unaliasedColumns(ctx context.Context, c *sql.Conn, sqlText string) map[int]string {
 	var raw string
-	if err := c.QueryRowContext(ctx, "SELECT CAST(json_serialize_sql(?) AS VARCHAR)", sqlText).Scan(&raw); err != nil {
+	if err := c.QueryRowContext(ctx, "SELECT CAST(json_serialize_sql("+quoteString(sqlText)+") AS VARCHAR)").Scan(&raw); err != nil {
 		return nil
 	}
 	var doc struct {

@@ -3,6 +3,8 @@ package trinotest_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
@@ -75,3 +77,7 @@ func TestPingAndSimpleQuery(t *testing.T) {
 	}
 	_ = trino.ErrQueryCancelled
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
