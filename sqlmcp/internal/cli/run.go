@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,6 +44,9 @@ func (a *app) connect() (*session, error) {
 	if err := env.Err(); err != nil {
 		return nil, err
 	}
+	if err := reachable(a.ctx, conn); err != nil {
+		return nil, err
+	}
 	client, err := engine.New(engine.Config{
 		Host: conn.Host, Port: conn.Port, User: conn.User, Password: conn.Password,
 		Catalog: conn.Catalog, Schema: conn.Schema,
@@ -53,6 +58,25 @@ func (a *app) connect() (*session, error) {
 		return nil, fmt.Errorf("connect to %s:%d: %w", conn.Host, conn.Port, err)
 	}
 	return &session{client: client, conn: conn, catalog: conn.Catalog, schema: conn.Schema, allowWrites: allowWrites}, nil
+}
+
+// reachable checks that the coordinator's port accepts connections, so an
+// engine that is down fails at once with a clear message instead of after
+// the Trino client's retries.
+func reachable(ctx context.Context, conn profile.Connection) error {
+	addr := net.JoinHostPort(conn.Host, strconv.Itoa(conn.Port))
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			err = op.Err
+		}
+		return fmt.Errorf("connect to the Trino coordinator at %s: %v; check the host and port (--host/--port, the profile, SQLENGINE_HOST/SQLENGINE_PORT) and that the engine is running", addr, err)
+	}
+	c.Close()
+	return nil
 }
 
 func (s *session) close() { s.client.Close() }
