@@ -183,7 +183,7 @@ func (c *Client) broker(ctx context.Context, addr string) (*sarama.Broker, error
 	select {
 	case <-cn.ready:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, ctxError(ctx, "connect to Kafka broker "+addr, c.opts.Timeout)
 	}
 	if cn.err != nil {
 		c.drop(addr, cn.b)

@@ -86,6 +86,13 @@ func (c *Client) Groups(ctx context.Context) (*report.Groups, error) {
 	}
 	sort.Slice(out.Groups, func(i, j int) bool { return out.Groups[i].ID < out.Groups[j].ID })
 	c.logEnds(ctx, md, out.Groups)
+	// A broker that metadata shows as dead may still coordinate groups
+	// (until Kafka moves its coordinators): say the list may be incomplete.
+	snap := snapshot(md)
+	snap.Expected = c.opts.Expected
+	for _, id := range report.Analyze(snap).OfflineBrokerIDs {
+		errs = append(errs, fmt.Sprintf("broker %d is offline: groups it coordinates cannot be listed", id))
+	}
 	if len(errs) > 0 {
 		out.Err = "consumer groups could not be listed on every broker: " + strings.Join(errs, "; ")
 	}
