@@ -42,6 +42,7 @@ const (
 	DefaultMaxRows        = 1000
 	DefaultMaxResultBytes = 1 << 20
 	DefaultQueryTimeout   = 300 * time.Second
+	DefaultRetryTimeout   = 10 * time.Second
 )
 
 // Config is how to reach the coordinator and the default limits of a query.
@@ -69,6 +70,10 @@ type Config struct {
 	MaxRows        int           // rows of a Query when its Limit is 0
 	MaxResultBytes int64         // JSON bytes of a Query's rows when its MaxBytes is 0
 	QueryTimeout   time.Duration // deadline of every query
+	// RetryTimeout is how long one HTTP request is retried while the
+	// coordinator is unreachable or busy (503), so that a call against an
+	// engine that is down fails in seconds, not minutes.
+	RetryTimeout time.Duration
 
 	// Transport, when set, is the HTTP round tripper under the engine's own
 	// (tests use it to observe traffic). TLS settings above are ignored
@@ -112,6 +117,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.QueryTimeout <= 0 {
 		c.QueryTimeout = DefaultQueryTimeout
+	}
+	if c.RetryTimeout <= 0 {
+		c.RetryTimeout = DefaultRetryTimeout
 	}
 }
 
@@ -157,6 +165,8 @@ func New(cfg Config) (*Client, error) {
 		Catalog:    cfg.Catalog,
 		Schema:     cfg.Schema,
 		HTTPClient: &http.Client{Transport: &requestTransport{base: base}},
+
+		RequestRetryTimeout: &cfg.RetryTimeout,
 	}
 	conn, err := trino.NewConnector(tc)
 	if err != nil {

@@ -93,9 +93,9 @@ func (c *Client) Query(ctx context.Context, q Query) (*Result, error) {
 // cap is reached, or a callback returns an error. When reading stops early
 // the query is cancelled on the coordinator. The row slice passed to onRow
 // is not reused; the callee may keep it.
-func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) error, onRow func([]any) error) (Summary, error) {
+func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) error, onRow func([]any) error) (sum Summary, err error) {
 	start := time.Now()
-	sum := Summary{Limit: max(q.Limit, 0)}
+	sum = Summary{Limit: max(q.Limit, 0)}
 	sqlText := strings.TrimSpace(q.SQL)
 	if sqlText == "" {
 		return sum, mcperr.New(mcperr.Invalid, "run a query", errors.New("the query is empty"), "give one SQL statement")
@@ -106,7 +106,7 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ctx, err := withRequestOptions(ctx, c.cfg, q.Catalog, q.Schema)
+	ctx, err = withRequestOptions(ctx, c.cfg, q.Catalog, q.Schema)
 	if err != nil {
 		return sum, err
 	}
