@@ -106,6 +106,7 @@ type serverInfo struct {
 	port int
 	env  []string // what the server needs beyond the MCP_* transport variables
 	bin  string
+	args []string
 }
 
 type proc struct {
@@ -239,12 +240,12 @@ func (p *playground) skip(name, why string) {
 func (p *playground) startAll(ctx context.Context) {
 	fmt.Println("Starting local back ends and servers ...")
 	common := []string{"MCP_TRANSPORT=http", "MCP_HOST=127.0.0.1", "LOG_LEVEL=info"}
-	add := func(name string, idx int, env []string) {
+	add := func(name string, idx int, env []string, args ...string) {
 		port := p.portBase + idx
-		s := &serverInfo{name: name, port: port, env: env, bin: p.binPath(name)}
+		s := &serverInfo{name: name, port: port, env: env, bin: p.binPath(name), args: args}
 		all := append(append([]string{}, common...), env...)
 		all = append(all, "MCP_PORT="+strconv.Itoa(port))
-		if err := p.start(ctx, name, []string{s.bin}, all, nil); err != nil {
+		if err := p.start(ctx, name, append([]string{s.bin}, args...), all, nil); err != nil {
 			p.skip(name, err.Error())
 			return
 		}
@@ -324,7 +325,7 @@ func (p *playground) startAll(ctx context.Context) {
 		p.sqlCatalog, p.sqlSchema = trino.Catalog, trino.Schema
 		add("sqlmcp", 3, []string{"SQLENGINE_HOST=" + trino.Host, "SQLENGINE_PORT=" + strconv.Itoa(trino.Port),
 			"SQLENGINE_USER=playground", "SQLENGINE_CATALOG=" + trino.Catalog, "SQLENGINE_SCHEMA=" + trino.Schema,
-			"XDG_CONFIG_HOME=" + filepath.Join(p.dir, "config")})
+			"XDG_CONFIG_HOME=" + filepath.Join(p.dir, "config")}, "serve")
 	}
 }
 
@@ -403,6 +404,6 @@ func (p *playground) printClientConfig() {
 	fmt.Printf("\nPaste into your MCP client's configuration (Claude Desktop / VS Code style):\n%s\n", b)
 	fmt.Println("\nOr run them over stdio yourself:")
 	for _, s := range p.servers {
-		fmt.Printf("  %s %s\n", strings.Join(s.env, " "), s.bin)
+		fmt.Printf("  %s %s\n", strings.Join(s.env, " "), strings.Join(append([]string{s.bin}, s.args...), " "))
 	}
 }

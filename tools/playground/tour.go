@@ -220,9 +220,12 @@ func (p *playground) drainAndReady(ctx context.Context, cs *mcp.ClientSession) (
 		if err != nil {
 			return "", err
 		}
-		var s map[string]any
-		json.Unmarshal([]byte(text), &s)
-		lines = append(lines, fmt.Sprintf("after set_server_state %-5s → status %v (source %v)", state, first(s, "status"), first(s, "source")))
+		var res struct {
+			Source string         `json:"source"`
+			Server map[string]any `json:"server"`
+		}
+		json.Unmarshal([]byte(text), &res)
+		lines = append(lines, fmt.Sprintf("after set_server_state %-5s → status %v (source %s)", state, first(res.Server, "status"), res.Source))
 	}
 	return strings.Join(lines, "\n"), nil
 }
@@ -249,8 +252,10 @@ func (p *playground) listTables(ctx context.Context, cs *mcp.ClientSession) (str
 	for _, t := range out.Tables {
 		names = append(names, t.Name+" ("+t.Type+")")
 	}
-	if len(names) > 0 {
-		p.sqlTable = out.Tables[0].Name
+	for _, t := range out.Tables {
+		if p.sqlTable == "" || t.Name == "orders" {
+			p.sqlTable = t.Name
+		}
 	}
 	return fmt.Sprintf("%s.%s: %s", out.Catalog, out.Schema, strings.Join(names, ", ")), nil
 }
@@ -270,7 +275,9 @@ func (p *playground) query(ctx context.Context, cs *mcp.ClientSession) (string, 
 		Count   int                           `json:"row_count"`
 		Trunc   bool                          `json:"truncated"`
 	}
-	json.Unmarshal([]byte(text), &r)
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber() // bigints stay exact
+	dec.Decode(&r)
 	var cols []string
 	for _, c := range r.Columns {
 		cols = append(cols, c.Name+" "+c.Type)
