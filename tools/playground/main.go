@@ -30,11 +30,12 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:]))
+	os.Exit(run(ctx, os.Args[1:], os.Stderr))
 }
 
-func run(ctx context.Context, args []string) int {
+func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("playground", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	portBase := fs.Int("port-base", 8701, "first of four consecutive ports for the MCP servers")
 	tourOnly := fs.Bool("tour-only", false, "exit after the tour (status 0 when every step succeeded)")
 	keep := fs.Bool("keep-logs", false, "keep the temporary directory with the logs after exit")
@@ -48,7 +49,7 @@ func run(ctx context.Context, args []string) int {
 	}
 	for i := 0; i < 4; i++ {
 		if err := portFree(*portBase + i); err != nil {
-			fmt.Fprintf(os.Stderr, "playground: port %d is busy (%v): stop whatever listens there (another playground?) or pass --port-base\n", *portBase+i, err)
+			fmt.Fprintf(stderr, "playground: port %d is busy (%v): stop whatever listens there (another playground?) or pass --port-base\n", *portBase+i, err)
 			return 1
 		}
 	}
