@@ -10,10 +10,16 @@ import (
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 )
 
-const notPersisted = "runtime change only: it is lost when HAProxy reloads or restarts unless the configuration file is changed too"
+const notPersisted = "Runtime change only: it is lost when HAProxy reloads or restarts unless the configuration file is changed too"
 
 func pWeight(required bool) prop {
-	opts := []mcp.PropertyOption{mcp.Description("Weight 0-256 (number or string), or a percentage of the initial weight such as \"50%\".")}
+	opts := []mcp.PropertyOption{mcp.Description("Weight 0-256 (number or string), or a percentage of the initial weight such as \"50%\"."),
+		func(m map[string]any) {
+			m["oneOf"] = []any{
+				map[string]any{"type": "integer", "minimum": 0, "maximum": 256},
+				map[string]any{"type": "string", "pattern": `^([0-9]{1,3}%?)$`},
+			}
+		}}
 	if required {
 		opts = append(opts, mcp.Required())
 	}
@@ -52,7 +58,7 @@ func (t *tools) poolTools() {
 				note = "the server is in service"
 			}
 			return ok(haproxy.SourceRuntime, map[string]any{"added": true, "backend": b, "server": s, "address": addr,
-				"port": port, "state": state, "note": note + "; " + notPersisted}), nil
+				"port": port, "state": state, "note": note + ". " + notPersisted}), nil
 		})
 
 	t.add("del_server", "Delete a server",

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
+	"github.com/mcpfleet/mcpfleet/shared/e2e"
+)
+
+var _ = flag.Bool("update", false, "rewrite golden files")
+
+// downEnv points both back ends at addresses where nothing answers: the
+// server must start anyway.
+func downEnv(t *testing.T) []string {
+	return []string{"PROXY_RUNTIME_URL=unix://" + filepath.Join(t.TempDir(), "none.sock"), "PROXY_STATS_URL=http://127.0.0.1:1/stats", "PROXY_STATS_TIMEOUT=1"}
+}
+
+func haproxyEnv(h *haproxytest.HAProxy, mode string) []string {
+	rt := "PROXY_RUNTIME_URL=tcp://" + h.RuntimeTCP
+	if mode == "unix" {
+		rt = "PROXY_RUNTIME_URL=unix://" + h.Socket
+	}
+	return []string{rt, "PROXY_STATS_URL=" + h.StatsURL, "PROXY_STATS_USERNAME=" + haproxytest.StatsUser, "PROXY_STATS_PASSWORD=" + haproxytest.StatsPassword}
+}
+
+// TestSurfaceGolden: the tool list, over stdio and streamable HTTP, matches
+// the golden files (full and read-only).
+func TestSurfaceGolden(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	env := downEnv(t)
+	e2e.Golden(t, "testdata/surface.golden.json", e2e.List(t, e2e.Stdio(t, bin, env)))
+	srv := e2e.StartHTTP(t, bin, env)
+	e2e.Golden(t, "testdata/surface.golden.json", e2e.List(t, e2e.Connect(t, srv.MCPURL(), nil)))
+	ro := append(downEnv(t), "PROXY_READ_ONLY=true")
+	e2e.Golden(t, "testdata/surface_readonly.golden.json", e2e.List(t, e2e.Stdio(t, bin, ro)))
+}
+
+// TestToolsOverTransports calls tools through the official Go SDK client:
+// over stdio with the Unix socket, over HTTP with the TCP port.
+func TestToolsOverTransports(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	h := haproxytest.Run(t, haproxytest.Options{})
+	stdio := e2e.Stdio(t, bin, haproxyEnv(h, "unix"))
+	srv := e2e.StartHTTP(t, bin, haproxyEnv(h, "tcp4"))
+	httpCS := e2e.Connect(t, srv.MCPURL(), nil)
+	for name, cs := range map[string]any{"stdio": stdio, "http": httpCS} {
+		_ = cs
+		t.Run(name, func(t *testing.T) {
+			c := stdio
+			if name == "http" {
+				c = httpCS
+			}
+			res := e2e.CallTool(t, c, "list_servers", map[string]any{"backend": "be_api"})
+			if res.IsError {
+				t.Fatal(e2e.Text(res))
+			}
+			var out struct {
+				Source  string `json:"source"`
+				Count   int    `json:"count"`
+				Servers []struct {
+					Name string `json:"name"`
+				} `json:"servers"`
+			}
+			b, _ := json.Marshal(res.StructuredContent)
+			if err := json.Unmarshal(b, &out); err != nil || out.Source != "runtime_api" || out.Count != 2 || len(out.Servers) != 2 {
+				t.Errorf("structured = %s (%v)", b, err)
+			}
+			if e2e.Text(res) != string(b) && !json.Valid([]byte(e2e.Text(res))) {
+				t.Errorf("text content is not the JSON result: %s", e2e.Text(res))
+			}
+			res = e2e.CallTool(t, c, "set_server_weight", map[string]any{"backend": "be_app", "server": "nosuch", "weight": 5})
+			if !res.IsError || !strings.Contains(e2e.Text(res), "No such server") {
+				t.Errorf("refusal = %v %s", res.IsError, e2e.Text(res))
+			}
+			res = e2e.CallTool(t, c, "set_server_weight", map[string]any{"backend": "be_app;show info", "server": "app1", "weight": 5})
+			if !res.IsError || !strings.Contains(e2e.Text(res), `invalid argument "backend"`) {
+				t.Errorf("injection = %v %s", res.IsError, e2e.Text(res))
+			}
+		})
+	}
+}
+
+// TestCallToolAliasOneShot: a single callTool request piped to stdio,
+// without initialize, prints one JSON-RPC response and exits.
+func TestCallToolAliasOneShot(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	h := haproxytest.Run(t, haproxytest.Options{})
+	for _, mode := range []string{"tcp4", "unix"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(bin)
+			cmd.Env = append(haproxyEnv(h, mode), "PATH=/usr/bin:/bin")
+			cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"callTool","params":{"name":"show_info","arguments":{}}}` + "\n")
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("exit: %v\n%s", err, stderr.String())
+				}
+			case <-time.After(15 * time.Second):
+				cmd.Process.Kill()
+				t.Fatal("proxymcp did not exit when stdin closed")
+			}
+			lines := nonEmptyLines(stdout.String())
+			if len(lines) != 1 {
+				t.Fatalf("stdout has %d lines, want 1:\n%s", len(lines), stdout.String())
+			}
+			var resp struct {
+				JSONRPC string `json:"jsonrpc"`
+				ID      int    `json:"id"`
+				Result  struct {
+					IsError           bool `json:"isError"`
+					StructuredContent struct {
+						Source string         `json:"source"`
+						Info   map[string]any `json:"info"`
+					} `json:"structuredContent"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal([]byte(lines[0]), &resp); err != nil {
+				t.Fatal(err)
+			}
+			sc := resp.Result.StructuredContent
+			if resp.JSONRPC != "2.0" || resp.ID != 1 || resp.Result.IsError || sc.Info["Name"] != "HAProxy" || sc.Source != "runtime_api" {
+				t.Errorf("response = %s", lines[0])
+			}
+		})
+	}
+}
+
+func nonEmptyLines(s string) []string {
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) != "" {
+			out = append(out, sc.Text())
+		}
+	}
+	return out
+}
+
+// TestStartsWhileHAProxyDown: calls fail clearly, the server keeps running.
+func TestStartsWhileHAProxyDown(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	cs := e2e.Stdio(t, bin, downEnv(t))
+	res := e2e.CallTool(t, cs, "list_servers", nil)
+	msg := e2e.Text(res)
+	if !res.IsError || !strings.Contains(msg, "none.sock") || !strings.Contains(msg, "127.0.0.1:1") {
+		t.Errorf("list_servers = %s", msg)
+	}
+	res = e2e.CallTool(t, cs, "show_info", nil)
+	if !res.IsError || !strings.Contains(e2e.Text(res), "PROXY_RUNTIME_URL") {
+		t.Errorf("show_info = %s", e2e.Text(res))
+	}
+}
+
+// TestConfigurationErrors exit with status 2 and name the variable.
+func TestConfigurationErrors(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"PROXY_RUNTIME_ENABLED=false", "PROXY_STATS_ENABLED=false"}, "at least one back end"},
+		{[]string{"PROXY_RUNTIME_MODE=udp"}, "PROXY_RUNTIME_MODE"},
+		{[]string{"PROXY_STATS_URL=http://u:hunter2@x:1/stats", "PROXY_STATS_TIMEOUT=-1"}, "PROXY_STATS_TIMEOUT"},
+	} {
+		cmd := exec.Command(bin)
+		cmd.Env = tc.env
+		cmd.Stdin = strings.NewReader("")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%v: %v\n%s", tc.env, err, out)
+		}
+		if strings.Contains(string(out), "hunter2") {
+			t.Errorf("password echoed: %s", out)
+		}
+	}
+}
+
+// TestHTTPRefusesUnauthenticated: with OAuth on, /mcp answers 401 without a token.
+func TestHTTPRefusesUnauthenticated(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	env := append(downEnv(t), "OAUTH_ENABLED=true", "OAUTH_PROVIDER=hmac", "JWT_SECRET=0123456789abcdef0123456789abcdef-test", "OIDC_AUDIENCE=x")
+	srv := e2e.StartHTTP(t, bin, env)
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, srv.MCPURL(), strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("status = %d, want 401", resp.StatusCode)
+	}
+}
