@@ -45,6 +45,7 @@ type envOptions struct {
 	client    func(*cli.Client)
 	heartbeat time.Duration
 	cliPath   string // a fake CLI instead of the real one
+	runner    func(*cli.Client) mcpserver.Runner
 }
 
 func testConfig() config.Config {
@@ -82,7 +83,11 @@ func newEnv(t testing.TB, o envOptions) *env {
 	go e.store.RunSweeper(ctx, session.SweepInterval(e.cfg.SessionTTL))
 
 	s := serve.NewServer("codermcp", "test", mcpserver.ServerOptions()...)
-	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: 20 * time.Millisecond}).Register(s.MCPServer)
+	var runner mcpserver.Runner = e.client
+	if o.runner != nil {
+		runner = o.runner(e.client)
+	}
+	mcpserver.New(e.cfg, runner, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: 20 * time.Millisecond}).Register(s.MCPServer)
 	scfg := serve.Config{Transport: "http", Host: "127.0.0.1"}
 	ts := httptest.NewServer(serve.NewHTTPHandler(serve.Program{Name: "codermcp"}, s, scfg, nil, serve.Options{}))
 	t.Cleanup(ts.Close)
