@@ -1,0 +1,5 @@
+//go:build race
+
+package kafka_test
+
+const raceEnabled = true
