@@ -372,3 +372,48 @@ func TestGracefulShutdownStdio(t *testing.T) {
 		t.Errorf("sleep ended as %q", got)
 	}
 }
+
+func TestOAuthGuardsEveryMCPEndpoint(t *testing.T) {
+	bin := echoserver(t)
+	srv := e2e.StartHTTP(t, bin, []string{"OAUTH_ENABLED=true", "OAUTH_PROVIDER=hmac",
+		"JWT_SECRET=0123456789abcdef0123456789abcdef", "OIDC_AUDIENCE=echoserver"})
+	for _, path := range []string{"/mcp", "/sse", "/message?sessionId=x"} {
+		method := http.MethodPost
+		if path == "/sse" {
+			method = http.MethodGet
+		}
+		req, _ := http.NewRequest(method, srv.Base+path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		challenge := resp.Header.Get("WWW-Authenticate")
+		if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(challenge, "Bearer ") ||
+			!strings.Contains(challenge, `resource_metadata="`+srv.Base+`/.well-known/oauth-protected-resource"`) {
+			t.Errorf("%s %s: %d %q, want 401 with a Bearer challenge", method, path, resp.StatusCode, challenge)
+		}
+	}
+	resp, err := http.Get(srv.Base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/healthz: %d, want 200 without a token", resp.StatusCode)
+	}
+}
+
+func TestBadOAuthConfigurationExits2(t *testing.T) {
+	bin := echoserver(t)
+	_, errOut, code := runBin(t, bin, []string{"MCP_TRANSPORT=http", "OAUTH_ENABLED=true", "OAUTH_PROVIDER=hmac", "OAUTH_MODE=sideways"}, "")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr: %s", code, errOut)
+	}
+	for _, w := range []string{"JWT_SECRET", "OAUTH_MODE"} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("stderr lacks %s:\n%s", w, errOut)
+		}
+	}
+}
