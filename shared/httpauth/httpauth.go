@@ -100,7 +100,8 @@ func FromEnv(r *envconfig.Reader, defaultBaseURL string) Config {
 	return c
 }
 
-// Identity is the verified caller.
+// Identity is the verified caller. It is shared by every request made with
+// the same token (the verification cache), so treat it as read-only.
 type Identity struct {
 	Subject  string
 	Username string

@@ -120,6 +120,23 @@ func TestNativeProviders(t *testing.T) {
 			want: "user-1|alice|alice@example.com",
 		},
 		{
+			// Azure tenant given by domain name: discovery publishes the
+			// tenant's GUID issuer.
+			name: "azure tenant by name",
+			idp: &idptest.Options{Issuer: "https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0",
+				DiscoveryIssuer: "https://login.microsoftonline.com/" + tid + "/v2.0"},
+			cfg: func(idp *idptest.IdP) httpauth.Config {
+				return httpauth.Config{Provider: "azure", Issuer: idp.Issuer(), Audience: "app", HTTPClient: idp.HTTPClient()}
+			},
+			token: func(idp *idptest.IdP) string {
+				c := idp.Claims("app")
+				c["iss"] = "https://login.microsoftonline.com/" + tid + "/v2.0"
+				c["tid"] = tid
+				return idp.Sign(c)
+			},
+			want: "user-1|alice|alice@example.com",
+		},
+		{
 			// Azure v1 access token (sts.windows.net issuer, upn, bare app id).
 			name: "azure v1 token",
 			idp:  &idptest.Options{Issuer: "https://login.microsoftonline.com/" + tid + "/v2.0"},
@@ -265,5 +282,22 @@ func TestProviderUnavailable(t *testing.T) {
 	}
 	if n := h.calls.Load(); n != 0 {
 		t.Fatalf("tool handler ran %d times", n)
+	}
+}
+
+// TestAzureForeignDiscoveryIssuer: Azure's published issuer is trusted only
+// on the configured host; another host fails discovery.
+func TestAzureForeignDiscoveryIssuer(t *testing.T) {
+	idp := idptest.New(t, idptest.Options{Issuer: "https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0",
+		DiscoveryIssuer: "https://evil.example/contoso/v2.0"})
+	h := newHarness(t, httpauth.Config{Provider: "azure", Issuer: idp.Issuer(), Audience: "app", HTTPClient: idp.HTTPClient()})
+	c := idp.Claims("app")
+	c["iss"] = "https://evil.example/contoso/v2.0"
+	resp := h.rpc(t, "Bearer "+idp.Sign(c), "", initializeBody)
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503 (discovery refused)", resp.StatusCode)
+	}
+	if !strings.Contains(h.logText(), "discovery failed") {
+		t.Errorf("discovery failure not logged:\n%s", h.logText())
 	}
 }

@@ -46,6 +46,7 @@ type oidcVerifier struct {
 	access      *oidc.IDTokenVerifier // bearer tokens: aud checked by us
 	idTokens    *oidc.IDTokenVerifier // proxy mode: ID tokens issued to OIDC_CLIENT_ID
 	issuerTmpl  string                // Azure multi-tenant issuer with {tenantid}
+	azureIssuer string                // Azure issuer published for a tenant given by name
 	lastAttempt time.Time
 	lastErr     error
 }
@@ -80,13 +81,20 @@ func (o *oidcVerifier) discover(ctx context.Context) error {
 		// issuer "https://login.microsoftonline.com/{tenantid}/v2.0", which
 		// never equals the URL it was fetched from; tokens carry the tenant's
 		// own issuer. Accept the template and check iss against tid per token.
+		// A tenant given by domain name (contoso.onmicrosoft.com) publishes
+		// its GUID issuer. Both come from the configured host over TLS, so
+		// the published issuer is trusted, on that host only.
 		iss, err := fetchIssuer(ctx, o.cfg.HTTPClient, o.cfg.Issuer)
 		if err != nil {
 			return err
 		}
-		if strings.Contains(iss, "{tenantid}") {
-			o.issuerTmpl = iss
+		if iss != o.cfg.Issuer && sameHost(iss, o.cfg.Issuer) {
 			ctx = oidc.InsecureIssuerURLContext(ctx, iss)
+			if strings.Contains(iss, "{tenantid}") {
+				o.issuerTmpl = iss
+			} else {
+				o.azureIssuer = iss
+			}
 		}
 	}
 	p, err := oidc.NewProvider(ctx, o.cfg.Issuer)
@@ -235,8 +243,12 @@ func (o *oidcVerifier) checkAzureIssuer(iss, tid string) error {
 		tenant = tid
 		allowed = append(allowed, strings.ReplaceAll(o.issuerTmpl, "{tenantid}", tid))
 	} else {
-		allowed = append(allowed, o.cfg.Issuer)
-		if u, err := url.Parse(o.cfg.Issuer); err == nil {
+		issuer := o.cfg.Issuer
+		if o.azureIssuer != "" {
+			issuer = o.azureIssuer
+		}
+		allowed = append(allowed, issuer)
+		if u, err := url.Parse(issuer); err == nil {
 			tenant, _, _ = strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
 		}
 	}
@@ -249,6 +261,12 @@ func (o *oidcVerifier) checkAzureIssuer(iss, tid string) error {
 		}
 	}
 	return invalid("token issuer %q is not accepted; expected %q", iss, allowed[0])
+}
+
+func sameHost(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && ua.Scheme == ub.Scheme && strings.EqualFold(ua.Host, ub.Host)
 }
 
 // checkAlg refuses "none" and HMAC algorithms before go-oidc sees the
