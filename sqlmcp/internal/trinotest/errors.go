@@ -43,6 +43,7 @@ var errorCodes = map[string]struct {
 }{
 	"GENERIC_USER_ERROR":          {0, "USER_ERROR"},
 	"SYNTAX_ERROR":                {1, "USER_ERROR"},
+	"ABANDONED_QUERY":             {2, "USER_ERROR"},
 	"USER_CANCELED":               {3, "USER_ERROR"},
 	"PERMISSION_DENIED":           {4, "USER_ERROR"},
 	"NOT_FOUND":                   {5, "USER_ERROR"},

@@ -1,12 +1,14 @@
 package trinotest_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
@@ -209,5 +211,56 @@ func TestInfoAndUnknownPaths(t *testing.T) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("unavailable: %d", resp.StatusCode)
+	}
+}
+
+func TestAbandonedQueryIsCancelled(t *testing.T) {
+	srv := trinotest.Start(t, trinotest.WithAbandonAfter(200*time.Millisecond))
+	req, _ := http.NewRequest(http.MethodPost, srv.URL()+"/v1/statement", strings.NewReader("SELECT * FROM "+trinotest.LargeTable))
+	req.Header.Set("X-Trino-User", "gone")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct{ ID string }
+	_ = json.NewDecoder(resp.Body).Decode(&page)
+	_ = resp.Body.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	info, err := srv.WaitQuery(ctx, page.ID)
+	if err != nil {
+		t.Fatalf("query still running: %+v", info)
+	}
+	if info.ErrorName != "ABANDONED_QUERY" || info.State != trinotest.StateFailed || info.RowsRead >= trinotest.LargeTableRows {
+		t.Errorf("info = %+v", info)
+	}
+}
+
+func TestWireSessionStatements(t *testing.T) {
+	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
+	res := rawQuery(t, srv, "SET SESSION query_max_run_time = '10m'", nil)
+	if res.UpdateType != "SET SESSION" || res.Header.Get("X-Trino-Set-Session") != "query_max_run_time=10m" {
+		t.Errorf("SET SESSION: %q %v", res.UpdateType, res.Header)
+	}
+	res = rawQuery(t, srv, "RESET SESSION query_max_run_time", nil)
+	if res.UpdateType != "RESET SESSION" || res.Header.Get("X-Trino-Clear-Session") != "query_max_run_time" {
+		t.Errorf("RESET SESSION: %q %v", res.UpdateType, res.Header)
+	}
+	res = rawQuery(t, srv, "SHOW SCHEMAS FROM system", nil)
+	if len(res.Data) != 4 || string(res.Data[0][0]) != `"information_schema"` {
+		t.Errorf("system schemas = %v", res.Data)
+	}
+	res = rawQuery(t, srv, "SHOW SCHEMAS", map[string]string{"X-Trino-Catalog": "", "X-Trino-Schema": ""})
+	if res.Error == nil || res.Error["errorName"] != "MISSING_CATALOG_NAME" {
+		t.Errorf("SHOW SCHEMAS without catalog: %v", res.Error)
+	}
+	// EXPLAIN ANALYZE executes the statement, as in Trino.
+	res = rawQuery(t, srv, "EXPLAIN ANALYZE INSERT INTO sales.crm.contacts VALUES (9, 'x', NULL, NULL)", nil)
+	if res.Error != nil || len(res.Columns) != 1 || res.Columns[0].Name != "Query Plan" {
+		t.Fatalf("EXPLAIN ANALYZE: %v %v", res.Error, res.Columns)
+	}
+	res = rawQuery(t, srv, "SELECT count(*) FROM sales.crm.contacts", nil)
+	if string(res.Data[0][0]) != "4" {
+		t.Errorf("EXPLAIN ANALYZE did not execute the insert: %s", res.Data[0][0])
 	}
 }

@@ -84,6 +84,7 @@ type query struct {
 
 	cancelled atomic.Bool
 	rowsRead  atomic.Int64
+	lastSeen  atomic.Int64 // unix nanos of the last client request
 
 	mu   sync.Mutex
 	info QueryInfo
@@ -131,6 +132,28 @@ func (q *query) userCancel() {
 		q.info.Interrupted = true
 		q.mu.Unlock()
 	}
+	q.cancel()
+}
+
+func (q *query) touch() { q.lastSeen.Store(time.Now().UnixNano()) }
+
+// idleSince reports a running query whose client has not asked for a page
+// for d.
+func (q *query) idleSince(d time.Duration) bool {
+	select {
+	case <-q.done:
+		return false
+	default:
+	}
+	return time.Since(time.Unix(0, q.lastSeen.Load())) > d
+}
+
+// abandon cancels a query whose client went away.
+func (q *query) abandon() {
+	q.fail(newError("ABANDONED_QUERY", "Query was abandoned by the client", 0, 0))
+	q.mu.Lock()
+	q.info.Interrupted = true
+	q.mu.Unlock()
 	q.cancel()
 }
 
@@ -250,12 +273,20 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, body, principal 
 	}
 	s.mu.Unlock()
 
+	q.touch()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer close(q.done)
 		defer cancel()
 		s.run(q, sess)
+		if q.ctx.Err() != nil {
+			// Cancelled: drop a page nobody will read.
+			select {
+			case <-q.events:
+			default:
+			}
+		}
 	}()
 
 	resp := queryResults{
@@ -287,10 +318,14 @@ func (s *Server) nextPage(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
+	q.touch()
 	q.serveMu.Lock()
 	defer q.serveMu.Unlock()
 	switch {
-	case token == q.token:
+	case q.cancelled.Load() && (q.last == nil || token > q.token):
+		q.last, q.lastHdr = s.buildPage(r, q, token)
+		q.token = token
+	case token == q.token && q.last != nil:
 		// A retried request: answer exactly what was answered before.
 	case token == q.token+1 && !q.ended:
 		q.last, q.lastHdr = s.buildPage(r, q, token)

@@ -68,7 +68,14 @@ type Options struct {
 	MaxWait time.Duration
 	// Addr is the listen address (default 127.0.0.1:0, a free port).
 	Addr string
+	// AbandonAfter cancels a query whose client has not asked for a page
+	// for this long (default 2m), as Trino abandons queries; the query fails
+	// with ABANDONED_QUERY.
+	AbandonAfter time.Duration
 }
+
+// maxRecorded bounds the recorded requests; the oldest are dropped first.
+const maxRecorded = 100_000
 
 // Option changes Options; used with Start.
 type Option func(*Options)
@@ -103,6 +110,10 @@ func WithoutSampleData() Option { return func(o *Options) { o.NoSampleData = tru
 
 // WithMaxWait sets how long a page request waits for data.
 func WithMaxWait(d time.Duration) Option { return func(o *Options) { o.MaxWait = d } }
+
+// WithAbandonAfter sets how long a query may go without a page request
+// before the engine cancels it (Options.AbandonAfter).
+func WithAbandonAfter(d time.Duration) Option { return func(o *Options) { o.AbandonAfter = d } }
 
 // Request is one HTTP request the server received.
 type Request struct {
@@ -171,6 +182,9 @@ func New(opts Options) (*Server, error) {
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"
 	}
+	if opts.AbandonAfter <= 0 {
+		opts.AbandonAfter = 2 * time.Minute
+	}
 	if len(opts.Users) > 0 && !opts.TLS {
 		return nil, errors.New("password authentication needs TLS (set Options.TLS), as in Trino")
 	}
@@ -209,10 +223,14 @@ func New(opts Options) (*Server, error) {
 	}
 	s.listener = ln
 	s.http = &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		_ = s.http.Serve(ln)
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.reapAbandoned()
 	}()
 	return s, nil
 }
@@ -394,9 +412,36 @@ func (s *Server) Exec(ctx context.Context, sqlText string) error {
 // or serves normally again (false), to test an engine that is down.
 func (s *Server) SetUnavailable(down bool) { s.unavailable.Store(down) }
 
+// reapAbandoned cancels queries whose client went away.
+func (s *Server) reapAbandoned() {
+	tick := time.NewTicker(min(s.opts.AbandonAfter/4, 5*time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.closing:
+			return
+		case <-tick.C:
+		}
+		s.mu.Lock()
+		var stale []*query
+		for _, q := range s.queries {
+			if q.idleSince(s.opts.AbandonAfter) {
+				stale = append(stale, q)
+			}
+		}
+		s.mu.Unlock()
+		for _, q := range stale {
+			q.abandon()
+		}
+	}
+}
+
 func (s *Server) record(r *http.Request, body, queryID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.requests) >= maxRecorded {
+		s.requests = append(s.requests[:0], s.requests[len(s.requests)-maxRecorded/2:]...)
+	}
 	s.requests = append(s.requests, Request{
 		Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body,
 		QueryID: queryID, Time: time.Now(),
@@ -496,6 +541,12 @@ func (s *Server) cancelQuery(w http.ResponseWriter, id string) {
 	}
 	q.userCancel()
 	w.WriteHeader(http.StatusNoContent)
+	// Free the last data page once a concurrent page request is done.
+	go func() {
+		q.serveMu.Lock()
+		defer q.serveMu.Unlock()
+		q.last, q.lastHdr = nil, nil
+	}()
 }
 
 // queryIDFromPath extracts the query id of /v1/statement/executing/{id}/...
