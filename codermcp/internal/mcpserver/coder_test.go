@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -193,25 +194,56 @@ func TestCoderFallbackWhenCLIForgetsThread(t *testing.T) {
 	}
 }
 
-func TestReviewUncommitted(t *testing.T) {
+func TestReview(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
 	repo := codertest.GitRepo(t)
-	res := e.call(t, "review", map[string]any{"uncommitted": true, "workingDirectory": repo})
-	got := mustOK(t, res)
-	if !strings.Contains(got, "reply to: Review the current code changes") {
-		t.Errorf("review text = %q, want the model's answer to the CLI's review prompt", got)
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
 	}
-	if meta := contentMeta(t, res); meta["model"] != codertest.Model {
-		t.Errorf("_meta = %v, want model", meta)
+	sha := git("rev-parse", "HEAD")
+	branch := git("rev-parse", "--abbrev-ref", "HEAD")
+	cases := []struct {
+		name   string
+		args   map[string]any
+		prompt string // what the CLI asks the model
+		meta   map[string]any
+	}{
+		{"uncommitted", map[string]any{"uncommitted": true}, "Review the current code changes", map[string]any{"model": codertest.Model}},
+		{"commit with title", map[string]any{"commit": sha, "title": "Make main panic"}, "Make main panic", map[string]any{"model": codertest.Model, "commit": sha}},
+		{"base branch", map[string]any{"base": branch}, branch, map[string]any{"model": codertest.Model, "base": branch}},
+		{"custom instructions", map[string]any{"prompt": "-look only at error handling"}, "-look only at error handling", map[string]any{"model": codertest.Model}},
 	}
-	reqs := e.h.Endpoint.RequestsWith("Review the current code changes")
-	if len(reqs) == 0 {
-		t.Fatal("the endpoint never saw the review")
-	}
-	// The model is passed as a config override; the provider sees it.
-	if reqs[0].Model != codertest.Model {
-		t.Errorf("review used model %q", reqs[0].Model)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			args := map[string]any{"workingDirectory": repo}
+			for k, v := range tc.args {
+				args[k] = v
+			}
+			res := e.call(t, "review", args)
+			got := mustOK(t, res)
+			if !strings.Contains(got, "reply to: ") || !strings.Contains(got, tc.prompt) {
+				t.Errorf("review text = %q, want the model's answer to a prompt naming %q", got, tc.prompt)
+			}
+			meta := contentMeta(t, res)
+			if len(meta) != len(tc.meta) {
+				t.Errorf("_meta = %v, want %v", meta, tc.meta)
+			}
+			for k, v := range tc.meta {
+				if meta[k] != v {
+					t.Errorf("_meta.%s = %v, want %v", k, meta[k], v)
+				}
+			}
+			reqs := e.h.Endpoint.RequestsWith(tc.prompt)
+			if len(reqs) == 0 || reqs[0].Model != codertest.Model {
+				t.Errorf("the endpoint saw %+v; want the review sent for the configured model", reqs)
+			}
+		})
 	}
 }
 

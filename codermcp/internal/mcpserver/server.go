@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -283,9 +284,10 @@ func (s *Server) result(text string, meta map[string]any) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent{
 		Type: "text", Text: text, Meta: &mcp.Meta{AdditionalFields: meta},
 	}}}
-	res.Meta = &mcp.Meta{AdditionalFields: meta}
+	// Separate maps: mcp-go adds its own keys to the result-level _meta.
+	res.Meta = &mcp.Meta{AdditionalFields: maps.Clone(meta)}
 	if s.cfg.Structured {
-		res.StructuredContent = meta
+		res.StructuredContent = maps.Clone(meta)
 	}
 	return res
 }
