@@ -23,6 +23,10 @@ func classify(err error, op string) error {
 	}
 	var me *mcperr.Error
 	if errors.As(err, &me) {
+		if me.Op == "run the query" || strings.HasPrefix(me.Op, "run the query on ") {
+			// Say what the caller was doing rather than the generic step.
+			return &mcperr.Error{Kind: me.Kind, Op: op, Err: me.Err, Hint: me.Hint}
+		}
 		return err
 	}
 	var te *trino.ErrTrino

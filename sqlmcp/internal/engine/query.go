@@ -197,6 +197,10 @@ func (c *Client) queryError(ctx context.Context, err error, timeout time.Duratio
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return mcperr.New(mcperr.Canceled, "run the query", errors.New("cancelled by the caller; the query was cancelled on the engine"), "")
 	}
+	var te *TrinoError
+	if errors.As(err, &te) {
+		return classify(err, "run the query")
+	}
 	return classify(err, "run the query on "+c.cfg.URL())
 }
 

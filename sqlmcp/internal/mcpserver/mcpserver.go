@@ -94,31 +94,38 @@ func (t *Tools) Register(s *server.MCPServer) {
 	} else {
 		execDesc += " Only read-only statements run (SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE, EXPLAIN)."
 	}
-	s.AddTool(mcp.NewTool("execute_query",
+	s.AddTool(newTool("execute_query", executeInput(t.opts.MaxRows, t.opts.MaxRowsCeiling),
 		mcp.WithDescription(execDesc),
 		mcp.WithToolTitle("Run SQL"),
 		mcp.WithReadOnlyHintAnnotation(!writes),
 		mcp.WithDestructiveHintAnnotation(writes),
 		mcp.WithIdempotentHintAnnotation(!writes),
 		mcp.WithOpenWorldHintAnnotation(false),
-		mcp.WithRawInputSchema(executeInput(t.opts.MaxRows, t.opts.MaxRowsCeiling)),
 		mcp.WithRawOutputSchema(executeOutput),
 	), t.executeQuery)
-	s.AddTool(mcp.NewTool("list_catalogs", append(readOnly("List catalogs"),
+	s.AddTool(newTool("list_catalogs", emptyInput, append(readOnly("List catalogs"),
 		mcp.WithDescription("List the engine's catalogs."),
-		mcp.WithRawInputSchema(emptyInput), mcp.WithRawOutputSchema(catalogsOutput))...), t.listCatalogs)
-	s.AddTool(mcp.NewTool("list_schemas", append(readOnly("List schemas"),
+		mcp.WithRawOutputSchema(catalogsOutput))...), t.listCatalogs)
+	s.AddTool(newTool("list_schemas", schemasInput, append(readOnly("List schemas"),
 		mcp.WithDescription("List the schemas of a catalog."),
-		mcp.WithRawInputSchema(schemasInput), mcp.WithRawOutputSchema(schemasOutput))...), t.listSchemas)
-	s.AddTool(mcp.NewTool("list_tables", append(readOnly("List tables"),
+		mcp.WithRawOutputSchema(schemasOutput))...), t.listSchemas)
+	s.AddTool(newTool("list_tables", tablesInput, append(readOnly("List tables"),
 		mcp.WithDescription("List the tables and views of a schema, optionally filtered by a SQL LIKE pattern."),
-		mcp.WithRawInputSchema(tablesInput), mcp.WithRawOutputSchema(tablesOutput))...), t.listTables)
-	s.AddTool(mcp.NewTool("get_table_schema", append(readOnly("Describe table"),
+		mcp.WithRawOutputSchema(tablesOutput))...), t.listTables)
+	s.AddTool(newTool("get_table_schema", tableSchemaInput, append(readOnly("Describe table"),
 		mcp.WithDescription("Describe a table's columns: name, type, nullability, comment and extra information, in column order."),
-		mcp.WithRawInputSchema(tableSchemaInput), mcp.WithRawOutputSchema(tableSchemaOutput))...), t.getTableSchema)
-	s.AddTool(mcp.NewTool("explain_query", append(readOnly("Explain SQL"),
+		mcp.WithRawOutputSchema(tableSchemaOutput))...), t.getTableSchema)
+	s.AddTool(newTool("explain_query", explainInput(engine.ExplainTypes, engine.ExplainFormats), append(readOnly("Explain SQL"),
 		mcp.WithDescription("Show the engine's plan for a statement without executing it: LOGICAL, DISTRIBUTED, VALIDATE or IO, as TEXT, JSON or GRAPHVIZ."),
-		mcp.WithRawInputSchema(explainInput(engine.ExplainTypes, engine.ExplainFormats)), mcp.WithRawOutputSchema(explainOutput))...), t.explainQuery)
+		mcp.WithRawOutputSchema(explainOutput))...), t.explainQuery)
+}
+
+// newTool builds a tool whose input schema is the strict raw schema input.
+func newTool(name string, input []byte, opts ...mcp.ToolOption) mcp.Tool {
+	tool := mcp.NewTool(name, opts...)
+	tool.InputSchema = mcp.ToolInputSchema{} // NewTool's default would clash with the raw schema
+	tool.RawInputSchema = input
+	return tool
 }
 
 // result returns v as JSON text plus the same object as structuredContent.
@@ -247,8 +254,8 @@ func (t *Tools) checkScope(ctx context.Context, st *sqlguard.Statement, q engine
 	if !t.opts.Scope.Enabled() {
 		return nil
 	}
-	if st.TableFunction {
-		return t.opts.Scope.CheckTables(st, nil, nil)
+	if err := t.opts.Scope.Precheck(st); err != nil {
+		return err
 	}
 	q.SQL = st.Inner
 	plan, err := t.eng.IO(ctx, q)

@@ -24,8 +24,9 @@ type Statement struct {
 	// SQL is the statement to send: the input without its one trailing ';'.
 	SQL string
 	// Keyword is the statement's first keyword in upper case ("(" for a
-	// parenthesised query).
-	Keyword string
+	// parenthesised query); InnerKeyword is that of Inner.
+	Keyword      string
+	InnerKeyword string
 	// ReadOnly reports that the statement cannot change anything.
 	ReadOnly bool
 	// Explain is set for EXPLAIN (Analyze for EXPLAIN ANALYZE); Inner is
@@ -119,6 +120,7 @@ func Check(sql string, opts Options) (*Statement, error) {
 func judge(st *Statement, sql string, toks []Token, end int, opts Options) error {
 	first := toks[0]
 	st.Inner = strings.TrimSpace(sql[first.Pos:end])
+	st.InnerKeyword = first.Value
 	if first.IsSymbol("(") {
 		i := 0
 		for i < len(toks) && toks[i].IsSymbol("(") {
@@ -177,6 +179,7 @@ func judge(st *Statement, sql string, toks []Token, end int, opts Options) error
 		}
 		// A plain EXPLAIN only plans its statement; nothing is executed.
 		st.Inner = strings.TrimSpace(sql[inner[0].Pos:end])
+		st.InnerKeyword = inner[0].Value
 		st.ReadOnly = true
 		return nil
 	case readKeywords[kw]:

@@ -90,6 +90,27 @@ func (s *Scope) CheckSchema(catalog, schema string) error {
 		Allow: "add it to " + SettingAllowedSchemas + " to allow it"}
 }
 
+// Precheck refuses, before the engine is asked anything, statements whose
+// tables the engine's IO plan cannot show: table function calls, and SHOW
+// and DESCRIBE, which read the engine's metadata of any schema.
+func (s *Scope) Precheck(st *Statement) error {
+	if !s.Enabled() || st == nil {
+		return nil
+	}
+	if st.TableFunction {
+		return &Refusal{What: "the table function call",
+			Why:   "with " + SettingAllowedSchemas + " set, table functions are refused: the engine cannot say which tables they read",
+			Allow: "query the allowed tables directly"}
+	}
+	switch st.InnerKeyword {
+	case "SHOW", "DESCRIBE", "DESC":
+		return &Refusal{What: st.InnerKeyword,
+			Why:   "with " + SettingAllowedSchemas + " set, metadata statements are refused: they can read any schema",
+			Allow: "use the list_catalogs, list_schemas, list_tables and get_table_schema tools, which are confined to the allowed schemas"}
+	}
+	return nil
+}
+
 // ErrUndetermined is returned (inside a *Refusal) when the tables a
 // statement touches cannot be determined.
 var ErrUndetermined = errors.New("which tables the statement touches cannot be determined")
@@ -102,10 +123,8 @@ func (s *Scope) CheckTables(st *Statement, inputs []TableName, output *TableName
 	if !s.Enabled() {
 		return nil
 	}
-	if st != nil && st.TableFunction {
-		return &Refusal{What: "the table function call",
-			Why:   "with " + SettingAllowedSchemas + " set, table functions are refused: the engine cannot say which tables they read",
-			Allow: "query the allowed tables directly"}
+	if err := s.Precheck(st); err != nil {
+		return err
 	}
 	touched := append([]TableName(nil), inputs...)
 	if output != nil {
