@@ -241,6 +241,7 @@ listen stats_noadmin
 	// -db: stay in the foreground as our child; no master process.
 	h.cmd = exec.Command(bin, "-db", "-f", h.ConfigPath)
 	h.cmd.Dir = dir
+	h.cmd.SysProcAttr = childAttr()
 	h.cmd.Stdout, h.cmd.Stderr = logf, logf
 	if err := h.cmd.Start(); err != nil {
 		return h, fmt.Errorf("start haproxy: %w", err)

@@ -46,6 +46,11 @@ func run() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Under "go run", a SIGTERM to the go command is not relayed to us:
+	// ask for one when our parent goes away.
+	if err := haproxytest.ExitWithParent(); err != nil {
+		fmt.Fprintln(os.Stderr, "playhaproxy: cannot follow the parent's exit:", err)
+	}
 	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	h, err := haproxytest.Start(startCtx, haproxytest.Options{Dir: *dir, BigServers: *big})
 	cancel()
