@@ -419,10 +419,13 @@ func BenchmarkExecuteQuery(b *testing.B) {
 	for _, limit := range []int{100, 1000, 10000} {
 		b.Run(fmt.Sprintf("limit=%d", limit), func(b *testing.B) {
 			b.ReportAllocs()
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "execute_query"
+			req.Params.Arguments = map[string]any{"query": "SELECT * FROM " + trinotest.LargeTable, "limit": limit}
 			for b.Loop() {
-				text, isErr := h.call(b, context.Background(), "execute_query", map[string]any{"query": "SELECT * FROM " + trinotest.LargeTable, "limit": limit})
-				if isErr {
-					b.Fatal(text)
+				res, err := h.c.CallTool(context.Background(), req)
+				if err != nil || res.IsError {
+					b.Fatal(err, res.Content)
 				}
 			}
 		})
