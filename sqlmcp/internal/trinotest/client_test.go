@@ -306,6 +306,9 @@ func TestClientMetadataStatements(t *testing.T) {
 		{"SHOW COLUMNS FROM warehouse.inventory.products LIKE '%s'", []string{"Column", "Type", "Extra", "Comment"}, [][]any{
 			{"tags", "array(varchar)", "", ""}, {"attributes", "map(varchar, varchar)", "", ""}, {"dims", "row(width double, height double)", "", ""},
 		}},
+		{"DESCRIBE order_totals", []string{"Column", "Type", "Extra", "Comment"}, [][]any{
+			{"customer_id", "integer", "", ""}, {"order_count", "bigint", "", ""}, {"total_amount", "decimal(38,2)", "", ""},
+		}},
 		{"EXPLAIN (TYPE VALIDATE) SELECT * FROM orders", []string{"Valid"}, [][]any{{true}}},
 		{"SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1", []string{"table_name", "table_type"}, [][]any{
 			{"all_types", "BASE TABLE"}, {"customers", "BASE TABLE"}, {"order_totals", "VIEW"}, {"orders", "BASE TABLE"},
