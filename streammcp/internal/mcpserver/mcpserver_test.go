@@ -1,0 +1,509 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/mcpserver"
+)
+
+type env struct {
+	kc *kafkatest.Cluster
+	h  *mcpserver.Handler
+	s  *server.MCPServer
+}
+
+func cluster(t *testing.T) *kafkatest.Cluster {
+	t.Helper()
+	kc, err := kafkatest.Start(kafkatest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sd, err := kc.SeedScenario(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sd.Close)
+	return kc
+}
+
+func newEnv(t *testing.T, addrs []string, o mcpserver.Options) *env {
+	t.Helper()
+	kcl, err := kafka.New(kafka.Options{Brokers: addrs, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kcl.Close() })
+	if o.LagThreshold == 0 {
+		o.LagThreshold = 1000
+	}
+	h := mcpserver.New(kcl, o)
+	s := server.NewMCPServer("streammcp", "test", h.ServerOptions()...)
+	h.Register(s)
+	return &env{h: h, s: s}
+}
+
+func connect(t *testing.T, s *server.MCPServer, version string) *client.Client {
+	t.Helper()
+	var opts []client.ClientOption
+	if version != "" {
+		opts = append(opts, client.WithProtocolVersion(version))
+	}
+	c, err := client.NewInProcessClientWithOptions(s, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = version
+	req.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func readJSON(t *testing.T, c *client.Client, uri string) (map[string]any, error) {
+	t.Helper()
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = uri
+	res, err := c.ReadResource(context.Background(), req)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Contents) != 1 {
+		t.Fatalf("%s: %d contents", uri, len(res.Contents))
+	}
+	tc, ok := res.Contents[0].(mcp.TextResourceContents)
+	if !ok || tc.MIMEType != "application/json" {
+		t.Fatalf("%s: contents %#v", uri, res.Contents[0])
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(tc.Text), &m); err != nil {
+		t.Fatalf("%s: %v", uri, err)
+	}
+	return m, nil
+}
+
+// contract lists every field of every report with its JSON type: "n"
+// number, "s" string, "a" array, "o" object, "b" bool. Nested fields are
+// written parent.child; array element fields parent[].child.
+var contract = map[string]map[string]string{
+	mcpserver.URIOverview: {
+		"timestamp": "s", "broker_count": "n", "controller_id": "n", "topic_count": "n", "partition_count": "n",
+		"under_replicated_partitions": "n", "offline_partitions": "n", "offline_broker_ids": "a", "health_status": "s",
+	},
+	mcpserver.URIHealthCheck: {
+		"timestamp": "s", "broker_status": "o", "broker_status.total_brokers": "n", "broker_status.offline_brokers": "n",
+		"broker_status.offline_broker_ids": "a", "broker_status.status": "s",
+		"controller_status": "o", "controller_status.controller_id": "n", "controller_status.status": "s",
+		"partition_status": "o", "partition_status.total_partitions": "n", "partition_status.under_replicated_partitions": "n",
+		"partition_status.offline_partitions": "n", "partition_status.status": "s",
+		"consumer_status": "o", "consumer_status.total_groups": "n", "consumer_status.groups_with_high_lag": "n",
+		"consumer_status.status": "s", "consumer_status.error": "s", "overall_status": "s",
+	},
+	mcpserver.URIURP: {
+		"timestamp": "s", "under_replicated_partition_count": "n", "details": "a", "recommendations": "a",
+		"details[].topic": "s", "details[].partition": "n", "details[].leader": "n", "details[].replica_count": "n",
+		"details[].isr_count": "n", "details[].replicas": "a", "details[].isr": "a", "details[].missing_replicas": "a",
+	},
+	mcpserver.URILagReport: {
+		"timestamp": "s", "lag_threshold": "n", "group_count": "n", "group_summary": "a", "high_lag_details": "a", "recommendations": "a",
+		"group_summary[].group_id": "s", "group_summary[].state": "s", "group_summary[].member_count": "n",
+		"group_summary[].topic_count": "n", "group_summary[].total_lag": "n", "group_summary[].has_high_lag": "b",
+		"high_lag_details[].group_id": "s", "high_lag_details[].topic": "s", "high_lag_details[].partition": "n",
+		"high_lag_details[].current_offset": "n", "high_lag_details[].log_end_offset": "n", "high_lag_details[].lag": "n",
+	},
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case float64:
+		return "n"
+	case string:
+		return "s"
+	case []any:
+		return "a"
+	case map[string]any:
+		return "o"
+	case bool:
+		return "b"
+	}
+	return "null"
+}
+
+// checkContract asserts every contract field of m has its type; array
+// element fields are checked on every element (and must exist in the data).
+func checkContract(t *testing.T, uri string, m map[string]any) {
+	t.Helper()
+	for path, typ := range contract[uri] {
+		if parent, field, ok := strings.Cut(path, "[]."); ok {
+			arr, _ := m[parent].([]any)
+			if len(arr) == 0 {
+				t.Errorf("%s: %s is empty, cannot check %s", uri, parent, path)
+				continue
+			}
+			for _, el := range arr {
+				if got := jsonType(el.(map[string]any)[field]); got != typ {
+					t.Errorf("%s: %s has type %s, want %s", uri, path, got, typ)
+				}
+			}
+			continue
+		}
+		var v any = m
+		for _, p := range strings.Split(path, ".") {
+			v = v.(map[string]any)[p]
+		}
+		if got := jsonType(v); got != typ {
+			t.Errorf("%s: %s has type %s, want %s", uri, path, got, typ)
+		}
+	}
+}
+
+func TestResourcesInBothProtocolEras(t *testing.T) {
+	kc := cluster(t)
+	// Make details and high_lag_details non-empty so their fields are checked.
+	if err := kc.SetMetadataFault(context.Background(), kafkatest.UnderReplicate(kafkatest.TopicOrders, 1)); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, kc.Addrs(), mcpserver.Options{})
+	for _, version := range []string{mcp.ProtocolVersion20251125, ""} {
+		t.Run("era="+version, func(t *testing.T) {
+			c := connect(t, e.s, version)
+			ctx := context.Background()
+			list, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var uris []string
+			for _, r := range list.Resources {
+				uris = append(uris, r.URI)
+				if r.MIMEType != "application/json" {
+					t.Errorf("%s mime %q", r.URI, r.MIMEType)
+				}
+			}
+			if len(uris) != 4 {
+				t.Errorf("resources %v", uris)
+			}
+			tl, err := c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+			if err != nil || len(tl.ResourceTemplates) != 1 || tl.ResourceTemplates[0].URITemplate.Raw() != mcpserver.URILagTemplate {
+				t.Fatalf("templates %+v %v", tl, err)
+			}
+			for uri := range contract {
+				m, err := readJSON(t, c, uri)
+				if err != nil {
+					t.Fatalf("%s: %v", uri, err)
+				}
+				checkContract(t, uri, m)
+			}
+		})
+	}
+}
+
+func TestLagThresholdParameter(t *testing.T) {
+	kc := cluster(t)
+	e := newEnv(t, kc.Addrs(), mcpserver.Options{LagThreshold: 1000})
+	c := connect(t, e.s, mcp.ProtocolVersion20251125)
+	tests := []struct {
+		uri       string
+		threshold float64
+		high      float64
+		err       []string
+	}{
+		{uri: mcpserver.URILagReport, threshold: 1000, high: 2},
+		{uri: mcpserver.URILagReport + "?threshold=5000", threshold: 5000, high: 1},
+		{uri: mcpserver.URILagReport + "?threshold=0", threshold: 0, high: 3},
+		{uri: mcpserver.URILagReport + "?threshold=100000", threshold: 100000, high: 0},
+		{uri: mcpserver.URILagReport + "?threshold=-1", err: []string{"threshold", "non-negative integer"}},
+		{uri: mcpserver.URILagReport + "?threshold=abc", err: []string{"threshold=\"abc\"", "non-negative integer"}},
+		{uri: mcpserver.URILagReport + "?threshold=1.5", err: []string{"threshold", "non-negative integer"}},
+		{uri: mcpserver.URILagReport + "?threshold=", err: []string{"threshold", "non-negative integer"}},
+		{uri: mcpserver.URILagReport + "?foo=1", err: []string{`unknown query parameter "foo"`, "threshold"}},
+		// mcp-go's template matcher cannot match a second parameter: not found.
+		{uri: mcpserver.URILagReport + "?threshold=7&foo=1", err: []string{"not found"}},
+		{uri: mcpserver.URIOverview + "?x=1", err: []string{"not found"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.uri, func(t *testing.T) {
+			m, err := readJSON(t, c, tt.uri)
+			if tt.err != nil {
+				if err == nil {
+					t.Fatalf("no error: %v", m)
+				}
+				for _, w := range tt.err {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m["lag_threshold"] != tt.threshold || m["groups_with_high_lag"] != tt.high || float64(len(m["high_lag_details"].([]any))) != tt.high {
+				t.Errorf("threshold %v high %v details %v", m["lag_threshold"], m["groups_with_high_lag"], m["high_lag_details"])
+			}
+		})
+	}
+}
+
+func TestClusterDownDoesNotStopTheServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	e := newEnv(t, []string{addr}, mcpserver.Options{})
+	c := connect(t, e.s, mcp.ProtocolVersion20251125)
+	for uri := range contract {
+		_, err := readJSON(t, c, uri)
+		if err == nil || !strings.Contains(err.Error(), "connect to Kafka broker "+addr) || !strings.Contains(err.Error(), "STREAM_BROKERS") {
+			t.Errorf("%s: err = %v", uri, err)
+		}
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "list_topics"
+	res, err := c.CallTool(context.Background(), req)
+	if err != nil || !res.IsError || !strings.Contains(text(res), "connect to Kafka broker") {
+		t.Errorf("tool: %+v %v", res, err)
+	}
+	if _, err := c.ListTools(context.Background(), mcp.ListToolsRequest{}); err != nil {
+		t.Errorf("server stopped answering: %v", err)
+	}
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestToolsAndWriteGate(t *testing.T) {
+	kc := cluster(t)
+	for _, writes := range []bool{false, true} {
+		e := newEnv(t, kc.Addrs(), mcpserver.Options{AllowWrites: writes})
+		c := connect(t, e.s, mcp.ProtocolVersion20251125)
+		list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]mcp.Tool{}
+		for _, tl := range list.Tools {
+			names[tl.Name] = tl
+		}
+		for _, n := range []string{"list_brokers", "list_topics", "describe_topic", "list_consumer_groups", "describe_consumer_group", "describe_configs", "consume_messages"} {
+			tl, ok := names[n]
+			a := tl.Annotations
+			if !ok || a.ReadOnlyHint == nil || !*a.ReadOnlyHint || a.OpenWorldHint == nil || !*a.OpenWorldHint || a.DestructiveHint == nil || *a.DestructiveHint {
+				t.Errorf("read-only tool %s: %+v", n, a)
+			}
+		}
+		for _, n := range []string{"produce_message", "create_topic"} {
+			tl, ok := names[n]
+			if ok != writes {
+				t.Errorf("writes=%v: tool %s present=%v", writes, n, ok)
+			}
+			if ok && (tl.Annotations.DestructiveHint == nil || !*tl.Annotations.DestructiveHint || *tl.Annotations.ReadOnlyHint) {
+				t.Errorf("write tool %s annotations %+v", n, tl.Annotations)
+			}
+		}
+	}
+	e := newEnv(t, kc.Addrs(), mcpserver.Options{AllowWrites: true})
+	c := connect(t, e.s, mcp.ProtocolVersion20251125)
+	call := func(name string, args map[string]any) *mcp.CallToolResult {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = name, args
+		res, err := c.CallTool(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return res
+	}
+	tests := []struct {
+		name    string
+		args    map[string]any
+		isError bool
+		want    string
+	}{
+		{"list_brokers", nil, false, `"is_controller": true`},
+		{"describe_topic", map[string]any{"topic": "orders"}, false, `"latest_offset": 5100`},
+		{"describe_topic", map[string]any{}, true, "topic is required"},
+		{"describe_topic", map[string]any{"topic": "missing"}, true, `topic "missing" does not exist`},
+		{"describe_consumer_group", map[string]any{"group_id": kafkatest.GroupOrdersProcessor}, false, `"lag": 5000`},
+		{"describe_configs", map[string]any{"resource_type": "broker", "resource_name": "x"}, true, "not a broker id"},
+		{"describe_configs", map[string]any{"resource_type": "cluster", "resource_name": "1"}, true, "use topic or broker"},
+		{"consume_messages", map[string]any{"topic": "orders", "offset": 0, "last": 2}, true, "either offset or last"},
+		{"consume_messages", map[string]any{"topic": "orders", "max_messages": 1000}, true, "max_messages must be an integer from 1 to 100"},
+		{"consume_messages", map[string]any{"topic": "orders", "partition": 1, "last": 2}, false, `"offset": 99`},
+		{"consume_messages", map[string]any{"topic": "orders", "partition": 9}, true, "has no partition 9"},
+		{"produce_message", map[string]any{"topic": "audit", "value": "hello", "key": "k", "headers": map[string]any{"trace": "1"}}, false, `"offset": 10`},
+		{"produce_message", map[string]any{"topic": "audit"}, true, "value is required"},
+		{"create_topic", map[string]any{"name": "created-by-tool", "partitions": 2, "replication_factor": 3}, false, `"created": true`},
+		{"create_topic", map[string]any{"name": "created-by-tool", "partitions": 2, "replication_factor": 3}, true, "TOPIC_ALREADY_EXISTS"},
+	}
+	for _, tt := range tests {
+		res := call(tt.name, tt.args)
+		if res.IsError != tt.isError || !strings.Contains(text(res), tt.want) {
+			t.Errorf("%s %v: isError=%v text=%s (want %q)", tt.name, tt.args, res.IsError, text(res), tt.want)
+		}
+	}
+}
+
+func TestPrompts(t *testing.T) {
+	e := newEnv(t, []string{"127.0.0.1:1"}, mcpserver.Options{})
+	c := connect(t, e.s, mcp.ProtocolVersion20251125)
+	ctx := context.Background()
+	list, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
+	if err != nil || len(list.Prompts) != 2 {
+		t.Fatalf("prompts %+v %v", list, err)
+	}
+	req := mcp.GetPromptRequest{}
+	req.Params.Name = "investigate_consumer_lag"
+	req.Params.Arguments = map[string]string{"group_id": "g1", "threshold": "5000"}
+	res, err := c.GetPrompt(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := res.Messages[0].Content.(mcp.TextContent).Text
+	for _, w := range []string{"consumer-lag-report?threshold=5000", `describe_consumer_group with group_id="g1"`} {
+		if !strings.Contains(body, w) {
+			t.Errorf("prompt lacks %q:\n%s", w, body)
+		}
+	}
+	req.Params.Arguments = map[string]string{"threshold": "lots"}
+	if _, err := c.GetPrompt(ctx, req); err == nil || !strings.Contains(err.Error(), "threshold") {
+		t.Errorf("bad threshold: %v", err)
+	}
+	req.Params.Name = "troubleshoot_replication"
+	req.Params.Arguments = map[string]string{"topic": "orders"}
+	res, err = c.GetPrompt(ctx, req)
+	if err != nil || !strings.Contains(res.Messages[0].Content.(mcp.TextContent).Text, mcpserver.URIURP) {
+		t.Errorf("troubleshoot_replication: %+v %v", res, err)
+	}
+}
+
+func TestSubscriptionNotifiesOnStatusChange(t *testing.T) {
+	kc := cluster(t)
+	e := newEnv(t, kc.Addrs(), mcpserver.Options{WatchInterval: 100 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.h.Watch(ctx)
+	c := connect(t, e.s, mcp.ProtocolVersion20251125)
+	updates := make(chan string, 16)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationResourceUpdated {
+			if uri, ok := n.Params.AdditionalFields["uri"].(string); ok {
+				updates <- uri
+			}
+		}
+	})
+	sub := mcp.SubscribeRequest{}
+	sub.Params.URI = mcpserver.URIHealthCheck
+	if err := c.Subscribe(ctx, sub); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing changes: only timestamps move, so no notification.
+	select {
+	case u := <-updates:
+		t.Fatalf("notified without a change: %s", u)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if err := kc.SetMetadataFault(ctx, kafkatest.UnderReplicate(kafkatest.TopicPayments, 0)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case u := <-updates:
+		if u != mcpserver.URIHealthCheck {
+			t.Errorf("updated %s", u)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notifications/resources/updated after the partition became under-replicated")
+	}
+	unsub := mcp.UnsubscribeRequest{}
+	unsub.Params.URI = mcpserver.URIHealthCheck
+	if err := c.Unsubscribe(ctx, unsub); err != nil {
+		t.Fatal(err)
+	}
+	kc.ClearFaults()
+	select {
+	case u := <-updates:
+		t.Errorf("notified after unsubscribing: %s", u)
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+func TestConcurrentReadsShareOneComputation(t *testing.T) {
+	kc := cluster(t)
+	// A slow Metadata answer keeps the first read in flight while the others arrive.
+	if err := kc.SetMetadataFault(context.Background(), func(*kmsg.MetadataResponse) { time.Sleep(300 * time.Millisecond) }); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, kc.Addrs(), mcpserver.Options{})
+	if _, err := e.h.Report(context.Background(), mcpserver.URIOverview); err != nil { // warm connections
+		t.Fatal(err)
+	}
+	kc.ResetCounts()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := e.h.Report(context.Background(), mcpserver.URIOverview); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := kc.Counts()["Metadata"]; n != 1 {
+		t.Errorf("8 concurrent overview reads sent %d Metadata requests, want 1", n)
+	}
+}
+
+func TestReadCancellation(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+		}
+	}()
+	e := newEnv(t, []string{ln.Addr().String()}, mcpserver.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = e.h.Report(ctx, mcpserver.URIHealthCheck)
+	if err == nil || time.Since(start) > time.Second {
+		t.Fatalf("err=%v after %s", err, time.Since(start))
+	}
+}
