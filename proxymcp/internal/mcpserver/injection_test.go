@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
 )
@@ -161,41 +162,33 @@ func valid(h *haproxytest.HAProxy, tool, arg string) any {
 var freeText = map[string]bool{"key": true, "value": true, "text": true, "send": true, "pattern": true}
 var numeric = map[string]bool{"port": true, "maxconn": true, "drain_timeout": true, "weight": true}
 
-// snapshot is the HAProxy state an injection could change.
+// snapshot is the HAProxy state an injection could change. Health-check
+// results are left out: they move on their own when the machine is busy.
 func snapshot(t *testing.T, h *haproxytest.HAProxy) string {
 	t.Helper()
 	var b strings.Builder
-	for _, cmd := range []string{"show servers state", "show map " + h.MapFile, "show acl " + h.ACLFile, "show backend", "show table",
-		"get weight be_app/app1", "get weight be_app/app2", "get weight be_api/api1"} {
-		out := exec(t, h, cmd)
-		if strings.HasPrefix(cmd, "show servers state") {
-			out = dropTimes(out)
+	cols := []string{"be_name", "srv_name", "srv_addr", "srv_admin_state", "srv_uweight", "srv_iweight", "srv_port",
+		"srv_check_port", "srv_agent_addr", "srv_agent_port", "srv_use_ssl"}
+	for _, row := range haproxy.ParseTable(exec(t, h, "show servers state")) {
+		for _, c := range cols {
+			fmt.Fprintf(&b, "%s=%v ", c, row[c])
 		}
-		fmt.Fprintf(&b, "== %s\n%s\n", cmd, out)
+		b.WriteString("\n")
 	}
-	for _, row := range list(t, map[string]any{"rows": statusRows(t, h)}, "rows") {
-		fmt.Fprintf(&b, "%v\n", row)
+	for _, cmd := range []string{"show map " + h.MapFile, "show acl " + h.ACLFile, "show backend", "show map", "show acl",
+		"get weight be_app/app1", "get weight be_app/app2", "get weight be_api/api1"} {
+		fmt.Fprintf(&b, "== %s\n%s\n", cmd, exec(t, h, cmd))
+	}
+	for _, r := range statRows(t, h) {
+		fmt.Fprintf(&b, "%s/%s weight=%d slim=%d\n", r.Str("pxname"), r.Str("svname"), r.Int("weight"), r.Int("slim"))
 	}
 	return b.String()
 }
 
-// dropTimes removes the "time since last change" column, which moves on its own.
-func dropTimes(s string) string {
-	var out []string
-	for _, line := range strings.Split(s, "\n") {
-		f := strings.Fields(line)
-		if len(f) > 10 && !strings.HasPrefix(line, "#") {
-			f[9] = "-"
-		}
-		out = append(out, strings.Join(f, " "))
-	}
-	return strings.Join(out, "\n")
-}
-
-func statusRows(t *testing.T, h *haproxytest.HAProxy) []any {
-	var rows []any
-	for _, srv := range []string{"app1", "app2", "app3"} {
-		rows = append(rows, map[string]any{"server": srv, "status": serverStatus(t, h, "be_app", srv)})
+func statRows(t *testing.T, h *haproxytest.HAProxy) []haproxy.StatRow {
+	rows, err := haproxy.ParseStatCSV([]byte(exec(t, h, "show stat")))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return rows
 }
