@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
+)
+
+// -update rewrites the golden files (e2e.Golden reads the flag).
+var _ = flag.Bool("update", false, "rewrite testdata/*.golden.json")
+
+// seededCluster starts the in-process 3-broker cluster with the standard
+// scenario and returns its STREAM_BROKERS value.
+func seededCluster(t *testing.T) (*kafkatest.Cluster, string) {
+	t.Helper()
+	kc, err := kafkatest.Start(kafkatest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := kc.SeedScenario(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return kc, strings.Join(kc.Addrs(), ",")
+}
+
+func TestSurfaceGolden(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	// Listing needs no cluster: the server starts with an unreachable one.
+	env := []string{"STREAM_BROKERS=127.0.0.1:1"}
+	t.Run("stdio", func(t *testing.T) {
+		e2e.Golden(t, "testdata/surface.golden.json", e2e.List(t, e2e.Stdio(t, bin, env)))
+	})
+	t.Run("streamable HTTP", func(t *testing.T) {
+		srv := e2e.StartHTTP(t, bin, env)
+		e2e.Golden(t, "testdata/surface.golden.json", e2e.List(t, e2e.Connect(t, srv.MCPURL(), nil)))
+	})
+	t.Run("writes allowed", func(t *testing.T) {
+		e2e.Golden(t, "testdata/surface-writes.golden.json", e2e.List(t, e2e.Stdio(t, bin, append(env, "STREAM_ALLOW_WRITES=true"))))
+	})
+}
+
+func readJSON(t *testing.T, cs *mcp.ClientSession, uri string) map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		t.Fatalf("read %s: %v", uri, err)
+	}
+	if len(res.Contents) != 1 || res.Contents[0].MIMEType != "application/json" {
+		t.Fatalf("read %s: %+v", uri, res.Contents)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &m); err != nil {
+		t.Fatalf("read %s: %v", uri, err)
+	}
+	return m
+}
+
+func TestReadsAllFourResources(t *testing.T) {
+	_, brokers := seededCluster(t)
+	bin := e2e.Build(t, ".")
+	env := []string{"STREAM_BROKERS=" + brokers}
+	sessions := map[string]func(t *testing.T) *mcp.ClientSession{
+		"stdio":           func(t *testing.T) *mcp.ClientSession { return e2e.Stdio(t, bin, env) },
+		"streamable HTTP": func(t *testing.T) *mcp.ClientSession { return e2e.Connect(t, e2e.StartHTTP(t, bin, env).MCPURL(), nil) },
+	}
+	for name, open := range sessions {
+		t.Run(name, func(t *testing.T) {
+			cs := open(t)
+			o := readJSON(t, cs, "stream-mcp://overview")
+			if o["broker_count"] != 3.0 || o["partition_count"] != 10.0 || o["health_status"] != "healthy" {
+				t.Errorf("overview %v", o)
+			}
+			h := readJSON(t, cs, "stream-mcp://health-check")
+			if h["overall_status"] != "warning" || h["consumer_status"].(map[string]any)["groups_with_high_lag"] != 2.0 {
+				t.Errorf("health-check %v", h)
+			}
+			u := readJSON(t, cs, "stream-mcp://under-replicated-partitions")
+			if u["under_replicated_partition_count"] != 0.0 || len(u["details"].([]any)) != 0 {
+				t.Errorf("under-replicated %v", u)
+			}
+			l := readJSON(t, cs, "stream-mcp://consumer-lag-report")
+			if l["group_count"] != 4.0 || l["lag_threshold"] != 1000.0 || len(l["high_lag_details"].([]any)) != 2 {
+				t.Errorf("lag %v", l)
+			}
+			l = readJSON(t, cs, "stream-mcp://consumer-lag-report?threshold=5000")
+			if l["lag_threshold"] != 5000.0 || len(l["high_lag_details"].([]any)) != 1 {
+				t.Errorf("lag at 5000 %v", l)
+			}
+			_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "stream-mcp://consumer-lag-report?threshold=-3"})
+			if err == nil || !strings.Contains(err.Error(), "threshold") {
+				t.Errorf("bad threshold: %v", err)
+			}
+			res := e2e.CallTool(t, cs, "describe_consumer_group", map[string]any{"group_id": kafkatest.GroupOrdersProcessor})
+			if res.IsError || !strings.Contains(e2e.Text(res), `"lag": 5000`) {
+				t.Errorf("describe_consumer_group: %s", e2e.Text(res))
+			}
+		})
+	}
+}
+
+func TestStartsWithClusterDownAndRecovers(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	bin := e2e.Build(t, ".")
+	cs := e2e.Stdio(t, bin, []string{"STREAM_BROKERS=127.0.0.1:" + strconv.Itoa(port), "STREAM_TIMEOUT=2s"})
+	start := time.Now()
+	_, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "stream-mcp://overview"})
+	if err == nil || !strings.Contains(err.Error(), "connect to Kafka broker 127.0.0.1:"+strconv.Itoa(port)) {
+		t.Fatalf("read with the cluster down: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("error took %s with STREAM_TIMEOUT=2s", d)
+	}
+	kc, err := kafkatest.Start(kafkatest.Options{Ports: []int{port, 0, 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	o := readJSON(t, cs, "stream-mcp://overview")
+	if o["broker_count"] != 3.0 {
+		t.Errorf("after the cluster came up: %v", o)
+	}
+}
+
+func TestHTTPRefusesUnauthenticatedCalls(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	srv := e2e.StartHTTP(t, bin, []string{"STREAM_BROKERS=127.0.0.1:1",
+		"OAUTH_ENABLED=true", "OAUTH_PROVIDER=hmac", "JWT_SECRET=0123456789abcdef0123456789abcdef-test", "OIDC_AUDIENCE=x"})
+	body := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"stream-mcp://overview"}}`
+	req, _ := http.NewRequest(http.MethodPost, srv.MCPURL(), strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("unauthenticated resources/read: HTTP %d, want 401", resp.StatusCode)
+	}
+}
+
+func TestConfigErrorExitsWithUsageStatus(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	cmd := exec.Command(bin)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "STREAM_TIMEOUT=soon", "STREAM_LAG_THRESHOLD=-1", "STREAM_SASL_MECHANISM=KERBEROS", "STREAM_SASL_PASSWORD=hunter2"}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Fatalf("exit = %v, want status 2", err)
+	}
+	for _, want := range []string{"STREAM_BROKERS", "STREAM_TIMEOUT", "STREAM_LAG_THRESHOLD", "STREAM_SASL_MECHANISM", "4 problems"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if strings.Contains(stderr.String(), "hunter2") {
+		t.Errorf("stderr echoes the password:\n%s", stderr.String())
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--version"}, func(string) string { return "" }, nil, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "streammcp ") {
+		t.Errorf("--version: %d %q", code, out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"--help"}, func(string) string { return "" }, nil, &out, &errb); code != 0 {
+		t.Errorf("--help: %d", code)
+	}
+	for _, v := range []string{"STREAM_BROKERS", "STREAM_LAG_THRESHOLD", "STREAM_ALLOW_WRITES", "STREAM_WATCH_INTERVAL", "MCP_TRANSPORT"} {
+		if !strings.Contains(out.String(), v) {
+			t.Errorf("--help lacks %s", v)
+		}
+	}
+}
