@@ -243,8 +243,8 @@ func TestKeyRotation(t *testing.T) {
 	if _, err := h.layer.Verify(ctx, idp.Sign(claims("before"))); err != nil {
 		t.Fatalf("token of the first key: %v", err)
 	}
-	// go-oidc clears its in-flight JWKS fetch just after answering from it;
-	// a rotation within that instant would be served the old key set.
+	// go-oidc stores fetched keys and clears its in-flight fetch just after
+	// answering from it; a rotation within that instant sees the old set.
 	time.Sleep(50 * time.Millisecond)
 	fetches := idp.JWKSFetches()
 	kid := idp.Rotate()
@@ -258,6 +258,7 @@ func TestKeyRotation(t *testing.T) {
 	if idp.JWKSFetches() <= fetches {
 		t.Error("the JWKS was not refetched for the new key")
 	}
+	time.Sleep(50 * time.Millisecond) // go-oidc stores the refetched keys just after answering
 	if _, err := h.layer.Verify(ctx, idp.SignWith(idptest.ECKeyID, claims("ec"))); err != nil {
 		t.Fatalf("token of the ES256 key after rotation: %v", err)
 	}
