@@ -134,7 +134,7 @@ func (p *proxyFlow) oauthConfig(provider *oidc.Provider) *oauth2.Config {
 	var doc struct {
 		Scopes []string `json:"scopes_supported"`
 	}
-	if provider.Claims(&doc) == nil && slices.Contains(doc.Scopes, oidc.ScopeOfflineAccess) {
+	if p.l.cfg.Provider != ProviderGoogle && provider.Claims(&doc) == nil && slices.Contains(doc.Scopes, oidc.ScopeOfflineAccess) {
 		scopes = append(scopes, oidc.ScopeOfflineAccess)
 	}
 	return &oauth2.Config{

@@ -42,8 +42,14 @@ func newProxy(t *testing.T, redirectURIs ...string) (*harness, *idptest.IdP) {
 // with the given prefix, and returns that last response (or the first
 // non-redirect answer).
 func browser(stopAt string) *http.Client {
+	return browserVia(nil, stopAt)
+}
+
+// browserVia is browser with a transport (nil: the default).
+func browserVia(rt http.RoundTripper, stopAt string) *http.Client {
 	return &http.Client{
-		Timeout: 10 * time.Second,
+		Transport: rt,
+		Timeout:   10 * time.Second,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if strings.HasPrefix(req.URL.String(), stopAt) {
 				return http.ErrUseLastResponse
@@ -134,9 +140,10 @@ func TestProxyLoginEndToEnd(t *testing.T) {
 
 // flow drives the proxy endpoints by hand with x/oauth2.
 type flow struct {
-	h        *harness
-	clientID string
-	conf     *oauth2.Config
+	h         *harness
+	clientID  string
+	conf      *oauth2.Config
+	transport http.RoundTripper // the browser's, nil for the default
 }
 
 func register(t *testing.T, h *harness, redirects ...string) (clientID string, resp *http.Response, body map[string]any) {
@@ -170,7 +177,7 @@ func newFlow(t *testing.T, h *harness, redirect string) *flow {
 func (f *flow) login(t *testing.T, verifier string, opts ...oauth2.AuthCodeOption) *url.URL {
 	t.Helper()
 	opts = append(opts, oauth2.S256ChallengeOption(verifier))
-	resp, err := browser(f.conf.RedirectURL).Get(f.conf.AuthCodeURL("client-state", opts...))
+	resp, err := browserVia(f.transport, f.conf.RedirectURL).Get(f.conf.AuthCodeURL("client-state", opts...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,6 +366,10 @@ func TestProxyAllowlist(t *testing.T) {
 			t.Errorf("register %s: HTTP %d %v; want 400 invalid_redirect_uri", u, resp.StatusCode, body)
 		}
 	}
+	// The provider is asked for a refresh token: its discovery lists offline_access.
+	if loc, _ := url.Parse(noRedirectGet(t, authorizeURLFor(t, h, allowed[0])).Header.Get("Location")); !strings.Contains(loc.Query().Get("scope"), "offline_access") {
+		t.Errorf("login request %s does not ask for offline_access", loc)
+	}
 	// The whole flow works with an allowlisted URI.
 	f := newFlow(t, h, allowed[0])
 	v := oauth2.GenerateVerifier()
@@ -416,13 +427,54 @@ func tamperedState(t *testing.T, h *harness) string {
 // stateFrom starts an authorisation at h and returns the state it sends to the provider.
 func stateFrom(t *testing.T, h *harness) string {
 	t.Helper()
-	f := newFlow(t, h, clientRedirect)
-	sum := sha256.Sum256([]byte(oauth2.GenerateVerifier()))
-	resp := noRedirectGet(t, h.base+"/oauth/authorize?response_type=code&code_challenge_method=S256&code_challenge="+
-		base64.RawURLEncoding.EncodeToString(sum[:])+"&client_id="+url.QueryEscape(f.clientID)+"&redirect_uri="+url.QueryEscape(clientRedirect))
+	resp := noRedirectGet(t, authorizeURL(t, h))
 	loc, err := url.Parse(resp.Header.Get("Location"))
 	if err != nil || loc.Query().Get("state") == "" {
 		t.Fatalf("authorize did not redirect to the provider: HTTP %d %q", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	return loc.Query().Get("state")
+}
+
+// TestProxyGoogle: proxy mode in front of "Google" (the in-process provider
+// claiming https://accounts.google.com): refresh tokens are asked for with
+// access_type=offline, not the offline_access scope Google refuses.
+func TestProxyGoogle(t *testing.T) {
+	idp := idptest.New(t, idptest.Options{Issuer: "https://accounts.google.com"})
+	h := newHarness(t, httpauth.Config{
+		Mode: "proxy", Provider: "google", ClientID: "123.apps.googleusercontent.com", ClientSecret: "server-secret",
+		JWTSecret: testSecret, HTTPClient: idp.HTTPClient(),
+	})
+	idp.AddClient(idptest.Client{ID: "123.apps.googleusercontent.com", Secret: "server-secret", RedirectURIs: []string{h.base + "/oauth/callback"}})
+	loc, err := url.Parse(noRedirectGet(t, authorizeURL(t, h)).Header.Get("Location"))
+	if err != nil || loc.Host != "accounts.google.com" {
+		t.Fatalf("authorize redirected to %v (%v)", loc, err)
+	}
+	if q := loc.Query(); q.Get("access_type") != "offline" || strings.Contains(q.Get("scope"), "offline_access") {
+		t.Errorf("login request %s: want access_type=offline and no offline_access scope", loc)
+	}
+	f := newFlow(t, h, clientRedirect)
+	f.transport = idp.HTTPClient().Transport
+	v := oauth2.GenerateVerifier()
+	tok, err := f.conf.Exchange(context.Background(), f.login(t, v).Query().Get("code"), oauth2.VerifierOption(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := h.session(t, tok.AccessToken)
+	if got := h.call(t, tok.AccessToken, sid); got != "user-1|alice|alice@example.com" {
+		t.Errorf("identity %q", got)
+	}
+}
+
+// authorizeURL is a valid authorisation request of a freshly registered client.
+func authorizeURL(t *testing.T, h *harness) string {
+	t.Helper()
+	return authorizeURLFor(t, h, clientRedirect)
+}
+
+func authorizeURLFor(t *testing.T, h *harness, redirect string) string {
+	t.Helper()
+	f := newFlow(t, h, redirect)
+	sum := sha256.Sum256([]byte(oauth2.GenerateVerifier()))
+	return h.base + "/oauth/authorize?response_type=code&code_challenge_method=S256&code_challenge=" +
+		base64.RawURLEncoding.EncodeToString(sum[:]) + "&client_id=" + url.QueryEscape(f.clientID) + "&redirect_uri=" + url.QueryEscape(redirect)
 }
