@@ -13,7 +13,10 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
+
+	"golang.org/x/term"
 
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/logging"
@@ -44,19 +47,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin *
 		return runServer(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case slices.Contains(args, "--mcp"):
 		return runServer(ctx, slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "--mcp" }), getenv, stdin, stdout, stderr)
-	case len(args) == 0 && !isTerminal(stdin):
+	case len(args) == 0 && (!isTerminal(stdin) || strings.EqualFold(strings.TrimSpace(getenv("MCP_TRANSPORT")), "http")):
+		// MCP clients spawn the server with a pipe; a container started
+		// with MCP_TRANSPORT=http serves even when given a TTY.
 		return runServer(ctx, nil, getenv, stdin, stdout, stderr)
 	}
 	return cli.Main(ctx, args, getenv, stdin, stdout, stderr)
 }
 
-// isTerminal reports whether f is a character device (a terminal).
+// isTerminal reports whether f is a terminal (not merely a character
+// device: /dev/null is one, and is what a service manager gives a server).
 func isTerminal(f *os.File) bool {
-	if f == nil {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return f != nil && term.IsTerminal(int(f.Fd()))
 }
 
 // program describes the server mode for --version and --help.

@@ -1,0 +1,343 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/shared/httpauth/idptest"
+
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
+)
+
+var _ = flag.Bool("update", false, "rewrite golden files")
+
+// trino is the Trino-protocol test engine every end-to-end test talks to.
+var trino *trinotest.Server
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	s, err := trinotest.New(trinotest.Options{LargeTableRows: 20000, PageSize: 500})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start the test engine:", err)
+		os.Exit(1)
+	}
+	trino = s
+	code := m.Run()
+	s.Close()
+	os.Exit(code)
+}
+
+const jwtSecret = "0123456789abcdef0123456789abcdef-e2e"
+
+// engineEnv points the server at the test engine, with an empty profile
+// directory so a developer's own profiles never leak in.
+func engineEnv(t *testing.T, extra ...string) []string {
+	env := []string{
+		"XDG_CONFIG_HOME=" + t.TempDir(),
+		"SQLENGINE_HOST=" + trino.Host(),
+		"SQLENGINE_PORT=" + strconv.Itoa(trino.Port()),
+		"SQLENGINE_USER=svc",
+		"SQLENGINE_CATALOG=" + trinotest.DefaultCatalog,
+		"SQLENGINE_SCHEMA=" + trinotest.DefaultSchema,
+		"LOG_LEVEL=debug",
+	}
+	return append(env, extra...)
+}
+
+func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("tool error: %s", e2e.Text(res))
+	}
+	var fromText map[string]any
+	if err := json.Unmarshal([]byte(e2e.Text(res)), &fromText); err != nil {
+		t.Fatalf("text is not JSON: %v: %s", err, e2e.Text(res))
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var sc map[string]any
+	if err := json.Unmarshal(b, &sc); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(sc) != fmt.Sprint(fromText) {
+		t.Errorf("structuredContent %v differs from the text %v", sc, fromText)
+	}
+	return sc
+}
+
+func TestSurfaceOverStdioAndHTTP(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	stdio := e2e.Stdio(t, bin, engineEnv(t))
+	e2e.Golden(t, "testdata/surface.golden.json", e2e.List(t, stdio))
+	srv := e2e.StartHTTP(t, bin, engineEnv(t))
+	for _, v := range []string{e2e.Legacy, e2e.Modern} {
+		cs := e2e.Connect(t, srv.MCPURL(), nil, e2e.Protocol(v))
+		e2e.Golden(t, "testdata/surface.golden.json", e2e.List(t, cs))
+	}
+	writes := e2e.Stdio(t, bin, engineEnv(t, "SQLENGINE_ALLOW_WRITE_QUERIES=true"))
+	for _, tool := range e2e.List(t, writes).Tools {
+		if tool.Name == "execute_query" && (tool.Annotations.ReadOnlyHint || tool.Annotations.DestructiveHint == nil || !*tool.Annotations.DestructiveHint) {
+			t.Errorf("with writes allowed execute_query is annotated %+v", tool.Annotations)
+		}
+	}
+}
+
+func TestToolsOverStdioAndHTTP(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	srv := e2e.StartHTTP(t, bin, engineEnv(t))
+	for name, cs := range map[string]*mcp.ClientSession{
+		"stdio": e2e.Stdio(t, bin, engineEnv(t)),
+		"http":  e2e.Connect(t, srv.MCPURL(), nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := structured(t, e2e.CallTool(t, cs, "execute_query", map[string]any{"query": "SELECT id FROM " + trinotest.LargeTable + " ORDER BY id", "limit": 3}))
+			if fmt.Sprint(m["rows"]) != "[[1] [2] [3]]" || m["truncated"] != true || m["limit"] != float64(3) {
+				t.Errorf("execute_query = %v", m)
+			}
+			m = structured(t, e2e.CallTool(t, cs, "list_catalogs", nil))
+			if !strings.Contains(fmt.Sprint(m["catalogs"]), "warehouse") {
+				t.Errorf("list_catalogs = %v", m)
+			}
+			m = structured(t, e2e.CallTool(t, cs, "list_schemas", map[string]any{"catalog": "warehouse"}))
+			if !strings.Contains(fmt.Sprint(m["schemas"]), "logs") {
+				t.Errorf("list_schemas = %v", m)
+			}
+			m = structured(t, e2e.CallTool(t, cs, "list_tables", map[string]any{"catalog": "warehouse", "schema": "logs", "pattern": "ev%"}))
+			if fmt.Sprint(m["tables"]) != "[map[name:events type:TABLE]]" {
+				t.Errorf("list_tables = %v", m)
+			}
+			m = structured(t, e2e.CallTool(t, cs, "get_table_schema", map[string]any{"table": trinotest.LargeTable}))
+			if m["table"] != "events" || len(m["columns"].([]any)) == 0 {
+				t.Errorf("get_table_schema = %v", m)
+			}
+			m = structured(t, e2e.CallTool(t, cs, "explain_query", map[string]any{"query": "SELECT 1", "type": "VALIDATE"}))
+			if m["plan"] != "true" {
+				t.Errorf("explain_query = %v", m)
+			}
+			res := e2e.CallTool(t, cs, "execute_query", map[string]any{"query": "DELETE FROM " + trinotest.LargeTable})
+			if !res.IsError || !strings.Contains(e2e.Text(res), "SQLENGINE_ALLOW_WRITE_QUERIES") {
+				t.Errorf("a write was not refused: %s", e2e.Text(res))
+			}
+		})
+	}
+}
+
+// TestHTTPRefusesUnauthenticated: with OAuth on, /mcp answers 401 without a token.
+func TestHTTPRefusesUnauthenticated(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	srv := e2e.StartHTTP(t, bin, engineEnv(t, "OAUTH_ENABLED=true", "OAUTH_PROVIDER=hmac", "JWT_SECRET="+jwtSecret, "OIDC_AUDIENCE=x"))
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, _ := http.NewRequest(http.MethodPost, srv.MCPURL(), strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("status = %d, want 401", resp.StatusCode)
+	}
+}
+
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+func token(claims map[string]any) string {
+	c := map[string]any{"aud": "x", "exp": time.Now().Add(time.Hour).Unix(), "iat": time.Now().Unix()}
+	for k, v := range claims {
+		c[k] = v
+	}
+	return idptest.SignHS256(jwtSecret, c)
+}
+
+func lastQuery(t *testing.T, sqlText string) trinotest.QueryInfo {
+	t.Helper()
+	qs := trino.Queries()
+	for i := len(qs) - 1; i >= 0; i-- {
+		if qs[i].SQL == sqlText {
+			return qs[i]
+		}
+	}
+	t.Fatalf("the engine never saw %q", sqlText)
+	return trinotest.QueryInfo{}
+}
+
+// TestOAuthIdentityReachesTheEngine: over HTTP with OAuth (hmac tokens), the
+// engine receives the caller in its attribution headers and, with
+// impersonation, as X-Trino-User.
+func TestOAuthIdentityReachesTheEngine(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	oauth := []string{"OAUTH_ENABLED=true", "OAUTH_PROVIDER=hmac", "JWT_SECRET=" + jwtSecret, "OIDC_AUDIENCE=x"}
+	alice := &http.Client{Transport: bearer{token(map[string]any{"sub": "u-1", "preferred_username": "alice", "email": "alice@example.com"}), http.DefaultTransport}}
+	nameless := &http.Client{Transport: bearer{token(map[string]any{"sub": "u-2"}), http.DefaultTransport}}
+
+	srv := e2e.StartHTTP(t, bin, engineEnv(t, oauth...))
+	cs := e2e.Connect(t, srv.MCPURL(), alice)
+	structured(t, e2e.CallTool(t, cs, "execute_query", map[string]any{"query": "SELECT 'e2e-attribution'"}))
+	qi := lastQuery(t, "SELECT 'e2e-attribution'")
+	if qi.User != "svc" || strings.Join(qi.ClientTags, ",") != "sqlmcp,user:alice" || !strings.Contains(qi.ClientInfo, `"email":"alice@example.com"`) {
+		t.Errorf("attribution: user=%q tags=%q info=%q", qi.User, qi.ClientTags, qi.ClientInfo)
+	}
+
+	srv = e2e.StartHTTP(t, bin, engineEnv(t, append(oauth, "SQLENGINE_ENABLE_IMPERSONATION=true", "SQLENGINE_IMPERSONATION_FIELD=email")...))
+	cs = e2e.Connect(t, srv.MCPURL(), alice)
+	structured(t, e2e.CallTool(t, cs, "execute_query", map[string]any{"query": "SELECT 'e2e-impersonation'"}))
+	if qi := lastQuery(t, "SELECT 'e2e-impersonation'"); qi.User != "alice@example.com" {
+		t.Errorf("impersonation: X-Trino-User = %q", qi.User)
+	}
+	cs = e2e.Connect(t, srv.MCPURL(), nameless)
+	res := e2e.CallTool(t, cs, "execute_query", map[string]any{"query": "SELECT 'e2e-nameless'"})
+	if !res.IsError || !strings.Contains(e2e.Text(res), "email") {
+		t.Errorf("a caller without the claim: %s", e2e.Text(res))
+	}
+	for _, q := range trino.Queries() {
+		if q.SQL == "SELECT 'e2e-nameless'" {
+			t.Errorf("the nameless caller's query ran as %q", q.User)
+		}
+	}
+}
+
+func runBinary(t *testing.T, bin string, env []string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
+	cmd.Stdin = strings.NewReader("")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &ee):
+		return string(out), ee.ExitCode()
+	}
+	t.Fatal(err)
+	return "", -1
+}
+
+func TestConfigurationErrorsExit2(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	for _, tc := range []struct {
+		env  []string
+		want []string
+	}{
+		{[]string{"SQLENGINE_PORT=eighty"}, []string{"SQLENGINE_PORT"}},
+		{[]string{"SQLENGINE_MAX_ROWS=0", "SQLENGINE_QUERY_TIMEOUT=soon"}, []string{"SQLENGINE_MAX_ROWS", "SQLENGINE_QUERY_TIMEOUT"}},
+		{[]string{"SQLENGINE_MAX_ROWS=20000"}, []string{"SQLENGINE_MAX_ROWS_CEILING"}},
+		{[]string{"SQLENGINE_SSL=maybe", "SQLENGINE_SCHEME=ftp"}, []string{"SQLENGINE_SSL", "SQLENGINE_SCHEME"}},
+		{[]string{"SQLENGINE_ALLOWED_SCHEMAS=sales"}, []string{"SQLENGINE_ALLOWED_SCHEMAS", "catalog.schema"}},
+		{[]string{"SQLENGINE_IMPERSONATION_FIELD=name"}, []string{"SQLENGINE_IMPERSONATION_FIELD"}},
+		{[]string{"SQLENGINE_ENABLE_IMPERSONATION=true"}, []string{"OAUTH_ENABLED"}},
+		{[]string{"SQLENGINE_PASSWORD=hunter2"}, []string{"SQLENGINE_PASSWORD", "SQLENGINE_SSL=true"}},
+		{[]string{"SQLENGINE_PROFILE=nope"}, []string{"nope", "no such profile"}},
+	} {
+		out, code := runBinary(t, bin, append([]string{"XDG_CONFIG_HOME=" + t.TempDir()}, tc.env...), "serve")
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", tc.env, code, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output does not name %q:\n%s", tc.env, w, out)
+			}
+		}
+		if strings.Contains(out, "hunter2") {
+			t.Errorf("the password was echoed: %s", out)
+		}
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	out, code := runBinary(t, bin, nil, "--version")
+	if code != 0 || !strings.HasPrefix(out, "sqlmcp ") || strings.Count(out, "\n") != 1 {
+		t.Errorf("--version: exit %d: %q", code, out)
+	}
+	out, code = runBinary(t, bin, nil, "serve", "--help")
+	if code != 0 || !strings.Contains(out, "SQLENGINE_ALLOWED_SCHEMAS") || !strings.Contains(out, "MCP_TRANSPORT") {
+		t.Errorf("serve --help: exit %d:\n%s", code, out)
+	}
+}
+
+// TestEngineDownAtStartup: the server starts anyway and calls fail clearly.
+func TestEngineDownAtStartup(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	env := engineEnv(t, "SQLENGINE_PORT="+strconv.Itoa(port))
+	cs := e2e.Stdio(t, bin, env)
+	start := time.Now()
+	res := e2e.CallTool(t, cs, "list_catalogs", nil)
+	if !res.IsError || !strings.Contains(e2e.Text(res), "SQLENGINE_HOST") {
+		t.Errorf("list_catalogs against a down engine: %s", e2e.Text(res))
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the call took %v", d)
+	}
+}
+
+// TestProfileFileSuppliesTheConnection: with no SQLENGINE_HOST/PORT, the
+// profile file's current profile points the server at the engine.
+func TestProfileFileSuppliesTheConnection(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	dir := t.TempDir()
+	cfg := fmt.Sprintf(`{"current":"test","profiles":{"test":{"host":%q,"port":%d,"user":"profiled","catalog":"warehouse","schema":"logs"}}}`, trino.Host(), trino.Port())
+	if err := os.MkdirAll(filepath.Join(dir, "sqlengine"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sqlengine", "config.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cs := e2e.Stdio(t, bin, []string{"XDG_CONFIG_HOME=" + dir})
+	m := structured(t, e2e.CallTool(t, cs, "execute_query", map[string]any{"query": "SELECT count(*) AS n FROM events WHERE id <= 10"}))
+	if fmt.Sprint(m["rows"]) != "[[10]]" {
+		t.Errorf("rows = %v", m["rows"])
+	}
+	if qi := lastQuery(t, "SELECT count(*) AS n FROM events WHERE id <= 10"); qi.User != "profiled" || qi.Catalog != "warehouse" {
+		t.Errorf("engine saw user=%q catalog=%q", qi.User, qi.Catalog)
+	}
+}
+
+// TestModeSelection: no arguments with stdin not a terminal serves MCP
+// (covered by every Stdio test); an unknown subcommand goes to the CLI.
+func TestModeSelection(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	out, code := runBinary(t, bin, []string{"XDG_CONFIG_HOME=" + t.TempDir()}, "no-such-command")
+	if code != 2 {
+		t.Errorf("unknown command: exit %d, want 2 (CLI usage error)\n%s", code, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--mcp")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, engineEnv(t)...)
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	out2, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out2), `"serverInfo"`) {
+		t.Errorf("--mcp: %v: %s", err, out2)
+	}
+}
