@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Verify checks a bearer token and returns the caller's identity. Tokens
@@ -20,35 +21,32 @@ func (l *Layer) Verify(ctx context.Context, token string) (*Identity, error) {
 	if id, ok := l.cache.get(key, now); ok {
 		return id, nil
 	}
-	var id *Identity
+	var (
+		claims map[string]any
+		exp    time.Time
+		err    error
+		own    bool
+	)
 	switch {
 	case l.hmac != nil:
-		c, exp, err := l.hmac.verify(token)
-		if err != nil {
-			return nil, err
-		}
-		id = identityFromClaims(l.cfg.Provider, c)
-		l.cache.put(key, id, exp, now)
-		return id, nil
+		claims, exp, err = l.hmac.verify(token)
 	case l.own != nil && (headerAlg(token) == "HS256" || len(l.oidc.audiences) == 0):
 		// Proxy mode: a token this server issued. Provider tokens are
 		// accepted too when OIDC_AUDIENCE says which audience they carry.
-		c, exp, err := l.own.verify(token)
-		if err != nil {
-			return nil, err
-		}
-		id = ownIdentity(l.cfg.Provider, c)
-		l.cache.put(key, id, exp, now)
-		return id, nil
+		claims, exp, err = l.own.verify(token)
+		own = true
 	default:
-		c, exp, err := l.oidc.verify(ctx, token)
-		if err != nil {
-			return nil, err
-		}
-		id = identityFromClaims(l.cfg.Provider, c)
-		l.cache.put(key, id, exp, now)
-		return id, nil
+		claims, exp, err = l.oidc.verify(ctx, token)
 	}
+	if err != nil {
+		return nil, err
+	}
+	id := identityFromClaims(l.cfg.Provider, claims)
+	if own {
+		id = ownIdentity(l.cfg.Provider, claims)
+	}
+	l.cache.put(key, id, exp, now)
+	return id, nil
 }
 
 // errNoToken means the request carried no bearer credentials at all.
