@@ -193,9 +193,9 @@ func TestLagReport(t *testing.T) {
 		}},
 		{ID: "alpha", State: "Empty", Offsets: []Offset{
 			{Topic: "t", Partition: 0, Committed: 0, LogEnd: 1500},
-			{Topic: "t", Partition: 1, Committed: 50, LogEnd: 40},                        // negative: adds 0
+			{Topic: "t", Partition: 1, Committed: 50, LogEnd: 40},                             // negative: adds 0
 			{Topic: "t", Partition: 2, Committed: 3, LogEnd: -1, Err: "LEADER_NOT_AVAILABLE"}, // error: excluded
-			{Topic: "v", Partition: 0, Committed: -1, LogEnd: 10},                          // no commit: excluded
+			{Topic: "v", Partition: 0, Committed: -1, LogEnd: 10},                             // no commit: excluded
 		}},
 		{ID: "mid", State: "Empty", Offsets: []Offset{{Topic: "t", Partition: 0, Committed: 900, LogEnd: 1000}}},
 	}}
