@@ -81,8 +81,8 @@ func TestReadsAllFourResources(t *testing.T) {
 	bin := e2e.Build(t, ".")
 	env := []string{"STREAM_BROKERS=" + brokers}
 	sessions := map[string]func(t *testing.T) *mcp.ClientSession{
-		"stdio":           func(t *testing.T) *mcp.ClientSession { return e2e.Stdio(t, bin, env) },
-		"streamable HTTP": func(t *testing.T) *mcp.ClientSession { return e2e.Connect(t, e2e.StartHTTP(t, bin, env).MCPURL(), nil) },
+		"stdio":            func(t *testing.T) *mcp.ClientSession { return e2e.Stdio(t, bin, env) },
+		"streamable HTTP":  func(t *testing.T) *mcp.ClientSession { return e2e.Connect(t, e2e.StartHTTP(t, bin, env).MCPURL(), nil) },
 		"stdio 2026-07-28": func(t *testing.T) *mcp.ClientSession { return e2e.Stdio(t, bin, env, e2e.Protocol(e2e.Modern)) },
 	}
 	for name, open := range sessions {
