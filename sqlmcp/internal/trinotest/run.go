@@ -329,12 +329,21 @@ func (s *Server) runDuck(q *query, sess session, sqlText string, toks []token) {
 		renames = unaliasedColumns(ctx, c, sqlText)
 	}
 	isValues := toks[0].is("VALUES")
-	rows, err := c.QueryContext(ctx, sqlText)
+	windowed := st == duckdb.STATEMENT_TYPE_SELECT && scanWindows(ctx, c, sqlText, s.opts.PageSize)
+	first := sqlText
+	if windowed {
+		first = windowSQL(sqlText, 2*s.opts.PageSize, 0)
+	}
+	rows, err := c.QueryContext(ctx, first)
 	if err != nil {
 		q.sendError(fromDuckDB(sqlText, err, ctx))
 		return
 	}
-	defer rows.Close()
+	defer func() {
+		if rows != nil {
+			_ = rows.Close()
+		}
+	}()
 	names, err := rows.Columns()
 	if err != nil {
 		q.sendError(fromDuckDB(sqlText, err, ctx))
@@ -382,45 +391,146 @@ func (s *Server) runDuck(q *query, sess session, sqlText string, toks []token) {
 		}
 		cols[i] = newColumn(name, types[i])
 	}
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
+	p := &pager{q: q, cols: cols, types: types, size: s.opts.PageSize, first: true}
+	if !windowed {
+		if _, ok := p.read(rows, sqlText); ok {
+			p.finish()
+		}
+		return
 	}
-	pageSize := s.opts.PageSize
-	page := make([][]any, 0, pageSize)
-	first := true
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
+	// Read the scan window by window (see scanWindows), growing each window
+	// so that reading everything costs about twice one full scan.
+	offset, window := 0, 2*s.opts.PageSize
+	for {
+		n, ok := p.read(rows, sqlText)
+		_ = rows.Close()
+		if !ok {
+			return
+		}
+		if n < window {
+			p.finish()
+			return
+		}
+		offset += n
+		window = min(window*2, 64*s.opts.PageSize)
+		rows, err = c.QueryContext(ctx, windowSQL(sqlText, window, offset))
+		if err != nil {
 			q.sendError(fromDuckDB(sqlText, err, ctx))
 			return
 		}
+	}
+}
+
+// windowSQL appends LIMIT/OFFSET on a new line, so that a trailing line
+// comment cannot swallow it.
+func windowSQL(sqlText string, limit, offset int) string {
+	return fmt.Sprintf("%s\nLIMIT %d OFFSET %d", sqlText, limit, offset)
+}
+
+// scanWindows reports whether a SELECT is a plain scan (projections and
+// filters over one table scan, no sort, aggregate, join or limit) of a large
+// table. DuckDB keeps insertion order for such plans, so the result can be
+// read in consecutive LIMIT/OFFSET windows that together are exactly the
+// full result. That keeps the engine from materialising a million-row
+// result when the client reads a hundred rows and cancels: DuckDB (through
+// duckdb-go) only returns fully materialised results.
+func scanWindows(ctx context.Context, c *sql.Conn, sqlText string, pageSize int) bool {
+	plan, err := duckPlan(ctx, c, "EXPLAIN (FORMAT JSON) "+sqlText)
+	if err != nil {
+		return false
+	}
+	var nodes []map[string]any
+	if err := json.Unmarshal([]byte(plan), &nodes); err != nil || len(nodes) != 1 {
+		return false
+	}
+	var largest float64
+	scans := 0
+	var walk func(n map[string]any) bool
+	walk = func(n map[string]any) bool {
+		name, _ := n["name"].(string)
+		switch strings.TrimSpace(name) {
+		case "PROJECTION", "FILTER":
+		case "SEQ_SCAN", "TABLE_SCAN":
+			scans++
+			if extra, ok := n["extra_info"].(map[string]any); ok {
+				if est, ok := extra["Estimated Cardinality"].(string); ok {
+					var v float64
+					_, _ = fmt.Sscan(est, &v)
+					largest = max(largest, v)
+				}
+			}
+		default:
+			return false
+		}
+		children, _ := n["children"].([]any)
+		for _, ch := range children {
+			m, ok := ch.(map[string]any)
+			if !ok || !walk(m) {
+				return false
+			}
+		}
+		return true
+	}
+	return walk(nodes[0]) && scans == 1 && largest >= float64(8*pageSize)
+}
+
+// pager turns DuckDB rows into result pages for the page server.
+type pager struct {
+	q     *query
+	cols  []columnJSON
+	types []trinoType
+	size  int
+	page  [][]any
+	first bool
+}
+
+// read consumes rows into pages; it returns the number of rows read and
+// false when the query failed or was cancelled (the error is sent).
+func (p *pager) read(rows *sql.Rows, sqlText string) (int, bool) {
+	q := p.q
+	vals := make([]any, len(p.cols))
+	ptrs := make([]any, len(p.cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			q.sendError(fromDuckDB(sqlText, err, q.ctx))
+			return n, false
+		}
 		row := make([]any, len(vals))
 		for i, v := range vals {
-			row[i] = encodeValue(types[i], v)
+			row[i] = encodeValue(p.types[i], v)
 		}
+		n++
 		q.rowsRead.Add(1)
-		page = append(page, row)
-		if len(page) == pageSize {
-			ev := event{rows: page}
-			if first {
-				ev.columns, first = cols, false
+		p.page = append(p.page, row)
+		if len(p.page) == p.size {
+			ev := event{rows: p.page}
+			if p.first {
+				ev.columns, p.first = p.cols, false
 			}
 			if !q.send(ev) {
-				return
+				return n, false
 			}
-			page = make([][]any, 0, pageSize)
+			p.page = make([][]any, 0, p.size)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		q.sendError(fromDuckDB(sqlText, err, ctx))
-		return
+		q.sendError(fromDuckDB(sqlText, err, q.ctx))
+		return n, false
 	}
-	ev := event{rows: page, done: true}
-	if first {
-		ev.columns = cols
+	return n, true
+}
+
+// finish sends the last page.
+func (p *pager) finish() {
+	ev := event{rows: p.page, done: true}
+	if p.first {
+		ev.columns = p.cols
 	}
-	q.send(ev)
+	p.q.send(ev)
 }
 
 func (q *query) sendStaticCount(updateType string, count int64) {
