@@ -280,6 +280,9 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, body, principal 
 		defer close(q.done)
 		defer cancel()
 		s.run(q, sess)
+		if q.ctx.Err() != nil && q.cancelled.Load() {
+			q.fail(newError("USER_CANCELED", "Query was canceled", 0, 0))
+		}
 		if q.ctx.Err() != nil {
 			// Cancelled: drop a page nobody will read.
 			select {
