@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-runewidth"
@@ -47,7 +48,7 @@ var formatNames = []string{"table", "json", "csv"}
 // elapsed time to the table footer (the shell shows it; one-shot commands
 // keep output reproducible).
 func newPrinter(format string, w io.Writer, timing bool) printer {
-	fw := &flushWriter{w: bufio.NewWriterSize(w, 64<<10), every: 100 * time.Millisecond}
+	fw := &flushWriter{w: bufio.NewWriterSize(w, 64<<10), every: 200 * time.Millisecond}
 	switch format {
 	case "json":
 		return &jsonPrinter{w: fw}
@@ -58,28 +59,41 @@ func newPrinter(format string, w io.Writer, timing bool) printer {
 	}
 }
 
-// flushWriter buffers output and flushes it when asked and at least every
-// interval, so that large results are written in big chunks while a slow
-// stream still shows up on the terminal promptly.
+// flushWriter buffers output in large chunks and flushes what is pending
+// at most one interval after it was written, so a large result is written
+// efficiently while a stream that pauses still shows up on the terminal.
 type flushWriter struct {
-	w     *bufio.Writer
-	every time.Duration
-	last  time.Time
+	mu        sync.Mutex
+	w         *bufio.Writer
+	every     time.Duration
+	timer     *time.Timer
+	scheduled bool
 }
 
-func (f *flushWriter) Write(p []byte) (int, error) { return f.w.Write(p) }
-
-// tick flushes when the interval has passed since the last flush.
-func (f *flushWriter) tick() error {
-	if now := time.Now(); now.Sub(f.last) >= f.every {
-		f.last = now
-		return f.w.Flush()
+func (f *flushWriter) Write(p []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, err := f.w.Write(p)
+	if !f.scheduled && f.w.Buffered() > 0 {
+		f.scheduled = true
+		f.timer = time.AfterFunc(f.every, func() {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.scheduled = false
+			f.w.Flush()
+		})
 	}
-	return nil
+	return n, err
 }
 
+// Flush writes out everything pending now.
 func (f *flushWriter) Flush() error {
-	f.last = time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.scheduled {
+		f.timer.Stop()
+		f.scheduled = false
+	}
 	return f.w.Flush()
 }
 
@@ -91,6 +105,8 @@ func (f *flushWriter) Flush() error {
 const tableBatch = 1000
 
 type tablePrinter struct {
+	mu      sync.Mutex // Row and the first-batch timer
+	timer   *time.Timer
 	w       *flushWriter
 	timing  bool
 	batch   int
@@ -99,7 +115,6 @@ type tablePrinter struct {
 	right   []bool
 	widths  []int
 	pending [][]string
-	first   time.Time
 	fixed   bool
 }
 
@@ -117,19 +132,37 @@ func (p *tablePrinter) Row(row []any) error {
 	for i, v := range row {
 		cells[i] = tableCell(v)
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.fixed {
 		p.writeRow(cells)
-		return p.w.tick()
+		return nil
 	}
 	if len(p.pending) == 0 {
-		p.first = time.Now()
+		// Rows that trickle in are shown after the wait even if no
+		// further row comes to trigger it.
+		p.timer = time.AfterFunc(p.wait, func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if !p.fixed && p.cols != nil {
+				p.fix()
+				p.w.Flush()
+			}
+		})
 	}
 	p.pending = append(p.pending, cells)
-	if len(p.pending) >= p.batch || time.Since(p.first) >= p.wait {
+	if len(p.pending) >= p.batch {
 		p.fix()
 		return p.w.Flush()
 	}
 	return nil
+}
+
+// stopTimer stops the first-batch timer; callers hold p.mu.
+func (p *tablePrinter) stopTimer() {
+	if p.timer != nil {
+		p.timer.Stop()
+	}
 }
 
 // fix computes the column widths from the pending rows and prints them
@@ -195,6 +228,9 @@ func (p *tablePrinter) writeRow(cells []string) {
 }
 
 func (p *tablePrinter) End(sum Summary) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopTimer()
 	if len(p.cols) == 0 {
 		// A statement without a result set (only possible when writes are allowed).
 		if sum.UpdateCount > 0 {
@@ -222,6 +258,9 @@ func (p *tablePrinter) End(sum Summary) error {
 }
 
 func (p *tablePrinter) Abort() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopTimer()
 	if !p.fixed && p.cols != nil {
 		p.fix()
 	}
@@ -345,11 +384,9 @@ func (p *csvPrinter) Row(row []any) error {
 	if err := p.w.Write(rec); err != nil {
 		return err
 	}
+	// encoding/csv buffers too; hand each record to the flushWriter.
 	p.w.Flush()
-	if err := p.w.Error(); err != nil {
-		return err
-	}
-	return p.fw.tick()
+	return p.w.Error()
 }
 
 func (p *csvPrinter) Abort() {
@@ -407,8 +444,8 @@ func (p *jsonPrinter) Row(row []any) error {
 		sep = "\n    "
 	}
 	p.rows++
-	io.WriteString(p.w, sep+s)
-	return p.w.tick()
+	_, err = io.WriteString(p.w, sep+s)
+	return err
 }
 
 func (p *jsonPrinter) Abort() {

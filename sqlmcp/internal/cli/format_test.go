@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -142,3 +144,34 @@ func TestTableUnicodeWidth(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", out, want)
 	}
 }
+
+// A slow stream is shown after a pause even when no further row arrives.
+func TestPausedStreamIsShown(t *testing.T) {
+	for _, f := range formatNames {
+		t.Run(f, func(t *testing.T) {
+			var b syncBuf
+			p := newPrinter(f, &b, false)
+			if tp, ok := p.(*tablePrinter); ok {
+				tp.wait = 50 * time.Millisecond
+			}
+			p.Columns([]Column{{"v", "varchar"}})
+			p.Row([]any{"first-row"})
+			deadline := time.Now().Add(5 * time.Second)
+			for !strings.Contains(b.String(), "first-row") {
+				if time.Now().After(deadline) {
+					t.Fatalf("row not shown during the pause: %q", b.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			p.End(Summary{RowCount: 1})
+		})
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
