@@ -334,8 +334,16 @@ func (c *Client) addrs() []string {
 func anyBroker[T any](ctx context.Context, c *Client, what string, fn func(*sarama.Broker) (T, error)) (T, string, error) {
 	var zero T
 	var errs []error
-	for _, addr := range c.addrs() {
-		v, err := call(ctx, c, addr, what, fn)
+	addrs := c.addrs()
+	for i, addr := range addrs {
+		// Share what is left of the deadline among the remaining brokers,
+		// so one silent broker cannot use up the whole time limit.
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if dl, ok := ctx.Deadline(); ok && i < len(addrs)-1 {
+			actx, cancel = context.WithTimeout(ctx, time.Until(dl)/time.Duration(len(addrs)-i))
+		}
+		v, err := call(actx, c, addr, what, fn)
+		cancel()
 		if err == nil {
 			return v, addr, nil
 		}

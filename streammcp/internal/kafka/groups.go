@@ -44,13 +44,17 @@ func (c *Client) Groups(ctx context.Context) (*report.Groups, error) {
 		err    error
 	}
 	results := make([]brokerResult, len(md.Brokers))
+	// The per-broker phase gets most of the time limit, so that a silent
+	// broker leaves time to read the log-end offsets of the others' groups.
+	bctx, bcancel := context.WithTimeout(ctx, c.opts.Timeout*6/10)
+	defer bcancel()
 	var wg sync.WaitGroup
 	for i, b := range md.Brokers {
 		results[i] = brokerResult{id: b.ID(), addr: b.Addr()}
 		wg.Add(1)
 		go func(r *brokerResult) {
 			defer wg.Done()
-			r.groups, r.retry, r.err = c.brokerGroups(ctx, r.id, r.addr, nil)
+			r.groups, r.retry, r.err = c.brokerGroups(bctx, r.id, r.addr, nil)
 		}(&results[i])
 	}
 	wg.Wait()

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -653,3 +654,80 @@ func atoi(s string) int {
 }
 
 var _ = kmsg.NameForKey
+
+func TestSilentBrokerLeavesAPartialReport(t *testing.T) {
+	kc, c := seeded(t, func(o *kafka.Options) { o.Timeout = 2 * time.Second })
+	if _, err := c.Groups(context.Background()); err != nil { // warm connections
+		t.Fatal(err)
+	}
+	node := kc.KF.CoordinatorFor(kafkatest.GroupOrdersProcessor)
+	kc.Stall(kmsg.ListGroups.Int16(), node)
+	start := time.Now()
+	g, err := c.Groups(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2500*time.Millisecond {
+		t.Errorf("took %s with a 2s timeout", d)
+	}
+	want := "broker " + strconv.Itoa(int(node))
+	if !strings.Contains(g.Err, want) {
+		t.Errorf("Err %q does not name %s", g.Err, want)
+	}
+	for _, gr := range g.Groups {
+		if kc.KF.CoordinatorFor(gr.ID) == node {
+			t.Errorf("group %s of the silent broker reported", gr.ID)
+		}
+		for _, o := range gr.Offsets {
+			if o.Err != "" {
+				t.Errorf("group %s: offsets of the answering brokers failed: %+v", gr.ID, o)
+			}
+		}
+	}
+	cl, err := c.Cluster(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := report.NewHealthCheck(cl, g, "", 1000); h.ConsumerStatus.Status == "healthy" || h.ConsumerStatus.Error == "" {
+		t.Errorf("consumer status %+v", h.ConsumerStatus)
+	}
+	kc.ClearFaults()
+	g, err = c.Groups(context.Background())
+	if err != nil || g.Err != "" || len(g.Groups) != 4 {
+		t.Errorf("after the broker answers again: %+v %v", g, err)
+	}
+}
+
+func TestSeedFailover(t *testing.T) {
+	kc, _ := seeded(t)
+	// A silent address and a stopped broker first in the seed list: the
+	// client moves on to a live broker within the time limit.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+		}
+	}()
+	addrs := kc.Addrs()
+	stopped := addrs[1]
+	if err := kc.StopBroker(1); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, []string{ln.Addr().String(), stopped, addrs[0]}, func(o *kafka.Options) { o.Timeout = 3 * time.Second })
+	start := time.Now()
+	cl, err := c.Cluster(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cl.Brokers) != 2 || time.Since(start) > 3*time.Second {
+		t.Errorf("brokers %+v after %s", cl.Brokers, time.Since(start))
+	}
+}

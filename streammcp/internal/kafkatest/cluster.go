@@ -52,10 +52,17 @@ type Cluster struct {
 
 	mdFault atomic.Pointer[mdFault]
 	fenced  atomic.Pointer[[]int32]
+	stall   atomic.Pointer[stall]
 
 	clientMu sync.Mutex
 	client   *kgo.Client
 	prod     *kgo.Client
+}
+
+type stall struct {
+	key     int16
+	node    int32
+	release chan struct{}
 }
 
 type mdFault struct {
@@ -95,6 +102,7 @@ func (c *Cluster) Addrs() []string { return slices.Clone(c.addrs) }
 
 // Close stops the cluster.
 func (c *Cluster) Close() {
+	c.ClearFaults()
 	c.clientMu.Lock()
 	for _, cl := range []*kgo.Client{c.client, c.prod} {
 		if cl != nil {
@@ -114,6 +122,11 @@ func (c *Cluster) control(req kmsg.Request) (kmsg.Response, error, bool) {
 	c.countMu.Lock()
 	c.counts[req.Key()]++
 	c.countMu.Unlock()
+	if st := c.stall.Load(); st != nil && st.key == req.Key() && st.node == c.KF.CurrentNode() {
+		// Yield without answering until the stall is cleared.
+		c.KF.SleepControl(func() { <-st.release })
+		return nil, nil, false
+	}
 	switch r := req.(type) {
 	case *kmsg.MetadataRequest:
 		f := c.mdFault.Load()
@@ -287,6 +300,18 @@ func (c *Cluster) SetMetadataFault(ctx context.Context, fn func(*kmsg.MetadataRe
 func (c *Cluster) ClearFaults() {
 	c.mdFault.Store(nil)
 	c.fenced.Store(nil)
+	if st := c.stall.Swap(nil); st != nil {
+		close(st.release)
+	}
+}
+
+// Stall makes broker node leave requests of API key (e.g. kmsg.ListGroups)
+// unanswered until ClearFaults: a broker that accepts connections but does
+// not answer.
+func (c *Cluster) Stall(key int16, node int32) {
+	if old := c.stall.Swap(&stall{key: key, node: node, release: make(chan struct{})}); old != nil {
+		close(old.release)
+	}
 }
 
 // UnderReplicate drops the last replica from the ISR of topic/partition.
