@@ -1,102 +1,10 @@
 package haproxy
 
 import (
-	"bytes"
-	"encoding/csv"
-	"errors"
-	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"strings"
 )
-
-// StatRow is one CSV row of "show stat" / the stats page, keyed by header
-// name. Numeric columns hold int64 values, text columns strings; empty
-// cells are left out.
-type StatRow map[string]any
-
-// Object types of the CSV "type" column.
-var objectTypes = map[int64]string{0: "frontend", 1: "backend", 2: "server", 3: "listener"}
-
-// textColumns are never converted to numbers, even when a value looks
-// numeric (a server may be called "1").
-var textColumns = map[string]bool{
-	"pxname": true, "svname": true, "status": true, "check_status": true, "last_chk": true,
-	"last_agt": true, "agent_status": true, "check_desc": true, "agent_desc": true, "addr": true,
-	"cookie": true, "mode": true, "algo": true, "tracked": true,
-}
-
-// ParseStatCSV parses HAProxy's CSV statistics by header name. It accepts
-// quoted fields with commas and doubled quotes, the "-" separator column
-// and later versions' extra columns.
-func ParseStatCSV(data []byte) ([]StatRow, error) {
-	data = bytes.TrimLeft(data, "\n")
-	if !bytes.HasPrefix(data, []byte("# ")) {
-		return nil, errors.New("statistics CSV: no \"# pxname,...\" header line")
-	}
-	r := csv.NewReader(bytes.NewReader(data[2:]))
-	r.FieldsPerRecord = -1
-	r.ReuseRecord = false
-	header, err := r.Read()
-	if err != nil {
-		return nil, fmt.Errorf("statistics CSV header: %w", err)
-	}
-	var rows []StatRow
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("statistics CSV: %w", err)
-		}
-		row := make(StatRow, 48)
-		for i, v := range rec {
-			if i >= len(header) || v == "" {
-				continue
-			}
-			name := header[i]
-			if name == "" || name == "-" {
-				continue
-			}
-			if !textColumns[name] {
-				if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-					row[name] = n
-					continue
-				}
-			}
-			row[name] = v
-		}
-		if t, ok := row["type"].(int64); ok {
-			row["object_type"] = objectTypes[t]
-		}
-		rows = append(rows, row)
-	}
-	return rows, nil
-}
-
-// Str returns a text column ("" when absent).
-func (r StatRow) Str(name string) string {
-	switch v := r[name].(type) {
-	case string:
-		return v
-	case int64:
-		return strconv.FormatInt(v, 10)
-	}
-	return ""
-}
-
-// Int returns a numeric column (0 when absent).
-func (r StatRow) Int(name string) int64 {
-	if v, ok := r[name].(int64); ok {
-		return v
-	}
-	return 0
-}
-
-// Type returns "frontend", "backend", "server" or "listener".
-func (r StatRow) Type() string { s, _ := r["object_type"].(string); return s }
 
 // ParseInfo parses "show info": "Key: value" lines; numbers become int64.
 func ParseInfo(text string) map[string]any {

@@ -1,6 +1,8 @@
 package haproxy
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,18 +27,18 @@ func TestParseStatCSVFixtures(t *testing.T) {
 			if len(rows) != 13 {
 				t.Fatalf("rows = %d, want 13", len(rows))
 			}
-			var app1, fe StatRow
-			for _, r := range rows {
+			var app1, fe *StatRow
+			for i, r := range rows {
 				if r.Str("pxname") == "be_app" && r.Str("svname") == "app1" {
-					app1 = r
+					app1 = &rows[i]
 				}
 				if r.Str("pxname") == "fe_web" {
-					fe = r
+					fe = &rows[i]
 				}
-				if _, bad := r["-"]; bad {
+				if _, bad := r.Get("-"); bad {
 					t.Error("separator column kept")
 				}
-				if _, bad := r[""]; bad {
+				if _, bad := r.Get(""); bad {
 					t.Error("empty column kept")
 				}
 			}
@@ -46,8 +48,8 @@ func TestParseStatCSVFixtures(t *testing.T) {
 			if app1.Type() != "server" || fe.Type() != "frontend" {
 				t.Errorf("types: %q %q", app1.Type(), fe.Type())
 			}
-			if w, ok := app1["weight"].(int64); !ok || w != 100 {
-				t.Errorf("weight = %#v, want int64 100", app1["weight"])
+			if w, ok := app1.Get("weight"); !ok || w != int64(100) {
+				t.Errorf("weight = %#v, want int64 100", w)
 			}
 			if app1.Str("status") != "UP" {
 				t.Errorf("status = %q", app1.Str("status"))
@@ -74,6 +76,24 @@ func TestParseStatCSVQuotedFields(t *testing.T) {
 	}
 	if r.Int("weight") != 7 || r.Type() != "server" || r.Str("extra") != "x" {
 		t.Errorf("row = %#v", r)
+	}
+	// The JSON form keeps column order, numbers as numbers, and escapes like encoding/json.
+	got, _ := r.MarshalJSON()
+	want := `{"pxname":"be_app","svname":"app1","status":"DOWN","last_chk":"Busy, try \"later\"","weight":7,"type":2,"extra":"x","object_type":"server"}`
+	if string(got) != want {
+		t.Errorf("JSON = %s\nwant   %s", got, want)
+	}
+}
+
+func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"plain", "quote\" back\\slash", "ctl\x01\x1f\n\r\t", "uni é ✓ \u2028 \u2029", "bad \xff utf8", "<html>&"} {
+		want, _ := json.Marshal(s)
+		want = bytes.ReplaceAll(want, []byte(`\u003c`), []byte("<"))
+		want = bytes.ReplaceAll(want, []byte(`\u003e`), []byte(">"))
+		want = bytes.ReplaceAll(want, []byte(`\u0026`), []byte("&"))
+		if got := appendJSONString(nil, s); string(got) != string(want) {
+			t.Errorf("%q: got %s want %s", s, got, want)
+		}
 	}
 }
 

@@ -64,4 +64,15 @@ func BenchmarkShowStat(b *testing.B) {
 			}
 		})
 	}
+	// The floor: HAProxy producing the CSV and the socket read alone.
+	b.Run("runtime_api_only", func(b *testing.B) {
+		rt := h.Runtime("unix")
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := rt.Execute(ctx, "show stat"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

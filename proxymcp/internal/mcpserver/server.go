@@ -126,7 +126,8 @@ func (t *tools) add(name, title, desc string, eff effect, props []prop, h handle
 		if res.text != "" {
 			text = res.text
 		}
-		return mcp.NewToolResultStructured(res.data, text), nil
+		// The JSON is encoded once: structuredContent carries the same bytes.
+		return mcp.NewToolResultStructured(json.RawMessage(body), text), nil
 	})
 }
 

@@ -44,7 +44,7 @@ func (t *tools) statsTools() {
 			if err != nil {
 				return result{}, err
 			}
-			return ok(src, map[string]any{"count": len(rows), "rows": rows}), nil
+			return ok(src, map[string]any{"count": len(rows), "rows": haproxy.StatRows(rows)}), nil
 		})
 
 	t.add("clear_counters", "Clear statistics counters",

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -138,6 +139,13 @@ func (c *Client) roundTrip(ctx context.Context, cmd string) (string, error) {
 func ctxErr(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	// The socket deadline is the context's: it may fire a moment before
+	// the context notices.
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+			return fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
+		}
 	}
 	return err
 }
