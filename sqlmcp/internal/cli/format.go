@@ -170,12 +170,12 @@ func (p *tablePrinter) stopTimer() {
 func (p *tablePrinter) fix() {
 	p.widths = make([]int, len(p.cols))
 	for i, c := range p.cols {
-		p.widths[i] = runewidth.StringWidth(escapeControl(c.Name))
+		p.widths[i] = displayWidth(escapeControl(c.Name))
 	}
 	for _, r := range p.pending {
 		for i, c := range r {
 			if i < len(p.widths) {
-				p.widths[i] = max(p.widths[i], runewidth.StringWidth(c))
+				p.widths[i] = max(p.widths[i], displayWidth(c))
 			}
 		}
 	}
@@ -209,22 +209,43 @@ func (p *tablePrinter) writeRow(cells []string) {
 		if i < len(cells) {
 			c = cells[i]
 		}
-		if runewidth.StringWidth(c) > w {
+		cw := displayWidth(c)
+		if cw > w {
 			c = runewidth.Truncate(c, w, "…")
+			cw = displayWidth(c)
 		}
-		pad := strings.Repeat(" ", w-runewidth.StringWidth(c))
 		if i > 0 {
-			b.WriteString("|")
+			b.WriteByte('|')
 		}
-		b.WriteString(" ")
+		b.WriteByte(' ')
 		if p.right[i] {
-			b.WriteString(pad + c)
+			pad(&b, w-cw)
+			b.WriteString(c)
 		} else {
-			b.WriteString(c + pad)
+			b.WriteString(c)
+			pad(&b, w-cw)
 		}
-		b.WriteString(" ")
+		b.WriteByte(' ')
 	}
-	fmt.Fprintln(p.w, strings.TrimRight(b.String(), " "))
+	line := strings.TrimRight(b.String(), " ")
+	io.WriteString(p.w, line+"\n")
+}
+
+func pad(b *strings.Builder, n int) {
+	for ; n > 0; n-- {
+		b.WriteByte(' ')
+	}
+}
+
+// displayWidth is the terminal width of s: its length for ASCII (the common
+// case, and much faster), else the East-Asian-aware width.
+func displayWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return runewidth.StringWidth(s)
+		}
+	}
+	return len(s)
 }
 
 func (p *tablePrinter) End(sum Summary) error {
