@@ -54,6 +54,9 @@ func ParseTable(text string) []map[string]any {
 			if i >= len(header) {
 				break
 			}
+			if header[i] == "-" { // a separator column, as in "show servers conn"
+				continue
+			}
 			if n, err := strconv.ParseInt(f, 10, 64); err == nil && !strings.HasSuffix(header[i], "_name") && header[i] != "srv_addr" {
 				row[header[i]] = n
 			} else {

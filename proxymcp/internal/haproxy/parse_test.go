@@ -217,3 +217,13 @@ func TestParseVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestParseServersConn(t *testing.T) {
+	rows := ParseTable("\n# bkname/svname bkid/svid addr port - purge_delay used_cur used_max need_est unsafe_nb safe_nb idle_lim idle_cur idle_per_thr[2]\nbe_app/app1 4/1 127.0.0.1 39111 - 5000 0 1 1 0 0 -1 0 0 0\n")
+	if len(rows) != 1 || rows[0]["bkname/svname"] != "be_app/app1" || rows[0]["purge_delay"] != int64(5000) || rows[0]["idle_lim"] != int64(-1) {
+		t.Fatalf("rows = %v", rows)
+	}
+	if _, ok := rows[0]["-"]; ok {
+		t.Error("separator column kept")
+	}
+}

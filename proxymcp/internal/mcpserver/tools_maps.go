@@ -95,7 +95,7 @@ func (t *tools) patternTools(kind haproxy.MapKind) {
 			return ok(haproxy.SourceRuntime, map[string]any{"count": len(l), k + "s": l}), nil
 		})
 
-	entryDesc := "Entries of one map: entry id, key and value."
+	entryDesc := "Entries of one map: entry id, key and value. HAProxy prints entries unescaped, so a key containing spaces is shown split at its first space; get_map looks a key up exactly."
 	if kind == haproxy.KindACL {
 		entryDesc = "Patterns of one ACL: entry id and pattern (in key)."
 	}
