@@ -222,3 +222,42 @@ func TestE2EShellFromPipe(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+func TestE2EShellMetaCommands(t *testing.T) {
+	env := baseEnv(t)
+	env["SQLENGINE_CATALOG"] = "sales"
+	script := "\\catalogs\n\\schemas\n\\schemas warehouse\n\\tables sales crm\n\\describe sales.crm.contacts\n" +
+		"USE crm;\n\\tables\n\\describe contacts\nUSE sales.nope;\nUSE a.b.c;\n\\help\n\\format xml\n\\q\nSELECT 'never run';\n"
+	r := sqlmcp(t, env, script, "-i", "--format", "csv")
+	for _, want := range []string{
+		"catalog\nsales\n", "schema\n", "crm\n", "inventory\nlogs\n", "name,type\ncontacts,TABLE\n",
+		"name,type,nullable,comment,extra\nid,integer,true,,\nfull_name,varchar,true,,\n", "USE\nname,type\ncontacts,TABLE\n",
+		`\format <table|json|csv>`,
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q", want)
+		}
+	}
+	for _, want := range []string{`schema "nope" does not exist in catalog "sales"`, `USE needs catalog.schema or schema`, `\format takes table, json or csv`} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	if strings.Contains(r.stdout, "never run") || r.code != 1 {
+		t.Errorf("exit %d", r.code)
+	}
+	if t.Failed() {
+		t.Logf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+}
+
+// With no arguments on a terminal, sqlmcp prints the help (on a pipe it
+// would be the MCP server).
+func TestE2ENoArgumentsOnATerminalPrintsHelp(t *testing.T) {
+	tm, cmd := startShell(t, baseEnv(t))
+	tm.waitFor("NAME")
+	tm.waitFor("CONFIGURATION")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+}
