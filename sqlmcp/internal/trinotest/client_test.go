@@ -509,3 +509,18 @@ func TestClientLargeScanIsExact(t *testing.T) {
 		}
 	}
 }
+
+func TestClientQueryMaxRunTime(t *testing.T) {
+	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1), trinotest.WithMaxWait(50*time.Millisecond))
+	db := open(t, srv, "alice", "&session_properties=query_max_run_time%3A200ms")
+	var v int64
+	err := db.QueryRowContext(ctxT(t), "SELECT pause_ms(30000)").Scan(&v)
+	if trinoErrorName(err) != "EXCEEDED_TIME_LIMIT" {
+		t.Fatalf("err = %v", err)
+	}
+	qs := srv.Queries()
+	info, werr := srv.WaitQuery(ctxT(t), qs[len(qs)-1].ID)
+	if werr != nil || info.ErrorName != "EXCEEDED_TIME_LIMIT" {
+		t.Errorf("info = %+v, %v", info, werr)
+	}
+}

@@ -73,6 +73,12 @@
 // listed). catalog.information_schema.{schemata,tables,columns,views} have
 // Trino's columns and Trino type names.
 //
+// The session property query_max_run_time (X-Trino-Session, e.g.
+// session_properties=query_max_run_time:10s in the DSN) limits a query's
+// run time; an expired query fails with EXCEEDED_TIME_LIMIT. A query whose
+// client stops asking for pages for Options.AbandonAfter fails with
+// ABANDONED_QUERY.
+//
 // The function pause_ms(ms) sleeps per row and stops when the query is
 // cancelled: SELECT pause_ms(60000) is a slow query for timeout and cancel
 // tests.

@@ -3,6 +3,8 @@ package trinotest
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -82,6 +84,7 @@ type query struct {
 	columns []columnJSON
 	ended   bool
 
+	timeLimit time.Duration // query_max_run_time, when set
 	cancelled atomic.Bool
 	rowsRead  atomic.Int64
 	lastSeen  atomic.Int64 // unix nanos of the last client request
@@ -248,8 +251,15 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, body, principal 
 	sess := sessionFrom(r, principal)
 	id := s.newQueryID()
 	ctx, cancel := context.WithCancel(context.Background())
+	var limit time.Duration
+	if v, ok := sess.properties["query_max_run_time"]; ok {
+		if d, err := parseDuration(v); err == nil && d > 0 {
+			limit = d
+			ctx, cancel = context.WithTimeout(context.Background(), d)
+		}
+	}
 	q := &query{
-		id: id, sql: body, ctx: ctx, cancel: cancel,
+		id: id, sql: body, ctx: ctx, cancel: cancel, timeLimit: limit,
 		events: make(chan event, 1),
 		done:   make(chan struct{}),
 		info: QueryInfo{
@@ -282,6 +292,9 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, body, principal 
 		s.run(q, sess)
 		if q.ctx.Err() != nil && q.cancelled.Load() {
 			q.fail(newError("USER_CANCELED", "Query was canceled", 0, 0))
+		}
+		if errors.Is(q.ctx.Err(), context.DeadlineExceeded) {
+			q.fail(timeLimitError(limit))
 		}
 		if q.ctx.Err() != nil {
 			// Cancelled: drop a page nobody will read.
@@ -365,6 +378,10 @@ func (s *Server) buildPage(r *http.Request, q *query, token int64) ([]byte, http
 		resp.UpdateCount = ev.updateCount
 	}
 	canceled := func() {
+		if !q.cancelled.Load() && errors.Is(q.ctx.Err(), context.DeadlineExceeded) {
+			finish(event{err: timeLimitError(q.timeLimit)})
+			return
+		}
 		finish(event{err: newError("USER_CANCELED", "Query was canceled", 0, 0)})
 	}
 	if q.cancelled.Load() {
@@ -432,4 +449,19 @@ func (s *Server) buildPage(r *http.Request, q *query, token int64) ([]byte, http
 	}
 	b, _ := json.Marshal(resp)
 	return b, hdr
+}
+
+func timeLimitError(d time.Duration) *trinoError {
+	return newError("EXCEEDED_TIME_LIMIT", fmt.Sprintf("Query exceeded maximum time limit of %.2fs", d.Seconds()), 0, 0)
+}
+
+// parseDuration reads an airlift duration as Trino session properties use
+// it: "10m", "1.5h", "500ms", "30s", "2d".
+func parseDuration(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if strings.HasSuffix(v, "d") {
+		n, err := strconv.ParseFloat(strings.TrimSuffix(v, "d"), 64)
+		return time.Duration(n * float64(24*time.Hour)), err
+	}
+	return time.ParseDuration(v)
 }
