@@ -446,3 +446,10 @@ func TestE2EHelpAndNoArgs(t *testing.T) {
 		t.Fatalf("exit %d\n%s", r.code, r.stdout)
 	}
 }
+
+func TestE2EExplainStatementPrintsPlanText(t *testing.T) {
+	r := sqlmcp(t, baseEnv(t), "", "query", "EXPLAIN SELECT count(*) FROM sales.public.orders")
+	if r.code != 0 || strings.Contains(r.stdout, `\n`) || strings.Contains(r.stdout, "(1 row)") || strings.TrimSpace(r.stdout) == "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}

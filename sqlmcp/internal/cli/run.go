@@ -89,6 +89,10 @@ func (a *app) query(ctx context.Context, s *session, sqlText, format string, w i
 		return err
 	}
 	p := newPrinter(format, w, timing)
+	if st.Explain && format == "table" {
+		// A plan is multi-line text: print it as it is, not in a cell.
+		p = &planPrinter{w: w}
+	}
 	started := false
 	sum, err := s.client.Stream(ctx, engine.Query{SQL: st.SQL, Limit: a.opts.limit, Catalog: s.catalog, Schema: s.schema},
 		func(cols []engine.Column) error {
@@ -354,3 +358,18 @@ func runExplain(a *app, args []string) error {
 	}
 	return printRows(format, a.stdout, []Column{{"plan", "varchar"}}, [][]any{{plan}}, time.Since(start))
 }
+
+// planPrinter prints the first column of each row as raw text (EXPLAIN
+// output in the table format).
+type planPrinter struct{ w io.Writer }
+
+func (p *planPrinter) Columns([]Column) error { return nil }
+func (p *planPrinter) Row(row []any) error {
+	if len(row) == 0 || row[0] == nil {
+		return nil
+	}
+	_, err := fmt.Fprintln(p.w, strings.TrimRight(textValue(row[0]), "\n"))
+	return err
+}
+func (p *planPrinter) End(Summary) error { return nil }
+func (p *planPrinter) Abort()            {}
