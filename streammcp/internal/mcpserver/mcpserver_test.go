@@ -507,3 +507,50 @@ func TestReadCancellation(t *testing.T) {
 		t.Fatalf("err=%v after %s", err, time.Since(start))
 	}
 }
+
+// TestListenStreamNotifiesOnStatusChange covers protocol 2026-07-28, where
+// subscriptions/listen replaces resources/subscribe.
+func TestListenStreamNotifiesOnStatusChange(t *testing.T) {
+	kc := cluster(t)
+	e := newEnv(t, kc.Addrs(), mcpserver.Options{WatchInterval: 100 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.h.Watch(ctx)
+	c := connect(t, e.s, "")
+	updates := make(chan mcp.JSONRPCNotification, 16)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationResourceUpdated {
+			updates <- n
+		}
+	})
+	errs := make(chan error, 1)
+	stop, err := c.ListenAsync(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{mcpserver.URIOverview}}, func(err error) { errs <- err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-updates:
+		t.Fatalf("notified without a change: %+v", n)
+	case err := <-errs:
+		t.Fatal(err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if err := kc.SetMetadataFault(ctx, kafkatest.Offline(kafkatest.TopicAudit, 0)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case n := <-updates:
+		if n.Params.AdditionalFields["uri"] != mcpserver.URIOverview || n.Params.Meta[mcp.MetaKeySubscriptionID] == nil {
+			t.Errorf("notification %+v", n.Params)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notifications/resources/updated on the listen stream")
+	}
+	stop()
+	kc.ClearFaults()
+	select {
+	case n := <-updates:
+		t.Errorf("notified after the stream closed: %+v", n)
+	case <-time.After(500 * time.Millisecond):
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -54,6 +55,9 @@ type Handler struct {
 	subs  *subscriptions
 	mcp   *server.MCPServer
 	hooks *server.Hooks
+
+	listenMu sync.Mutex
+	listens  map[string]listener // subscriptions/listen streams (2026-07-28)
 }
 
 // New returns a Handler reading through kc.
@@ -64,11 +68,15 @@ func New(kc *kafka.Client, o Options) *Handler {
 	if o.WatchInterval <= 0 {
 		o.WatchInterval = 30 * time.Second
 	}
-	h := &Handler{kc: kc, opts: o, log: o.Logger, subs: newSubscriptions()}
+	h := &Handler{kc: kc, opts: o, log: o.Logger, subs: newSubscriptions(), listens: map[string]listener{}}
 	h.hooks = &server.Hooks{}
 	h.hooks.AddAfterSubscribe(h.onSubscribe)
 	h.hooks.AddAfterUnsubscribe(h.onUnsubscribe)
 	h.hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { h.subs.dropSession(s.SessionID()) })
+	h.hooks.AddBeforeSubscriptionsListen(h.onListen)
+	h.hooks.AddAfterSubscriptionsListen(func(ctx context.Context, id any, _ *mcp.SubscriptionsListenRequest, _ *mcp.SubscriptionsListenResult) {
+		h.endListen(ctx, id)
+	})
 	return h
 }
 

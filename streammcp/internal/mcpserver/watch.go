@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -140,6 +142,10 @@ func (h *Handler) check(ctx context.Context, uri string) {
 		return
 	}
 	for _, id := range h.subs.sessions(uri) {
+		if strings.HasPrefix(id, listenPrefix) {
+			h.notifyListener(id, uri)
+			continue
+		}
 		if err := h.mcp.SendNotificationToSpecificClient(id, mcp.MethodNotificationResourceUpdated, map[string]any{"uri": uri}); err != nil {
 			h.log.Debug("resource update not delivered", "uri", uri, "session", id, "err", err)
 		} else {
@@ -191,4 +197,84 @@ func signature(v any) string {
 	}
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// listener is one subscriptions/listen stream (protocol 2026-07-28). Its
+// session is ephemeral and not registered with the server, so updates are
+// written to its notification channel directly, tagged with the stream's
+// subscription id as the protocol requires.
+type listener struct {
+	session server.ClientSession
+	id      any
+}
+
+const listenPrefix = "listen:"
+
+func listenKey(s server.ClientSession, id any) string {
+	return fmt.Sprintf("%s%p:%v", listenPrefix, s, id)
+}
+
+func (h *Handler) onListen(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
+	s := server.ClientSessionFromContext(ctx)
+	if s == nil || id == nil {
+		return
+	}
+	key := listenKey(s, id)
+	var uris []string
+	for _, uri := range req.Params.Notifications.ResourceSubscriptions {
+		if _, _, err := h.parseURI(uri); err != nil {
+			h.log.Warn("subscription to an unknown resource ignored", "uri", uri, "err", err)
+			continue
+		}
+		uris = append(uris, uri)
+	}
+	if len(uris) == 0 {
+		return
+	}
+	h.listenMu.Lock()
+	h.listens[key] = listener{session: s, id: id}
+	h.listenMu.Unlock()
+	for _, uri := range uris {
+		h.subs.add(uri, key)
+		h.log.Info("resource subscribed", "uri", uri, "stream", fmt.Sprint(id))
+		go h.check(context.WithoutCancel(ctx), uri)
+	}
+}
+
+func (h *Handler) endListen(ctx context.Context, id any) {
+	s := server.ClientSessionFromContext(ctx)
+	if s == nil {
+		return
+	}
+	key := listenKey(s, id)
+	h.listenMu.Lock()
+	delete(h.listens, key)
+	h.listenMu.Unlock()
+	h.subs.dropSession(key)
+}
+
+func (h *Handler) notifyListener(key, uri string) {
+	h.listenMu.Lock()
+	l, ok := h.listens[key]
+	h.listenMu.Unlock()
+	if !ok {
+		h.subs.dropSession(key)
+		return
+	}
+	n := mcp.JSONRPCNotification{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{
+			Method: mcp.MethodNotificationResourceUpdated,
+			Params: mcp.NotificationParams{
+				Meta:             map[string]any{mcp.MetaKeySubscriptionID: l.id},
+				AdditionalFields: map[string]any{"uri": uri},
+			},
+		},
+	}
+	select {
+	case l.session.NotificationChannel() <- n:
+		h.log.Info("resource updated", "uri", uri, "stream", fmt.Sprint(l.id))
+	default:
+		h.log.Debug("resource update not delivered: stream busy", "uri", uri)
+	}
 }
