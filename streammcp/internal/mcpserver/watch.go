@@ -3,8 +3,8 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"maps"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
