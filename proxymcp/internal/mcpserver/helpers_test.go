@@ -68,6 +68,18 @@ func (e *env) call(t *testing.T, name string, args map[string]any) map[string]an
 	if res.IsError {
 		t.Fatalf("%s(%v): tool error: %s", name, args, text(res))
 	}
+	out := structured(t, name, res)
+	src, _ := out["source"].(string)
+	if src != "runtime_api" && src != "stats_page" {
+		t.Fatalf("%s: source = %q", name, out["source"])
+	}
+	return out
+}
+
+// structured returns a result's structuredContent as generic JSON, and
+// checks that the text content carries the same JSON.
+func structured(t *testing.T, name string, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
 	b, err := json.Marshal(res.StructuredContent)
 	if err != nil {
 		t.Fatal(err)
@@ -76,9 +88,8 @@ func (e *env) call(t *testing.T, name string, args map[string]any) map[string]an
 	if err := json.Unmarshal(b, &out); err != nil {
 		t.Fatalf("%s: structuredContent is not an object: %s", name, b)
 	}
-	src, _ := out["source"].(string)
-	if src != "runtime_api" && src != "stats_page" {
-		t.Fatalf("%s: source = %q", name, out["source"])
+	if txt := text(res); json.Valid([]byte(txt)) && txt != string(b) {
+		t.Errorf("%s: text content differs from structuredContent", name)
 	}
 	return out
 }

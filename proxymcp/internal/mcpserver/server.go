@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -156,7 +157,7 @@ func classify(tool string, err error) error {
 	case errors.As(err, &unsup):
 		return mcperr.New(mcperr.Invalid, op, err, "upgrade HAProxy to use this tool")
 	case errors.As(err, &nf):
-		return mcperr.New(mcperr.NotFound, op, err, "list_backends, list_servers and list_frontends show the existing names")
+		return mcperr.New(mcperr.NotFound, op, err, notFoundHint(tool))
 	case errors.As(err, &unav):
 		return mcperr.New(mcperr.Unavailable, op, err, "check that HAProxy is running and PROXY_RUNTIME_URL / PROXY_STATS_URL point at it")
 	case errors.As(err, &reply):
@@ -166,7 +167,9 @@ func classify(tool string, err error) error {
 		case reply.UnknownCommand():
 			return mcperr.New(mcperr.Invalid, op, fmt.Errorf("HAProxy does not know %q (Unknown command)", reply.Command), "this HAProxy version lacks the command; see version_info")
 		case reply.NotFound():
-			return mcperr.New(mcperr.NotFound, op, err, "list_backends, list_servers, list_maps or list_acls show what exists")
+			return mcperr.New(mcperr.NotFound, op, err, notFoundHint(tool))
+		case strings.Contains(reply.Message, "maintenance mode"):
+			return mcperr.New(mcperr.Conflict, op, err, "call del_server with drain=true, or set_server_state maint first")
 		}
 		return mcperr.New(mcperr.Conflict, op, err, "")
 	case errors.Is(err, haproxy.ErrRuntimeDisabled):
@@ -184,6 +187,23 @@ func classify(tool string, err error) error {
 		return mcperr.New(mcperr.Conflict, op, err, "")
 	}
 	return mcperr.Wrap(err, op, "")
+}
+
+// notFoundHint names the tool that lists what exists.
+func notFoundHint(tool string) string {
+	switch {
+	case strings.Contains(tool, "session"):
+		return "show_sessions lists the current sessions"
+	case strings.Contains(tool, "map"):
+		return "list_maps lists the maps and show_map their entries"
+	case strings.Contains(tool, "acl"):
+		return "list_acls lists the ACLs and show_acl their patterns"
+	case strings.Contains(tool, "table"):
+		return "list_tables lists the stick tables"
+	case strings.Contains(tool, "frontend"):
+		return "list_frontends lists the frontends"
+	}
+	return "list_backends and list_servers show the existing backends and servers"
 }
 
 // Common property declarations.

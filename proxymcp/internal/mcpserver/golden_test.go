@@ -1,0 +1,102 @@
+package mcpserver
+
+import (
+	"flag"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
+	"github.com/mcpfleet/mcpfleet/shared/e2e"
+)
+
+var _ = flag.Bool("update", false, "rewrite golden files")
+
+// volatile are fields whose values depend on timing or the run.
+var volatile = map[string]bool{
+	"bytes_in": true, "bytes_out": true, "total_sessions": true, "downtime_seconds": true, "last_change_seconds": true,
+	"current_sessions": true, "max_sessions": true, "entry_id": true, "port": true, "haproxy_version": true,
+	"check_failures": true, "requests_total": true, "request_rate": true, "queue_current": true, "status": true,
+	"check_status": true, "check_code": true, "check_desc": true, "last_check": true, "agent_status": true, "last_agent": true,
+	"srv_time_since_last_change": true, "srv_port": true, "srv_op_state": true, "srv_check_status": true,
+	"srv_check_result": true, "srv_check_health": true, "srv_check_state": true, "srv_agent_state": true,
+}
+
+var (
+	hexPtr   = regexp.MustCompile(`0x[0-9a-f]{6,}`)
+	loopPort = regexp.MustCompile(`127\.0\.0\.1:[0-9]+`)
+)
+
+func normalize(v any, dir string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if volatile[k] {
+				x[k] = "<volatile>"
+				continue
+			}
+			x[k] = normalize(val, dir)
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = normalize(x[i], dir)
+		}
+		return x
+	case string:
+		x = strings.ReplaceAll(x, dir, "$DIR")
+		x = hexPtr.ReplaceAllString(x, "0xPTR")
+		return loopPort.ReplaceAllString(x, "127.0.0.1:PORT")
+	}
+	return v
+}
+
+// TestResultsGolden records representative results and error messages,
+// so that changes to their shape or wording show up in review.
+func TestResultsGolden(t *testing.T) {
+	h := haproxytest.Run(t, haproxytest.Options{})
+	e := newEnv(t, h, h.Runtime("unix"), statsClient(h), Options{ServerVersion: "v-test"})
+	waitStatus(t, h, "be_app", "app3", "DOWN")
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"list_backends", nil},
+		{"get_backend", map[string]any{"backend": "be_api"}},
+		{"get_server_weight", map[string]any{"backend": "be_app", "server": "app1"}},
+		{"show_servers_state", map[string]any{"backend": "be_app"}},
+		{"list_maps", nil},
+		{"show_map", map[string]any{"map": h.MapFile}},
+		{"get_map", map[string]any{"map": h.MapFile, "key": "www.example.com"}},
+		{"add_map_entry", map[string]any{"map": h.MapFile, "key": "new.example", "value": "be app"}},
+		{"list_tables", nil},
+		{"echo", map[string]any{"text": "hello"}},
+		{"add_server", map[string]any{"backend": "be_app", "server": "app9", "address": "127.0.0.1", "port": 1}},
+		{"set_server_state", map[string]any{"backend": "be_app", "server": "app9", "state": "drain"}},
+		{"del_server", map[string]any{"backend": "be_app", "server": "app9"}},
+		{"set_server_weight", map[string]any{"backend": "be_app", "server": "nosuch", "weight": 5}},
+		{"set_server_weight", map[string]any{"backend": "be_app;show info", "server": "app1", "weight": 5}},
+		{"set_server_weight", map[string]any{"backend": "be_app", "server": "app1", "weight": 2.5}},
+		{"get_backend", map[string]any{"backend": "nosuch"}},
+		{"add_acl_entry", map[string]any{"acl": h.ACLFile, "pattern": "not-an-ip"}},
+		{"add_map_entry", map[string]any{"map": h.MapFile, "key": "a\nb", "value": "v"}},
+		{"shutdown_session", map[string]any{"session_id": "0x1"}},
+		{"enable_agent", map[string]any{"backend": "be_app", "server": "app1"}},
+	}
+	var got []map[string]any
+	for _, c := range calls {
+		res := e.raw(t, c.tool, c.args)
+		entry := map[string]any{"tool": c.tool, "arguments": normalize(c.args, h.Dir), "isError": res.IsError}
+		if res.IsError {
+			entry["error"] = normalize(text(res), h.Dir)
+		} else {
+			entry["result"] = normalize(structured(t, c.tool, res), h.Dir)
+		}
+		got = append(got, entry)
+		if c.tool == "add_map_entry" && !res.IsError {
+			// keep later calls independent of this one
+			e.call(t, "del_map_entry", map[string]any{"map": h.MapFile, "key": "new.example"})
+		}
+	}
+	e2e.Golden(t, "testdata/results.golden.json", got)
+}
