@@ -104,6 +104,9 @@ func parseArgs(args []string) (*options, error) {
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		long := strings.HasPrefix(a, "--")
 		spec := lookupFlag(name)
+		if name == "password" || name == "p" {
+			return nil, usagef("", "the password is never a flag (other users can read command lines); set SQLENGINE_PASSWORD or store it in a profile with 'sqlmcp config profile add NAME --password-stdin'")
+		}
 		if spec == nil || (long && spec.name != name) || (!long && spec.short != name) {
 			return nil, usagef("", "unknown flag %s", strings.SplitN(a, "=", 2)[0])
 		}

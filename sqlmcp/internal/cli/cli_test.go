@@ -31,6 +31,8 @@ func TestUsageErrorsExit2(t *testing.T) {
 	}{
 		{[]string{"frobnicate"}, `unknown command "frobnicate"; commands: query, catalogs, schemas, tables, describe, explain, config`},
 		{[]string{"catalogs", "--bogus"}, "unknown flag --bogus"},
+		{[]string{"query", "--password", "pw", "SELECT 1"}, "the password is never a flag"},
+		{[]string{"query", "--password=pw", "SELECT 1"}, "the password is never a flag"},
 		{[]string{"query", "--format", "xml", "SELECT 1"}, `flag --format takes table, json or csv, not "xml"`},
 		{[]string{"query", "--port", "99999", "SELECT 1"}, `flag --port takes a port number from 1 to 65535`},
 		{[]string{"query", "--limit", "-3", "SELECT 1"}, `flag --limit takes a number of rows`},
@@ -206,5 +208,18 @@ func TestWrap(t *testing.T) {
 	want := []string{"aaa bbb ccc", "dddddddddddddddddddddddd", "e"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// Without XDG_CONFIG_HOME and HOME there is no file: reading commands work
+// from the environment, writing ones fail clearly.
+func TestNoConfigDirectory(t *testing.T) {
+	out, errs, code := runMain(t, map[string]string{"XDG_CONFIG_HOME": ""}, "", "config", "profile", "list", "--format", "csv")
+	if code != 0 || out != "name,current,host,port,user,catalog,schema,ssl\n" {
+		t.Fatalf("list: exit %d, %q %q", code, out, errs)
+	}
+	_, errs, code = runMain(t, map[string]string{"XDG_CONFIG_HOME": ""}, "", "config", "profile", "add", "x", "--host", "h")
+	if code != 1 || !strings.Contains(errs, "set XDG_CONFIG_HOME or HOME") {
+		t.Fatalf("add: exit %d, %q", code, errs)
 	}
 }

@@ -105,11 +105,7 @@ func Dir(getenv func(string) string) (string, error) {
 	}
 	home := getenv("HOME")
 	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("find the configuration directory: neither XDG_CONFIG_HOME nor HOME is set; set one of them")
-		}
-		home = h
+		return "", fmt.Errorf("find the configuration directory: neither XDG_CONFIG_HOME nor HOME is set; set one of them")
 	}
 	return filepath.Join(home, ".config", "sqlengine"), nil
 }
@@ -139,10 +135,14 @@ func (e *FileError) Error() string {
 // Load finds and parses the configuration file. A missing file is not an
 // error: the Config is empty, Exists is false and Path is where a new JSON
 // file would be written.
+//
+// Without XDG_CONFIG_HOME and HOME there is no configuration directory: the
+// Config is empty with an empty Path (a container without a home still
+// runs from the environment), and Save fails.
 func Load(getenv func(string) string) (*Config, error) {
 	dir, err := Dir(getenv)
 	if err != nil {
-		return nil, err
+		return &Config{}, nil
 	}
 	jsonPath := filepath.Join(dir, "config.json")
 	for _, c := range []struct {
@@ -509,6 +509,9 @@ func str(v *tree, field string, line int) (string, error) {
 // an existing file keeps its mode. YAML files stay YAML (comments are not
 // preserved); everything else is written as JSON.
 func (c *Config) Save() error {
+	if c.Path == "" {
+		return errors.New("write the configuration file: there is no configuration directory; set XDG_CONFIG_HOME or HOME")
+	}
 	var data []byte
 	var err error
 	if c.YAML {
