@@ -115,6 +115,8 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		Catalog: conn.Catalog, Schema: conn.Schema,
 		SSL: conn.SSL, SSLInsecure: conn.Insecure, Scheme: scheme,
 		Source: source, MaxRows: c.MaxRows, MaxResultBytes: maxBytes, QueryTimeout: timeout,
+		// Defence in depth for a read-only server: the engine refuses writes too.
+		ReadOnlyTransactions: !c.AllowWrites,
 	}
 	switch {
 	case scheme == "http" && r.Lookup("SQLENGINE_SSL") != "" && envSSL:

@@ -28,6 +28,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/trinodb/trino-go-client/trino"
@@ -74,6 +75,12 @@ type Config struct {
 	// coordinator is unreachable or busy (503), so that a call against an
 	// engine that is down fails in seconds, not minutes.
 	RetryTimeout time.Duration
+
+	// ReadOnlyTransactions runs each query in a READ ONLY transaction (the
+	// engine then refuses writes itself), as defence in depth for a
+	// read-only server. An engine that refuses transactions is used without
+	// them from then on.
+	ReadOnlyTransactions bool
 
 	// Transport, when set, is the HTTP round tripper under the engine's own
 	// (tests use it to observe traffic). TLS settings above are ignored
@@ -125,8 +132,9 @@ func (c *Config) applyDefaults() {
 
 // Client runs queries on one coordinator. It is safe for concurrent use.
 type Client struct {
-	cfg Config
-	db  *sql.DB
+	cfg  Config
+	db   *sql.DB
+	noTx atomic.Bool // the engine refused START TRANSACTION READ ONLY
 }
 
 // New validates cfg and returns a client. It does not contact the

@@ -521,3 +521,30 @@ func BenchmarkQuery(b *testing.B) {
 		})
 	}
 }
+
+func TestReadOnlyTransaction(t *testing.T) {
+	c := newClient(t, shared, func(c *engine.Config) { c.ReadOnlyTransactions = true })
+	ctx := context.Background()
+	shared.ResetRequests()
+	res, err := c.Query(ctx, engine.Query{SQL: "SELECT id FROM " + trinotest.LargeTable + " ORDER BY id", Limit: 5})
+	if err != nil || res.RowCount != 5 || !res.Truncated {
+		t.Fatalf("read in a read-only transaction: %+v %v", res, err)
+	}
+	var bodies []string
+	for _, r := range shared.Statements() {
+		bodies = append(bodies, r.Body)
+	}
+	got := strings.Join(bodies, " | ")
+	if !strings.Contains(got, "START TRANSACTION READ ONLY") || !strings.Contains(got, "ROLLBACK") {
+		t.Errorf("statements = %s", got)
+	}
+	// The engine itself refuses a write inside the transaction.
+	_, err = c.Query(ctx, engine.Query{SQL: "INSERT INTO sales.enginetest.typed (id) VALUES (99)"})
+	if err == nil {
+		t.Fatal("a write ran inside a read-only transaction")
+	}
+	res, err = c.Query(ctx, engine.Query{SQL: "SELECT count(*) FROM sales.enginetest.typed WHERE id = 99"})
+	if err != nil || toJSON(t, res.Rows) != "[[0]]" {
+		t.Errorf("the write took effect: %v %v", res, err)
+	}
+}

@@ -243,6 +243,7 @@ func (c *Client) Explain(ctx context.Context, q Query, typ, format string) (stri
 		stmt += "(" + strings.Join(opts, ", ") + ") "
 	}
 	q.SQL = stmt + strings.TrimSpace(q.SQL)
+	q.metadata = true // planning executes nothing; no transaction needed
 	q.MaxBytes = -1
 	q.Limit = 1000
 	res, err := c.Query(ctx, q)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -26,6 +27,8 @@ type Query struct {
 	MaxBytes int64
 	// Timeout overrides Config.QueryTimeout when positive.
 	Timeout time.Duration
+
+	metadata bool // the engine's own metadata statement: no transaction needed
 }
 
 // Column is one result column: its name and Trino type (e.g. "varchar",
@@ -116,7 +119,26 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 		sum.ElapsedMS = time.Since(start).Milliseconds()
 	}
 	defer done()
-	rows, err := c.db.QueryContext(ctx, sqlText)
+	var querier interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	} = c.db
+	if c.cfg.ReadOnlyTransactions && !q.metadata && !c.noTx.Load() {
+		tx, err := c.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		var te *TrinoError
+		switch {
+		case err == nil:
+			// A read-only transaction has nothing to commit; rolling back
+			// also ends it when reading stopped early.
+			defer tx.Rollback()
+			querier = tx
+		case errors.As(err, &te):
+			c.noTx.Store(true) // the engine answered: it does not do transactions
+		default:
+			done()
+			return sum, c.queryError(ctx, err, timeout)
+		}
+	}
+	rows, err := querier.QueryContext(ctx, sqlText)
 	if err != nil {
 		done()
 		return sum, c.queryError(ctx, err, timeout)
@@ -213,6 +235,7 @@ func (c *Client) Exec(ctx context.Context, q Query) (Summary, error) {
 // scanSQL runs a small metadata query and returns every row's raw values.
 func (c *Client) scanSQL(ctx context.Context, q Query) (*Result, error) {
 	q.MaxBytes = -1
+	q.metadata = true
 	if q.Limit == 0 {
 		q.Limit = 1 << 20 // metadata listings are bounded by the engine's catalog
 	}

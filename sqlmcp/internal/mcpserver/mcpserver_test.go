@@ -61,7 +61,8 @@ type harness struct {
 
 func newHarness(t testing.TB, opts mcpserver.Options, mod func(*engine.Config)) *harness {
 	t.Helper()
-	cfg := engine.Config{Host: trino.Host(), Port: trino.Port(), User: "svc", Catalog: "sales", Schema: "mcpallowed", QueryTimeout: 30 * time.Second}
+	cfg := engine.Config{Host: trino.Host(), Port: trino.Port(), User: "svc", Catalog: "sales", Schema: "mcpallowed", QueryTimeout: 30 * time.Second,
+		ReadOnlyTransactions: !opts.AllowWrites}
 	if mod != nil {
 		mod(&cfg)
 	}
