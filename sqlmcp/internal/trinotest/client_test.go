@@ -524,3 +524,29 @@ func TestClientQueryMaxRunTime(t *testing.T) {
 		t.Errorf("info = %+v, %v", info, werr)
 	}
 }
+
+// TestClientRefusesNonTrinoStatements checks that DuckDB-only commands and
+// file access do not get through the Trino front.
+func TestClientRefusesNonTrinoStatements(t *testing.T) {
+	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
+	db := open(t, srv, "alice", "")
+	for _, tt := range []struct{ sql, name string }{
+		{"PRAGMA version", "SYNTAX_ERROR"},
+		{"FROM customers", "SYNTAX_ERROR"},
+		{"COPY customers TO '/tmp/x.csv'", "SYNTAX_ERROR"},
+		{"ATTACH '/tmp/x.db' AS x", "SYNTAX_ERROR"},
+		{"INSTALL httpfs", "SYNTAX_ERROR"},
+		{"SET threads = 1", "NOT_SUPPORTED"},
+		{"CALL system.runtime.kill_query('x')", "NOT_SUPPORTED"},
+		{"SELECT * FROM read_text('/etc/hostname')", "PERMISSION_DENIED"},
+		{"EXPLAIN PRAGMA version", "SYNTAX_ERROR"},
+	} {
+		_, err := db.ExecContext(ctxT(t), tt.sql)
+		if got := trinoErrorName(err); got != tt.name {
+			t.Errorf("%s: errorName %q, want %q (%v)", tt.sql, got, tt.name, err)
+		}
+	}
+	if _, rows := queryAll(t, db, "TABLE sales.crm.contacts"); len(rows) != 3 {
+		t.Errorf("TABLE contacts: %d rows", len(rows))
+	}
+}

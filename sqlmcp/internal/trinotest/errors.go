@@ -146,6 +146,8 @@ func fromDuckDB(sqlText string, err error, ctx context.Context) *trinoError {
 	case reFuncMissing.MatchString(first):
 		name = "FUNCTION_NOT_FOUND"
 		first = "Function '" + reFuncMissing.FindStringSubmatch(first)[1] + "' not registered"
+	case kind == duckdb.ErrorTypePermission:
+		name = "PERMISSION_DENIED"
 	case kind == duckdb.ErrorTypeConversion:
 		name = "INVALID_CAST_ARGUMENT"
 	case kind == duckdb.ErrorTypeDivideByZero:

@@ -564,6 +564,10 @@ func (s *Server) runExplain(q *query, sess session, sqlText string, toks []token
 		}
 		return
 	}
+	if e := trinoStatement(inner, lex(inner)); e != nil {
+		q.sendError(e)
+		return
+	}
 	rewritten, refs := toDuck(inner, lex(inner), sess.catalog)
 	c, _, release, e := s.conn(q.ctx, sess)
 	if e != nil {

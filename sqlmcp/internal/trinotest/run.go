@@ -169,8 +169,44 @@ func (s *Server) dispatch(q *query, sess session, sqlText string, toks []token) 
 	case first.is("COMMIT") || first.is("ROLLBACK"):
 		s.runEndTransaction(q, sess, strings.ToUpper(first.text))
 	default:
+		if e := trinoStatement(sqlText, toks); e != nil {
+			q.sendError(e)
+			return
+		}
 		s.runDuck(q, sess, sqlText, toks)
 	}
+}
+
+// duckStatements are the first words of the Trino statements the engine
+// hands to DuckDB. Anything else is refused the way Trino refuses it, so
+// DuckDB-only commands (PRAGMA, COPY, ATTACH, INSTALL, FROM-first queries,
+// SET of DuckDB settings, ...) cannot run.
+var duckStatements = map[string]bool{
+	"SELECT": true, "WITH": true, "VALUES": true, "TABLE": true, "(": true,
+	"INSERT": true, "UPDATE": true, "DELETE": true, "MERGE": true,
+	"CREATE": true, "DROP": true, "ALTER": true, "COMMENT": true, "TRUNCATE": true,
+}
+
+// trinoOnly are Trino statements the engine does not implement.
+var trinoOnly = map[string]bool{
+	"CALL": true, "GRANT": true, "REVOKE": true, "DENY": true, "ANALYZE": true, "REFRESH": true,
+	"PREPARE": true, "DEALLOCATE": true, "SET": true, "RESET": true,
+}
+
+func trinoStatement(sqlText string, toks []token) *trinoError {
+	first := strings.ToUpper(toks[0].text)
+	if toks[0].kind == tokWord && duckStatements[first] || toks[0].isSymbol("(") {
+		return nil
+	}
+	line, col := lineCol(sqlText, toks[0].start)
+	if toks[0].kind == tokWord && trinoOnly[first] {
+		what := first
+		if len(toks) > 1 && toks[1].kind == tokWord {
+			what += " " + strings.ToUpper(toks[1].text)
+		}
+		return newError("NOT_SUPPORTED", what+" is not supported by the trinotest engine", line, col)
+	}
+	return newError("SYNTAX_ERROR", fmt.Sprintf("mismatched input '%s'. Expecting: 'ALTER', 'ANALYZE', 'CALL', 'COMMENT', 'COMMIT', 'CREATE', 'DEALLOCATE', 'DELETE', 'DESC', 'DESCRIBE', 'DROP', 'EXECUTE', 'EXPLAIN', 'GRANT', 'INSERT', 'MERGE', 'PREPARE', 'REFRESH', 'RESET', 'REVOKE', 'ROLLBACK', 'SET', 'SHOW', 'START', 'TRUNCATE', 'UPDATE', 'USE', <query>", toks[0].text), line, col)
 }
 
 // conn returns the DuckDB connection for sess (the transaction's when the

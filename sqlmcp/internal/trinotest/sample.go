@@ -163,5 +163,9 @@ func loadSampleData(ctx context.Context, db *sql.DB, opts Options) error {
 			}
 		}
 	}
+	// Keep SQL sent to the engine away from the machine's files.
+	if _, err := db.ExecContext(ctx, "SET enable_external_access = false"); err != nil {
+		return fmt.Errorf("disable external access: %w", err)
+	}
 	return nil
 }
