@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/report"
@@ -31,11 +29,6 @@ func scale(tb testing.TB, groups, partitions int) *kafkatest.Cluster {
 			tb.Fatal(err)
 		}
 	}
-	cl, err := kc.Client()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	_ = cl
 	for i := range topics {
 		for p := range int32(per) {
 			if err := kc.Produce(ctx, fmt.Sprintf("t%04d", i), p, 3); err != nil {
@@ -55,8 +48,6 @@ func scale(tb testing.TB, groups, partitions int) *kafkatest.Cluster {
 	}
 	return kc
 }
-
-var _ = kgo.Record{}
 
 // BenchmarkLagReport measures one consumer-lag report (the per-broker plan
 // plus the pure report) and the Kafka requests it costs.

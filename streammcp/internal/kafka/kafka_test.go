@@ -551,7 +551,7 @@ func TestSASLAndTLS(t *testing.T) {
 
 func TestTools(t *testing.T) {
 	ctx := context.Background()
-	kc, c := seeded(t)
+	_, c := seeded(t)
 	brokers, err := c.ListBrokers(ctx)
 	if err != nil || len(brokers) != 3 || !brokers[2].IsController || brokers[0].Rack == "" {
 		t.Fatalf("brokers %+v, %v", brokers, err)
@@ -632,7 +632,6 @@ func TestTools(t *testing.T) {
 	if err := c.CreateTopic(ctx, "fresh", 4, 3, nil); mcperr.KindOf(err) != mcperr.Conflict {
 		t.Errorf("duplicate topic: %v", err)
 	}
-	_ = kc
 }
 
 func freePort(t *testing.T) string {
@@ -652,8 +651,6 @@ func atoi(s string) int {
 	}
 	return n
 }
-
-var _ = kmsg.NameForKey
 
 func TestSilentBrokerLeavesAPartialReport(t *testing.T) {
 	kc, c := seeded(t, func(o *kafka.Options) { o.Timeout = 2 * time.Second })

@@ -68,11 +68,11 @@ func (c *Cluster) SeedScenario(ctx context.Context) (*Seeded, error) {
 				recs = append(recs, record(t.name, p, i))
 			}
 		}
-		if err := c.produce(ctx, nil, recs); err != nil {
+		if err := c.produce(ctx, recs); err != nil {
 			return nil, err
 		}
 	}
-	all := func(topic string, n int32, off int64) map[int32]int64 {
+	all := func(n int32, off int64) map[int32]int64 {
 		m := map[int32]int64{}
 		for p := range n {
 			m[p] = off
@@ -83,7 +83,7 @@ func (c *Cluster) SeedScenario(ctx context.Context) (*Seeded, error) {
 		group string
 		offs  map[string]map[int32]int64
 	}{
-		{GroupOrdersProcessor, map[string]map[int32]int64{TopicOrders: all(TopicOrders, 6, 100)}},
+		{GroupOrdersProcessor, map[string]map[int32]int64{TopicOrders: all(6, 100)}},
 		{GroupOrdersReplay, map[string]map[int32]int64{TopicOrders: {0: 0}}},
 		{GroupPaymentsAudit, map[string]map[int32]int64{TopicPayments: {0: 20, 1: 100, 2: 100}}},
 		{GroupAuditArchiver, map[string]map[int32]int64{TopicAudit: {0: 10}}},

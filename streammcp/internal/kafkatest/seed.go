@@ -44,10 +44,6 @@ func (c *Cluster) CreateTopic(ctx context.Context, name string, partitions int32
 
 // Produce writes n records to topic/partition (values "<prefix>-<i>").
 func (c *Cluster) Produce(ctx context.Context, topic string, partition int32, n int) error {
-	cl, err := c.Client()
-	if err != nil {
-		return err
-	}
 	recs := make([]*kgo.Record, 0, n)
 	for i := range n {
 		recs = append(recs, &kgo.Record{
@@ -56,11 +52,11 @@ func (c *Cluster) Produce(ctx context.Context, topic string, partition int32, n 
 			Value: []byte(fmt.Sprintf(`{"n":%d}`, i)),
 		})
 	}
-	return c.produce(ctx, cl, recs)
+	return c.produce(ctx, recs)
 }
 
 // produce writes records with a manual partitioner, in batches.
-func (c *Cluster) produce(ctx context.Context, _ *kgo.Client, recs []*kgo.Record) error {
+func (c *Cluster) produce(ctx context.Context, recs []*kgo.Record) error {
 	p, err := c.producer()
 	if err != nil {
 		return err
