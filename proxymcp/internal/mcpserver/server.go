@@ -153,36 +153,36 @@ func classify(tool string, err error) error {
 	case errors.As(err, &verr):
 		return mcperr.New(mcperr.Invalid, op, err, "")
 	case errors.Is(err, runtimeapi.ErrUnsafeCommand):
-		return mcperr.New(mcperr.Invalid, op, err, "nothing was sent to HAProxy")
+		return mcperr.New(mcperr.Invalid, op, err, "Nothing was sent to HAProxy")
 	case errors.As(err, &unsup):
-		return mcperr.New(mcperr.Invalid, op, err, "upgrade HAProxy to use this tool")
+		return mcperr.New(mcperr.Invalid, op, err, "Upgrade HAProxy to use this tool")
 	case errors.As(err, &nf):
 		return mcperr.New(mcperr.NotFound, op, err, notFoundHint(tool))
 	case errors.As(err, &unav):
-		return mcperr.New(mcperr.Unavailable, op, err, "check that HAProxy is running and PROXY_RUNTIME_URL / PROXY_STATS_URL point at it")
+		return mcperr.New(mcperr.Unavailable, op, err, "Check that HAProxy is running and that PROXY_RUNTIME_URL and PROXY_STATS_URL point at it")
 	case errors.As(err, &reply):
 		switch {
 		case reply.PermissionDenied():
-			return mcperr.New(mcperr.Permission, op, err, "the runtime API socket's level is too low for this command; give it \"level admin\"")
+			return mcperr.New(mcperr.Permission, op, err, "The runtime API socket's level is too low for this command; give it \"level admin\"")
 		case reply.UnknownCommand():
-			return mcperr.New(mcperr.Invalid, op, fmt.Errorf("HAProxy does not know %q (Unknown command)", reply.Command), "this HAProxy version lacks the command; see version_info")
+			return mcperr.New(mcperr.Invalid, op, fmt.Errorf("HAProxy does not know %q (Unknown command)", reply.Command), "This HAProxy version lacks the command; see version_info")
 		case reply.NotFound():
 			return mcperr.New(mcperr.NotFound, op, err, notFoundHint(tool))
 		case strings.Contains(reply.Message, "maintenance mode"):
-			return mcperr.New(mcperr.Conflict, op, err, "call del_server with drain=true, or set_server_state maint first")
+			return mcperr.New(mcperr.Conflict, op, err, "Call del_server with drain=true, or set_server_state maint first")
 		}
 		return mcperr.New(mcperr.Conflict, op, err, "")
 	case errors.Is(err, haproxy.ErrRuntimeDisabled):
-		return mcperr.New(mcperr.Invalid, op, err, "set PROXY_RUNTIME_ENABLED=true and point PROXY_RUNTIME_URL at HAProxy's runtime API")
+		return mcperr.New(mcperr.Invalid, op, err, "Set PROXY_RUNTIME_ENABLED=true and point PROXY_RUNTIME_URL at HAProxy's runtime API")
 	case errors.As(err, &conn):
-		return mcperr.New(mcperr.KindOf(conn.Err), op, err, "check that HAProxy is running and PROXY_RUNTIME_URL (or PROXY_HOST/PROXY_PORT, PROXY_RUNTIME_SOCKET) points at its runtime API")
+		return mcperr.New(mcperr.KindOf(conn.Err), op, err, "Check that HAProxy is running and that PROXY_RUNTIME_URL (or PROXY_HOST/PROXY_PORT, PROXY_RUNTIME_SOCKET) points at its runtime API")
 	case errors.As(err, &adm):
 		if adm.Denied() {
-			return mcperr.New(mcperr.Permission, op, err, "enable \"stats admin\" on the stats page or make the runtime API reachable")
+			return mcperr.New(mcperr.Permission, op, err, "Enable \"stats admin\" on the stats page or make the runtime API reachable")
 		}
-		return mcperr.New(mcperr.Invalid, op, err, "check the backend and server names with list_servers")
+		return mcperr.New(mcperr.Invalid, op, err, "Check the backend and server names with list_servers")
 	case errors.As(err, &sconn):
-		return mcperr.New(mcperr.Unavailable, op, err, "check PROXY_STATS_URL and the stats page credentials")
+		return mcperr.New(mcperr.Unavailable, op, err, "Check PROXY_STATS_URL and the stats page credentials")
 	case errors.Is(err, haproxy.ErrStillBusy):
 		return mcperr.New(mcperr.Conflict, op, err, "")
 	}
@@ -193,17 +193,17 @@ func classify(tool string, err error) error {
 func notFoundHint(tool string) string {
 	switch {
 	case strings.Contains(tool, "session"):
-		return "show_sessions lists the current sessions"
+		return "See show_sessions for the current sessions"
 	case strings.Contains(tool, "map"):
-		return "list_maps lists the maps and show_map their entries"
+		return "See list_maps for the maps and show_map for their entries"
 	case strings.Contains(tool, "acl"):
-		return "list_acls lists the ACLs and show_acl their patterns"
+		return "See list_acls for the ACLs and show_acl for their patterns"
 	case strings.Contains(tool, "table"):
-		return "list_tables lists the stick tables"
+		return "See list_tables for the stick tables"
 	case strings.Contains(tool, "frontend"):
-		return "list_frontends lists the frontends"
+		return "See list_frontends for the frontends"
 	}
-	return "list_backends and list_servers show the existing backends and servers"
+	return "See list_backends and list_servers for the existing backends and servers"
 }
 
 // Common property declarations.
