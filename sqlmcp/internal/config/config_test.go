@@ -1,0 +1,144 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+)
+
+func getenv(t *testing.T, kv ...string) func(string) string {
+	m := map[string]string{"XDG_CONFIG_HOME": t.TempDir()}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := FromEnv(getenv(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := c.Engine
+	if e.Host != "localhost" || e.Port != 8080 || e.User != "sqlmcp" || e.Source != "sqlmcp" || e.URL() != "http://localhost:8080" {
+		t.Errorf("engine = %+v", e)
+	}
+	if c.MaxRows != 1000 || c.MaxRowsCeiling != 10000 || e.MaxResultBytes != 1<<20 || e.QueryTimeout != 300*time.Second {
+		t.Errorf("limits = %d %d %d %v", c.MaxRows, c.MaxRowsCeiling, e.MaxResultBytes, e.QueryTimeout)
+	}
+	if c.AllowWrites || !e.ReadOnlyTransactions || c.AllowedSchemas.Enabled() || c.Impersonation || c.ImpersonationField != FieldUsername {
+		t.Errorf("safety = %+v", c)
+	}
+}
+
+func TestEveryVariable(t *testing.T) {
+	c, err := FromEnv(getenv(t,
+		"SQLENGINE_HOST", "trino.example", "SQLENGINE_PORT", "8443", "SQLENGINE_USER", "bot",
+		"SQLENGINE_PASSWORD", " pass word ", "SQLENGINE_CATALOG", "hive", "SQLENGINE_SCHEMA", "web",
+		"SQLENGINE_SSL", "true", "SQLENGINE_SSL_INSECURE", "yes", "SQLENGINE_SOURCE", "assistant",
+		"SQLENGINE_ALLOWED_SCHEMAS", "hive.web, hive.\"odd.s\"", "SQLENGINE_ALLOW_WRITE_QUERIES", "true",
+		"SQLENGINE_MAX_ROWS", "50", "SQLENGINE_MAX_ROWS_CEILING", "500", "SQLENGINE_MAX_RESULT_BYTES", "4096",
+		"SQLENGINE_QUERY_TIMEOUT", "1m", "SQLENGINE_ENABLE_IMPERSONATION", "true", "SQLENGINE_IMPERSONATION_FIELD", "EMAIL",
+		"OAUTH_ENABLED", "true", "OAUTH_PROVIDER", "hmac", "JWT_SECRET", "0123456789abcdef0123456789abcdef", "MCP_TRANSPORT", "http",
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := c.Engine
+	if e.URL() != "https://trino.example:8443" || e.User != "bot" || e.Password != " pass word " || e.Catalog != "hive" || e.Schema != "web" || !e.SSLInsecure || e.Source != "assistant" {
+		t.Errorf("engine = %+v", e)
+	}
+	if !c.AllowWrites || e.ReadOnlyTransactions || !c.AllowedSchemas.AllowsSchema("hive", "odd.s") || c.AllowedSchemas.AllowsSchema("hive", "other") {
+		t.Errorf("safety = %+v", c)
+	}
+	if c.MaxRows != 50 || c.MaxRowsCeiling != 500 || e.MaxResultBytes != 4096 || e.QueryTimeout != time.Minute || !c.Impersonation || c.ImpersonationField != FieldEmail {
+		t.Errorf("limits = %+v", c)
+	}
+}
+
+func TestSchemeOverridesSSL(t *testing.T) {
+	c, err := FromEnv(getenv(t, "SQLENGINE_SCHEME", "https"))
+	if err != nil || c.Engine.URL() != "https://localhost:8080" {
+		t.Errorf("%v %v", c.Engine.URL(), err)
+	}
+}
+
+func TestInvalidVariablesAreAllNamed(t *testing.T) {
+	_, err := FromEnv(getenv(t,
+		"SQLENGINE_PORT", "0", "SQLENGINE_SSL", "maybe", "SQLENGINE_MAX_ROWS", "x", "SQLENGINE_MAX_RESULT_BYTES", "10",
+		"SQLENGINE_QUERY_TIMEOUT", "-1s", "SQLENGINE_ALLOWED_SCHEMAS", "a.b.c", "SQLENGINE_IMPERSONATION_FIELD", "name",
+		"SQLENGINE_SCHEME", "ftp", "SQLENGINE_ALLOW_WRITE_QUERIES", "sure",
+	))
+	var ee *envconfig.Error
+	if !errors.As(err, &ee) {
+		t.Fatalf("err = %v, want *envconfig.Error", err)
+	}
+	for _, name := range []string{"SQLENGINE_PORT", "SQLENGINE_SSL", "SQLENGINE_MAX_ROWS", "SQLENGINE_MAX_RESULT_BYTES", "SQLENGINE_QUERY_TIMEOUT",
+		"SQLENGINE_ALLOWED_SCHEMAS", "SQLENGINE_IMPERSONATION_FIELD", "SQLENGINE_SCHEME", "SQLENGINE_ALLOW_WRITE_QUERIES"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name %s:\n%v", name, err)
+		}
+	}
+}
+
+func TestCombinationsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"SQLENGINE_PASSWORD", "hunter2"}, "SQLENGINE_PASSWORD"},
+		{[]string{"SQLENGINE_SSL", "true", "SQLENGINE_SCHEME", "http"}, "SQLENGINE_SCHEME"},
+		{[]string{"SQLENGINE_SCHEMA", "web"}, "SQLENGINE_CATALOG"},
+		{[]string{"SQLENGINE_MAX_ROWS", "20000"}, "SQLENGINE_MAX_ROWS_CEILING"},
+		{[]string{"SQLENGINE_ENABLE_IMPERSONATION", "true"}, "OAUTH_ENABLED"},
+	} {
+		_, err := FromEnv(getenv(t, tc.env...))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error naming %s", tc.env, err, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("the password was echoed: %v", err)
+		}
+	}
+}
+
+func TestProfileOverridesEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "sqlengine"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := `{"current":"dev","profiles":{"dev":{"host":"dev.example","port":9443,"password":"p","ssl":{"enabled":true}},"prod":{"host":"prod.example"}}}`
+	if err := os.WriteFile(filepath.Join(dir, "sqlengine", "config.json"), []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"XDG_CONFIG_HOME": dir, "SQLENGINE_HOST": "env.example", "SQLENGINE_USER": "envuser"}
+	get := func(k string) string { return env[k] }
+	c, err := FromEnv(get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Engine.URL() != "https://dev.example:9443" || c.Engine.User != "envuser" || c.Engine.Password != "p" || c.Profile != "dev" {
+		t.Errorf("current profile: %+v", c.Engine)
+	}
+	env["SQLENGINE_PROFILE"] = "prod"
+	c, err = FromEnv(get)
+	if err != nil || c.Engine.Host != "prod.example" || c.Engine.Port != 8080 {
+		t.Errorf("SQLENGINE_PROFILE=prod: %+v %v", c.Engine, err)
+	}
+	env["SQLENGINE_PROFILE"] = "missing"
+	if _, err := FromEnv(get); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("a missing profile: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sqlengine", "config.json"), []byte(`{"profiles":{"x":{"hots":"a"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	delete(env, "SQLENGINE_PROFILE")
+	if _, err := FromEnv(get); err == nil || !strings.Contains(err.Error(), "config.json") {
+		t.Errorf("a malformed file: %v", err)
+	}
+}
