@@ -550,3 +550,27 @@ func TestClientRefusesNonTrinoStatements(t *testing.T) {
 		t.Errorf("TABLE contacts: %d rows", len(rows))
 	}
 }
+
+func TestAddCatalogAndExec(t *testing.T) {
+	srv := trinotest.Start(t, trinotest.WithoutSampleData())
+	ctx := ctxT(t)
+	if err := srv.AddCatalog(ctx, "lake"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Exec(ctx, `CREATE SCHEMA lake.raw; CREATE TABLE lake.raw."My Table" (x INTEGER); INSERT INTO lake.raw."My Table" VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddCatalog(ctx, "system"); err == nil {
+		t.Error("reserved catalog name accepted")
+	}
+	db := open(t, srv, "alice", "")
+	if _, rows := queryAll(t, db, "SHOW CATALOGS"); !reflect.DeepEqual(rows, [][]any{{"lake"}, {"sales"}, {"system"}, {"warehouse"}}) {
+		t.Errorf("catalogs = %v", rows)
+	}
+	if _, rows := queryAll(t, db, "SHOW TABLES FROM lake.raw"); !reflect.DeepEqual(rows, [][]any{{"My Table"}}) {
+		t.Errorf("tables = %v", rows)
+	}
+	if _, rows := queryAll(t, db, "SHOW TABLES"); len(rows) != 0 {
+		t.Errorf("empty sales.public has tables: %v", rows)
+	}
+}

@@ -9,8 +9,7 @@ import (
 // sampleData creates the data set documented in the package comment. Every
 // name is fully qualified; catalogs come from createCatalog.
 var sampleData = []string{
-	// sales.public
-	`CREATE SCHEMA sales.public`,
+	// sales.public (the schema itself always exists, see loadSampleData)
 	`CREATE TABLE sales.public.customers (
 		id INTEGER NOT NULL,
 		name VARCHAR NOT NULL,
@@ -145,6 +144,10 @@ func loadSampleData(ctx context.Context, db *sql.DB, opts Options) error {
 		if err := createCatalog(ctx, db, c); err != nil {
 			return err
 		}
+	}
+	// DSN's default schema exists even without the sample data.
+	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+DefaultCatalog+"."+DefaultSchema); err != nil {
+		return fmt.Errorf("create %s.%s: %w", DefaultCatalog, DefaultSchema, err)
 	}
 	if !opts.NoSampleData {
 		for _, st := range sampleData {

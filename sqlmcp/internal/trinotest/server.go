@@ -61,7 +61,8 @@ type Options struct {
 	// LargeTableRows is the number of rows generated into LargeTable at
 	// start (default LargeTableRows; negative for none).
 	LargeTableRows int
-	// NoSampleData starts with empty catalogs sales and warehouse only.
+	// NoSampleData starts with empty catalogs sales and warehouse and the
+	// empty schema sales.public only.
 	NoSampleData bool
 	// MaxWait is how long a nextUri GET waits for the next page before it
 	// answers an empty RUNNING page (default 1s), like Trino's maxWait.
@@ -406,6 +407,15 @@ func (s *Server) WaitQuery(ctx context.Context, id string) (QueryInfo, error) {
 func (s *Server) Exec(ctx context.Context, sqlText string) error {
 	_, err := s.db.ExecContext(ctx, sqlText)
 	return err
+}
+
+// AddCatalog adds an empty catalog (an in-memory DuckDB database with the
+// information_schema views); fill it with Exec.
+func (s *Server) AddCatalog(ctx context.Context, name string) error {
+	if isHiddenCatalog(name) || name == "" {
+		return fmt.Errorf("catalog name %q is reserved", name)
+	}
+	return createCatalog(ctx, s.db, name)
 }
 
 // SetUnavailable makes every request answer 503 Service Unavailable (true)
