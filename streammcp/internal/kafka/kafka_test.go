@@ -728,3 +728,22 @@ func TestSeedFailover(t *testing.T) {
 		t.Errorf("brokers %+v after %s", cl.Brokers, time.Since(start))
 	}
 }
+
+func TestMovedCoordinatorIsRetried(t *testing.T) {
+	kc, c := seeded(t)
+	want := read(t, c).Lag
+	kc.MoveCoordinatorsOnce(1)
+	kc.ResetCounts()
+	g, err := c.Groups(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := kc.Counts()["FindCoordinator"]; n == 0 {
+		t.Errorf("no FindCoordinator after NOT_COORDINATOR: %v", kc.Counts())
+	}
+	got := report.NewLagReport(g, 1000)
+	got.Timestamp, want.Timestamp = "", ""
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("after retry\n got %+v\nwant %+v", got, want)
+	}
+}

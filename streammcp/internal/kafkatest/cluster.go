@@ -53,6 +53,7 @@ type Cluster struct {
 	mdFault atomic.Pointer[mdFault]
 	fenced  atomic.Pointer[[]int32]
 	stall   atomic.Pointer[stall]
+	moved   atomic.Int32 // OffsetFetch answers still to fail with NOT_COORDINATOR
 
 	clientMu sync.Mutex
 	client   *kgo.Client
@@ -128,6 +129,19 @@ func (c *Cluster) control(req kmsg.Request) (kmsg.Response, error, bool) {
 		return nil, nil, false
 	}
 	switch r := req.(type) {
+	case *kmsg.OffsetFetchRequest:
+		if len(r.Groups) == 0 || c.moved.Load() <= 0 {
+			return nil, nil, false
+		}
+		c.moved.Add(-1)
+		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
+		resp.Version = r.Version
+		for _, g := range r.Groups {
+			rg := kmsg.NewOffsetFetchResponseGroup()
+			rg.Group, rg.ErrorCode = g.Group, 16 // NOT_COORDINATOR
+			resp.Groups = append(resp.Groups, rg)
+		}
+		return resp, nil, true
 	case *kmsg.MetadataRequest:
 		f := c.mdFault.Load()
 		if f == nil {
@@ -304,6 +318,10 @@ func (c *Cluster) ClearFaults() {
 		close(st.release)
 	}
 }
+
+// MoveCoordinatorsOnce makes the next n multi-group OffsetFetch requests
+// answer NOT_COORDINATOR for every group, as while coordinators move.
+func (c *Cluster) MoveCoordinatorsOnce(n int) { c.moved.Store(int32(n)) }
 
 // Stall makes broker node leave requests of API key (e.g. kmsg.ListGroups)
 // unanswered until ClearFaults: a broker that accepts connections but does
