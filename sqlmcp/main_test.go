@@ -341,3 +341,50 @@ func TestModeSelection(t *testing.T) {
 		t.Errorf("--mcp: %v: %s", err, out2)
 	}
 }
+
+// slowQuery never finishes on the test engine.
+func slowQuery(tag string) string {
+	t := trinotest.LargeTable
+	return "SELECT count(*) AS " + tag + " FROM " + t + " a CROSS JOIN " + t + " b CROSS JOIN " + t + " c WHERE a.id * b.id * c.id = -7"
+}
+
+func waitEngineCancel(t *testing.T, sqlText string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, q := range trino.Queries() {
+			if q.SQL == sqlText && q.Cancelled {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the engine saw no cancel of %q", sqlText)
+}
+
+// TestCancelledRequestCancelsOnEngine: a client that gives up on a call
+// (notifications/cancelled) stops the query on the engine.
+func TestCancelledRequestCancelsOnEngine(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	cs := e2e.Stdio(t, bin, engineEnv(t))
+	q := slowQuery("cancelled_by_client")
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "execute_query", Arguments: map[string]any{"query": q}}); err == nil {
+		t.Fatal("the slow query returned")
+	}
+	waitEngineCancel(t, q)
+}
+
+// TestQueryTimeoutCancelsOnEngine: SQLENGINE_QUERY_TIMEOUT ends the query on
+// the engine and the tool error says which setting to raise.
+func TestQueryTimeoutCancelsOnEngine(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	cs := e2e.Stdio(t, bin, engineEnv(t, "SQLENGINE_QUERY_TIMEOUT=1s"))
+	q := slowQuery("timed_out")
+	res := e2e.CallTool(t, cs, "execute_query", map[string]any{"query": q})
+	if !res.IsError || !strings.Contains(e2e.Text(res), "SQLENGINE_QUERY_TIMEOUT") {
+		t.Errorf("timeout result: %s", e2e.Text(res))
+	}
+	waitEngineCancel(t, q)
+}
