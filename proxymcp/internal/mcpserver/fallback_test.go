@@ -202,3 +202,30 @@ func TestAnnotations(t *testing.T) {
 		}
 	}
 }
+
+// TestFallbackWhenSocketStops: a running server switches to the stats page
+// when the runtime API stops answering, and back when it returns.
+func TestFallbackWhenSocketStops(t *testing.T) {
+	h := haproxytest.Run(t, haproxytest.Options{})
+	relay := newRelay(t, h.RuntimeTCP)
+	addr := relay.l.Addr().String()
+	rt := &runtimeapi.Client{Network: "tcp4", Address: addr, Timeout: time.Second}
+	e := newEnv(t, h, rt, statsClient(h), Options{})
+	if out := e.call(t, "list_servers", nil); out["source"] != "runtime_api" {
+		t.Fatalf("source = %v", out["source"])
+	}
+	relay.l.Close() // the runtime API stops answering
+	if out := e.call(t, "list_servers", nil); out["source"] != "stats_page" {
+		t.Errorf("after the socket stopped: source = %v", out["source"])
+	}
+	if out := e.call(t, "set_server_state", map[string]any{"backend": "be_app", "server": "app2", "state": "drain"}); out["source"] != "stats_page" {
+		t.Errorf("change after the socket stopped: source = %v", out["source"])
+	}
+	back := newRelayAt(t, addr, h.RuntimeTCP)
+	if back == nil {
+		t.Fatal("the relay's port was taken meanwhile")
+	}
+	if out := e.call(t, "list_servers", nil); out["source"] != "runtime_api" {
+		t.Errorf("after the socket returned: source = %v", out["source"])
+	}
+}

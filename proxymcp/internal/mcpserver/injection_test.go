@@ -28,9 +28,18 @@ type countingRelay struct {
 }
 
 func newRelay(t *testing.T, target string) *countingRelay {
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	r := newRelayAt(t, "127.0.0.1:0", target)
+	if r == nil {
+		t.Fatal("cannot listen on a loopback port")
+	}
+	return r
+}
+
+// newRelayAt listens on addr; nil when it cannot.
+func newRelayAt(t *testing.T, addr, target string) *countingRelay {
+	l, err := net.Listen("tcp4", addr)
 	if err != nil {
-		t.Fatal(err)
+		return nil
 	}
 	r := &countingRelay{l: l}
 	go func() {
