@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/profile"
 )
 
@@ -241,7 +242,7 @@ func (a *app) exit(err error) int {
 	if err == nil {
 		return ExitOK
 	}
-	msg := oneLine(err.Error())
+	msg := cliMessage(err)
 	var ue *usageError
 	var nf *profile.NotFoundError
 	switch {
@@ -258,6 +259,32 @@ func (a *app) exit(err error) int {
 	}
 	fmt.Fprintf(a.stderr, "sqlmcp: %s\n", msg)
 	return ExitRuntime
+}
+
+// toolNames maps the MCP tool names that shared error hints mention to the
+// commands a person at the terminal would use instead.
+var toolNames = strings.NewReplacer(
+	"list_catalogs", "sqlmcp catalogs",
+	"list_schemas", "sqlmcp schemas",
+	"list_tables", "sqlmcp tables",
+	"get_table_schema", "sqlmcp describe",
+	"explain_query", "sqlmcp explain",
+	"execute_query", "sqlmcp query",
+)
+
+// cliMessage renders err on one line, with hints written for the server
+// mode's tools translated to the client's commands.
+func cliMessage(err error) string {
+	var me *mcperr.Error
+	if errors.As(err, &me) && me.Hint != "" && err == error(me) {
+		cp := *me
+		cp.Hint = toolNames.Replace(cp.Hint)
+		return oneLine(cp.Error())
+	}
+	if errors.As(err, &me) && me.Hint != "" {
+		return oneLine(strings.Replace(err.Error(), me.Hint, toolNames.Replace(me.Hint), 1))
+	}
+	return oneLine(err.Error())
 }
 
 func oneLine(s string) string {

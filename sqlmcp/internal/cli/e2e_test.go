@@ -169,6 +169,7 @@ func TestE2EExitCodes(t *testing.T) {
 	}{
 		{"success", nil, []string{"query", "SELECT 1"}, 0, ""},
 		{"query error", nil, []string{"query", "SELECT * FROM sales.public.no_such_table"}, 1, "no_such_table"},
+		{"hint names commands", nil, []string{"query", "SELECT * FROM nowhere.x.y"}, 1, "sqlmcp catalogs, sqlmcp schemas or sqlmcp tables"},
 		{"syntax error", nil, []string{"query", "SELEC 1"}, 1, "sqlmcp: "},
 		{"write refused", nil, []string{"query", "DELETE FROM sales.public.customers"}, 1, "SQLENGINE_ALLOW_WRITE_QUERIES"},
 		{"connection refused", map[string]string{"SQLENGINE_PORT": "1"}, []string{"catalogs"}, 1, "127.0.0.1:1"},

@@ -266,7 +266,7 @@ func (sh *shellState) saveHistory() {
 // report prints an error of one statement.
 func (sh *shellState) report(err error) {
 	sh.failed = true
-	fmt.Fprintf(sh.a.stderr, "Error: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(sh.a.stderr, "Error: %s\n", cliMessage(err))
 }
 
 // statementContext returns a context cancelled by Ctrl-C (SIGINT).
