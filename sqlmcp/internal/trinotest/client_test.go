@@ -574,3 +574,25 @@ func TestAddCatalogAndExec(t *testing.T) {
 		t.Errorf("empty sales.public has tables: %v", rows)
 	}
 }
+
+// TestClientRetriesWhileUnavailable: the driver retries 503 answers, so an
+// engine that comes back within the retry window serves the query.
+func TestClientRetriesWhileUnavailable(t *testing.T) {
+	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
+	db := open(t, srv, "alice", "")
+	srv.SetUnavailable(true)
+	time.AfterFunc(300*time.Millisecond, func() { srv.SetUnavailable(false) })
+	var n int
+	if err := db.QueryRowContext(ctxT(t), "SELECT count(*) FROM customers").Scan(&n); err != nil || n != 5 {
+		t.Fatalf("count = %d, %v", n, err)
+	}
+	var unavailable int
+	for _, r := range srv.Requests() {
+		if r.Method == "POST" && r.Status == 503 {
+			unavailable++
+		}
+	}
+	if unavailable == 0 {
+		t.Error("no request was answered 503")
+	}
+}

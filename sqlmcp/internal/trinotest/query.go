@@ -247,9 +247,8 @@ type statementStats struct {
 	PeakMemoryBytes   int64  `json:"peakMemoryBytes"`
 }
 
-func (s *Server) submit(w http.ResponseWriter, r *http.Request, body, principal string) {
+func (s *Server) submit(w http.ResponseWriter, r *http.Request, id, body, principal string) {
 	sess := sessionFrom(r, principal)
-	id := s.newQueryID()
 	ctx, cancel := context.WithCancel(context.Background())
 	var limit time.Duration
 	if v, ok := sess.properties["query_max_run_time"]; ok {
@@ -271,16 +270,6 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, body, principal 
 	s.mu.Lock()
 	s.queries[id] = q
 	s.order = append(s.order, id)
-	s.mu.Unlock()
-
-	// Patch the recorded POST with the query id now that it is known.
-	s.mu.Lock()
-	for i := len(s.requests) - 1; i >= 0; i-- {
-		if s.requests[i].Method == http.MethodPost && s.requests[i].QueryID == "" {
-			s.requests[i].QueryID = id
-			break
-		}
-	}
 	s.mu.Unlock()
 
 	q.touch()

@@ -124,9 +124,12 @@ type Request struct {
 	Header http.Header
 	// Body is the request body of POST /v1/statement (the SQL text).
 	Body string
-	// QueryID is the query the request belongs to, if any.
+	// QueryID is the query the request belongs to, if any (for a POST that
+	// was refused, 401 or 503, the id that was never used).
 	QueryID string
-	Time    time.Time
+	// Status is the HTTP status of the answer (0 while it is being served).
+	Status int
+	Time   time.Time
 }
 
 // Server is a running test engine. Its methods are safe for concurrent use.
@@ -140,7 +143,7 @@ type Server struct {
 	started  time.Time
 
 	mu        sync.Mutex
-	requests  []Request
+	requests  []*Request
 	cancelled []string
 	queries   map[string]*query
 	order     []string
@@ -326,7 +329,10 @@ func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Request, len(s.requests))
-	copy(out, s.requests)
+	for i, r := range s.requests {
+		out[i] = *r
+		out[i].Header = r.Header.Clone()
+	}
 	return out
 }
 
@@ -446,16 +452,38 @@ func (s *Server) reapAbandoned() {
 	}
 }
 
-func (s *Server) record(r *http.Request, body, queryID string) {
+func (s *Server) record(r *http.Request, body, queryID string) *Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.requests) >= maxRecorded {
 		s.requests = append(s.requests[:0], s.requests[len(s.requests)-maxRecorded/2:]...)
 	}
-	s.requests = append(s.requests, Request{
+	rec := &Request{
 		Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body,
 		QueryID: queryID, Time: time.Now(),
-	})
+	}
+	s.requests = append(s.requests, rec)
+	return rec
+}
+
+// statusRecorder remembers the status of an answer for Request.Status.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusRecorder) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -469,7 +497,17 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		body = string(b)
 	}
 	queryID := queryIDFromPath(r.URL.Path)
-	s.record(r, body, queryID)
+	if r.Method == http.MethodPost && r.URL.Path == "/v1/statement" {
+		queryID = s.newQueryID()
+	}
+	rec := s.record(r, body, queryID)
+	sw := &statusRecorder{ResponseWriter: w}
+	w = sw
+	defer func() {
+		s.mu.Lock()
+		rec.Status = sw.status
+		s.mu.Unlock()
+	}()
 
 	if s.unavailable.Load() {
 		w.Header().Set("Retry-After", "1")
@@ -491,7 +529,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/v1/statement" && r.Method == http.MethodHead:
 		w.WriteHeader(http.StatusOK)
 	case path == "/v1/statement" && r.Method == http.MethodPost:
-		s.submit(w, r, body, principal)
+		s.submit(w, r, queryID, body, principal)
 	case strings.HasPrefix(path, "/v1/statement/executing/") && (r.Method == http.MethodGet || r.Method == http.MethodHead):
 		s.nextPage(w, r)
 	case strings.HasPrefix(path, "/v1/statement/executing/") && r.Method == http.MethodDelete,
