@@ -157,3 +157,28 @@ func TestE2ETLSPasswordAndInsecure(t *testing.T) {
 		t.Fatalf("engine saw %+v", got)
 	}
 }
+
+// With SQLENGINE_ALLOW_WRITE_QUERIES=true statements that change data run
+// and report what they changed; without it they are refused before they
+// reach the engine.
+func TestE2EWritesNeedTheSetting(t *testing.T) {
+	srv := trinotest.Start(t, trinotest.WithoutSampleData())
+	env := baseEnv(t)
+	env["SQLENGINE_HOST"], env["SQLENGINE_PORT"] = srv.Host(), strconv.Itoa(srv.Port())
+	script := "CREATE SCHEMA sales.scratch;\nCREATE TABLE sales.scratch.t (a integer);\nINSERT INTO sales.scratch.t VALUES (1), (2);\nSELECT count(*) AS n FROM sales.scratch.t;\n"
+	r := sqlmcp(t, env, script, "query", "-")
+	if r.code != 1 || !strings.Contains(r.stderr, "SQLENGINE_ALLOW_WRITE_QUERIES") || len(srv.Statements()) != 0 {
+		t.Fatalf("refused: exit %d, stderr %q, engine saw %d statements", r.code, r.stderr, len(srv.Statements()))
+	}
+	env["SQLENGINE_ALLOW_WRITE_QUERIES"] = "true"
+	r = sqlmcp(t, env, script, "query", "-")
+	// As in Trino, DDL answers result=true and INSERT the row count.
+	if r.code != 0 || !strings.Contains(r.stdout, " rows\n------\n    2\n") || !strings.Contains(r.stdout, " n\n---\n 2\n(1 row)") {
+		t.Fatalf("allowed: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// Session statements stay refused even then; the shell's USE is the way.
+	r = sqlmcp(t, env, "", "query", "SET SESSION query_max_run_time = '1m'")
+	if r.code != 1 || !strings.Contains(r.stderr, "refused") {
+		t.Fatalf("SET SESSION: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
