@@ -101,7 +101,7 @@ func (c *Client) do(ctx context.Context, req *http.Request) (*http.Response, con
 
 // CSV returns the page's CSV export (the same format as "show stat").
 func (c *Client) CSV(ctx context.Context) ([]byte, error) {
-	req, err := http.NewRequest(http.MethodGet, strings.TrimRight(c.URL, "/")+";csv;norefresh", nil)
+	req, err := http.NewRequest(http.MethodGet, csvURL(c.URL), nil)
 	if err != nil {
 		return nil, &ConnError{URL: c.URL, Err: err}
 	}
@@ -122,6 +122,17 @@ func (c *Client) CSV(ctx context.Context) ([]byte, error) {
 		return nil, &ConnError{URL: c.URL, Err: errors.New("the answer is not HAProxy's CSV export (is PROXY_STATS_URL the stats URI?)")}
 	}
 	return body, nil
+}
+
+// csvURL appends HAProxy's ";csv;norefresh" option to the stats URI.
+// HAProxy matches the stats URI as a prefix of the whole request URI, so
+// the option goes at the very end, even after a query ("stats uri
+// /haproxy?stats" serves "/haproxy?stats;csv").
+func csvURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Path == "" && u.RawQuery == "" {
+		raw += "/"
+	}
+	return raw + ";csv;norefresh"
 }
 
 // Admin actions accepted by the stats page's form.
