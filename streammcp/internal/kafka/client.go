@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -159,10 +160,10 @@ func closeConn(cn *conn) {
 }
 
 // broker returns a connected broker for addr, dialling when needed.
-func (c *Client) broker(ctx context.Context, addr string) (*sarama.Broker, error) {
+func (c *Client) broker(ctx context.Context, addr string) (*sarama.Broker, bool, error) {
 	c.mu.Lock()
-	cn, ok := c.conns[addr]
-	if !ok {
+	cn, reused := c.conns[addr]
+	if !reused {
 		cn = &conn{b: sarama.NewBroker(addr), ready: make(chan struct{})}
 		c.conns[addr] = cn
 		go func() {
@@ -183,13 +184,13 @@ func (c *Client) broker(ctx context.Context, addr string) (*sarama.Broker, error
 	select {
 	case <-cn.ready:
 	case <-ctx.Done():
-		return nil, ctxError(ctx, "connect to Kafka broker "+addr, c.opts.Timeout)
+		return nil, false, ctxError(ctx, "connect to Kafka broker "+addr, c.opts.Timeout)
 	}
 	if cn.err != nil {
 		c.drop(addr, cn.b)
-		return nil, c.connectError(addr, cn.err)
+		return nil, false, c.connectError(addr, cn.err)
 	}
-	return cn.b, nil
+	return cn.b, reused, nil
 }
 
 // drop forgets the connection to addr (when it is still b) and closes it,
@@ -206,13 +207,39 @@ func (c *Client) drop(addr string, b *sarama.Broker) {
 	}
 }
 
-// call runs one request against the broker at addr, honouring ctx: when ctx
-// ends first the connection is closed, which aborts the request.
+// call runs one read request against the broker at addr, honouring ctx:
+// when ctx ends first the connection is closed, which aborts the request.
+// A transport error on a connection opened by an earlier call (the broker
+// restarted, an idle connection was cut) is retried once on a fresh one.
 func call[T any](ctx context.Context, c *Client, addr, what string, fn func(*sarama.Broker) (T, error)) (T, error) {
+	v, reused, err := callOnce(ctx, c, addr, what, fn)
+	if err != nil && reused && ctx.Err() == nil && isTransport(err) {
+		c.log.Debug("retrying on a fresh connection", "broker", addr, "err", err)
+		v, _, err = callOnce(ctx, c, addr, what, fn)
+	}
+	return v, err
+}
+
+// callWrite runs a request that must not be repeated (it changes the cluster).
+func callWrite[T any](ctx context.Context, c *Client, addr, what string, fn func(*sarama.Broker) (T, error)) (T, error) {
+	v, _, err := callOnce(ctx, c, addr, what, fn)
+	return v, err
+}
+
+type transportError struct{ error }
+
+func (e transportError) Unwrap() error { return e.error }
+
+func isTransport(err error) bool {
+	var t transportError
+	return errors.As(err, &t)
+}
+
+func callOnce[T any](ctx context.Context, c *Client, addr, what string, fn func(*sarama.Broker) (T, error)) (T, bool, error) {
 	var zero T
-	b, err := c.broker(ctx, addr)
+	b, reused, err := c.broker(ctx, addr)
 	if err != nil {
-		return zero, err
+		return zero, false, err
 	}
 	type result struct {
 		v   T
@@ -229,13 +256,14 @@ func call[T any](ctx context.Context, c *Client, addr, what string, fn func(*sar
 			var kerr sarama.KError
 			if !errors.As(r.err, &kerr) {
 				c.drop(addr, b) // transport error: the connection is unusable
+				return zero, reused, c.requestError(addr, what, transportError{r.err})
 			}
-			return zero, c.requestError(addr, what, r.err)
+			return zero, reused, c.requestError(addr, what, r.err)
 		}
-		return r.v, nil
+		return r.v, reused, nil
 	case <-ctx.Done():
 		c.drop(addr, b)
-		return zero, ctxError(ctx, what+" from Kafka broker "+addr, c.opts.Timeout)
+		return zero, reused, ctxError(ctx, what+" from Kafka broker "+addr, c.opts.Timeout)
 	}
 }
 
@@ -359,6 +387,20 @@ func anyBroker[T any](ctx context.Context, c *Client, what string, fn func(*sara
 	if len(errs) == 1 {
 		return zero, "", errs[0]
 	}
-	return zero, "", mcperr.New(mcperr.Unavailable, what+" from Kafka", errors.Join(errs...),
-		"no broker in STREAM_BROKERS answered; check the addresses and that the cluster is running")
+	// One line naming each broker tried and why it failed.
+	parts := make([]string, len(errs))
+	kind := mcperr.KindOf(errs[0])
+	for i, err := range errs {
+		cause := err
+		var me *mcperr.Error
+		if errors.As(err, &me) && me.Err != nil {
+			cause = me.Err
+		}
+		parts[i] = addrs[i] + ": " + cause.Error()
+		if mcperr.KindOf(err) != kind {
+			kind = mcperr.Unavailable
+		}
+	}
+	return zero, "", mcperr.New(kind, what+" from Kafka", fmt.Errorf("no broker answered (%s)", strings.Join(parts, "; ")),
+		"check STREAM_BROKERS and that the cluster is running and reachable")
 }

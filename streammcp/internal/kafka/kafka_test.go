@@ -402,10 +402,12 @@ func TestUnreachableClusterFailsWithinTimeoutAndRecovers(t *testing.T) {
 	}{
 		{"refused", net.JoinHostPort("127.0.0.1", refused), []string{"connect to Kafka broker 127.0.0.1:" + refused, "STREAM_BROKERS"}},
 		{"silent", ln.Addr().String(), []string{"no answer within 1s", "STREAM_TIMEOUT"}},
+		{"several refused", net.JoinHostPort("127.0.0.1", refused) + "," + net.JoinHostPort("127.0.0.1", freePort(t)),
+			[]string{"no broker answered (127.0.0.1:" + refused + ": dial tcp", "; 127.0.0.1:", "STREAM_BROKERS"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newClient(t, []string{tt.addr}, func(o *kafka.Options) { o.Timeout = time.Second })
+			c := newClient(t, strings.Split(tt.addr, ","), func(o *kafka.Options) { o.Timeout = time.Second })
 			start := time.Now()
 			_, err := c.Cluster(context.Background())
 			if err == nil {
@@ -745,5 +747,30 @@ func TestMovedCoordinatorIsRetried(t *testing.T) {
 	got.Timestamp, want.Timestamp = "", ""
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("after retry\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestClusterRestartIsPickedUpOnTheNextRead(t *testing.T) {
+	kc, err := kafkatest.Start(kafkatest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ports []int
+	for _, a := range kc.Addrs() {
+		_, p, _ := net.SplitHostPort(a)
+		ports = append(ports, atoi(p))
+	}
+	c := newClient(t, kc.Addrs())
+	if _, err := c.Groups(context.Background()); err != nil { // pool a connection to every broker
+		t.Fatal(err)
+	}
+	kc.Close()
+	kc, err = kafkatest.Start(kafkatest.Options{Ports: ports})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kc.Close()
+	if _, err := c.Groups(context.Background()); err != nil {
+		t.Fatalf("first read after the restart: %v", err)
 	}
 }

@@ -651,7 +651,7 @@ func (c *Client) CreateTopic(ctx context.Context, name string, partitions int32,
 		detail.ConfigEntries[k] = &v
 	}
 	req := &sarama.CreateTopicsRequest{Version: 4, TopicDetails: map[string]*sarama.TopicDetail{name: detail}, Timeout: c.opts.Timeout}
-	resp, err := call(ctx, c, addr, "create topic "+name, func(b *sarama.Broker) (*sarama.CreateTopicsResponse, error) {
+	resp, err := callWrite(ctx, c, addr, "create topic "+name, func(b *sarama.Broker) (*sarama.CreateTopicsResponse, error) {
 		return b.CreateTopics(req)
 	})
 	if err != nil {
