@@ -101,6 +101,8 @@ func (a *app) shell() error {
 		l := liner.NewLiner()
 		l.SetCtrlCAborts(true)
 		l.SetMultiLineMode(true)
+		l.SetTabCompletionStyle(liner.TabPrints)
+		l.SetWordCompleter((&completer{sh: sh}).Complete)
 		for _, h := range sh.history {
 			l.AppendHistory(h)
 		}

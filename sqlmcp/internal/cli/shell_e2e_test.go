@@ -122,6 +122,15 @@ func TestE2EShellInPseudoTerminal(t *testing.T) {
 	tm.typeText("\\format table\r")
 	tm.waitFor("Output format is now table.")
 
+	// Tab completes keywords and table names of the current schema.
+	tm.typeText("sel\t")
+	tm.waitFor("select")
+	tm.typeText(" count(*) AS tabbed FROM custo\t")
+	tm.waitFor("customers")
+	tm.typeText(";\r")
+	tm.waitFor("(1 row, ")
+	findQuery(t, "select count(*) AS tabbed FROM customers")
+
 	// Ctrl-C cancels the running query on the engine, not the shell.
 	marker := fmt.Sprintf("slow_%d", time.Now().UnixNano())
 	slow := "SELECT sleep_ms(60000) AS " + marker
