@@ -34,9 +34,23 @@ func (c *Client) ShowVersion(ctx context.Context) (string, error) {
 	return v.Raw, err
 }
 
-// Raw runs a read-only command whose answer is free text.
-func (c *Client) Raw(ctx context.Context, cmd string) (string, error) {
-	return c.exec(ctx, cmd)
+// Dump is a read-only command whose answer HAProxy prints as free text.
+type Dump string
+
+// The free-text dumps proxymcp offers.
+const (
+	DumpActivity  Dump = "show activity"
+	DumpResolvers Dump = "show resolvers"
+	DumpHelp      Dump = "help"
+)
+
+// Text returns one free-text dump as HAProxy prints it.
+func (c *Client) Text(ctx context.Context, d Dump) (string, error) {
+	switch d {
+	case DumpActivity, DumpResolvers, DumpHelp:
+		return c.exec(ctx, string(d))
+	}
+	return "", fmt.Errorf("unknown dump %q", d)
 }
 
 // ClearCounters resets statistics counters; all also resets the maxima and totals.
@@ -329,15 +343,49 @@ func appendMsg(msgs []string, m string) []string {
 	return msgs
 }
 
-// Set runs a runtime-only change and returns HAProxy's message, if any.
-func (c *Client) Set(ctx context.Context, cmd string) (string, error) {
+// change runs a runtime-only change and returns HAProxy's message, if any.
+func (c *Client) change(ctx context.Context, cmd string) (string, error) {
 	out, err := c.exec(ctx, cmd)
 	return strings.TrimSpace(out), err
 }
 
+// SetServerMaxconn sets a server's connection limit (0: unlimited).
+func (c *Client) SetServerMaxconn(ctx context.Context, backend, server string, n int64) (string, error) {
+	return c.change(ctx, "set maxconn server "+srv(backend, server)+" "+strconv.FormatInt(n, 10))
+}
+
+// SetFrontendMaxconn sets a frontend's connection limit.
+func (c *Client) SetFrontendMaxconn(ctx context.Context, frontend string, n int64) (string, error) {
+	return c.change(ctx, "set maxconn frontend "+frontend+" "+strconv.FormatInt(n, 10))
+}
+
+// SetFrontendEnabled resumes (true) or pauses (false) a frontend.
+func (c *Client) SetFrontendEnabled(ctx context.Context, frontend string, enable bool) (string, error) {
+	verb := "disable"
+	if enable {
+		verb = "enable"
+	}
+	return c.change(ctx, verb+" frontend "+frontend)
+}
+
+// ShutdownSession aborts one stream (id validated as 0x + hex).
+func (c *Client) ShutdownSession(ctx context.Context, id string) (string, error) {
+	return c.change(ctx, "shutdown session "+id)
+}
+
+// ShutdownServerSessions aborts every stream of one server.
+func (c *Client) ShutdownServerSessions(ctx context.Context, backend, server string) (string, error) {
+	return c.change(ctx, "shutdown sessions server "+srv(backend, server))
+}
+
+// SetServerCheckPort changes the port the health check connects to.
+func (c *Client) SetServerCheckPort(ctx context.Context, backend, server string, port int) (string, error) {
+	return c.change(ctx, "set server "+srv(backend, server)+" check-port "+strconv.Itoa(port))
+}
+
 // SetServerWeight sets a weight (0-256 or N%).
 func (c *Client) SetServerWeight(ctx context.Context, backend, server, weight string) (string, error) {
-	return c.Set(ctx, "set server "+srv(backend, server)+" weight "+weight)
+	return c.change(ctx, "set server "+srv(backend, server)+" weight "+weight)
 }
 
 var weightReply = regexp.MustCompile(`^(\d+) \(initial (\d+)\)`)
@@ -363,7 +411,7 @@ func (c *Client) SetServerAddr(ctx context.Context, backend, server, addr string
 	if port != 0 {
 		cmd += " port " + strconv.Itoa(port)
 	}
-	return c.Set(ctx, cmd)
+	return c.change(ctx, cmd)
 }
 
 // Sessions returns the streams "show sess" lists, without the runtime API

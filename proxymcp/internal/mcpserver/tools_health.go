@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -101,7 +100,7 @@ func (t *tools) healthTools() {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			msg, err := t.hp.Set(ctx, "set server "+b+"/"+s+" check-port "+strconv.Itoa(p))
+			msg, err := t.hp.SetServerCheckPort(ctx, b, s, p)
 			if err != nil {
 				return result{}, err
 			}

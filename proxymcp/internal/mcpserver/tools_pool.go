@@ -2,13 +2,15 @@ package mcpserver
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 )
+
+// maxDrainSeconds bounds del_server's wait for sessions to end.
+const maxDrainSeconds = 600
 
 const notPersisted = "Runtime change only: it is lost when HAProxy reloads or restarts unless the configuration file is changed too"
 
@@ -176,7 +178,7 @@ func (t *tools) poolTools() {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			msg, err := t.hp.Set(ctx, "set maxconn server "+b+"/"+s+" "+strconv.FormatInt(n, 10))
+			msg, err := t.hp.SetServerMaxconn(ctx, b, s, n)
 			if err != nil {
 				return result{}, err
 			}
@@ -193,7 +195,7 @@ func (t *tools) poolTools() {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			msg, err := t.hp.Set(ctx, "set maxconn frontend "+f+" "+strconv.FormatInt(n, 10))
+			msg, err := t.hp.SetFrontendMaxconn(ctx, f, n)
 			if err != nil {
 				return result{}, err
 			}
@@ -211,7 +213,7 @@ func (t *tools) poolTools() {
 				if err := a.check(); err != nil {
 					return result{}, err
 				}
-				msg, err := t.hp.Set(ctx, verb+" frontend "+f)
+				msg, err := t.hp.SetFrontendEnabled(ctx, f, verb == "enable")
 				if err != nil {
 					return result{}, err
 				}

@@ -54,7 +54,7 @@ func (t *tools) sessionTools() {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			msg, err := t.hp.Set(ctx, "shutdown session "+id)
+			msg, err := t.hp.ShutdownSession(ctx, id)
 			if err != nil {
 				return result{}, err
 			}
@@ -69,7 +69,7 @@ func (t *tools) sessionTools() {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			msg, err := t.hp.Set(ctx, "shutdown sessions server "+b+"/"+s)
+			msg, err := t.hp.ShutdownServerSessions(ctx, b, s)
 			if err != nil {
 				return result{}, err
 			}

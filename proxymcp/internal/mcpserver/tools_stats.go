@@ -63,7 +63,7 @@ func (t *tools) statsTools() {
 
 	t.add("show_activity", "Scheduler activity",
 		"HAProxy's `show activity` dump (per-thread scheduler and polling counters) as HAProxy prints it.",
-		read, nil, t.rawTool("show activity"))
+		read, nil, t.rawTool(haproxy.DumpActivity))
 
 	t.add("show_version", "HAProxy version",
 		"The running HAProxy's version (`show version`).",
@@ -77,9 +77,9 @@ func (t *tools) statsTools() {
 }
 
 // rawTool answers with a free-text dump: text content is HAProxy's output.
-func (t *tools) rawTool(cmd string) handlerFunc {
+func (t *tools) rawTool(d haproxy.Dump) handlerFunc {
 	return func(ctx context.Context, a *args) (result, error) {
-		out, err := t.hp.Raw(ctx, cmd)
+		out, err := t.hp.Text(ctx, d)
 		if err != nil {
 			return result{}, err
 		}
@@ -125,7 +125,7 @@ func (t *tools) miscTools() {
 	t.add("help", "Runtime API commands",
 		"HAProxy's own list of runtime API commands available at this socket's level (`help`), as HAProxy prints it.",
 		read, nil, func(ctx context.Context, a *args) (result, error) {
-			out, err := t.hp.Raw(ctx, "help")
+			out, err := t.hp.Text(ctx, haproxy.DumpHelp)
 			// "help" answers with its list; some versions prefix it like an error.
 			if err != nil {
 				return result{}, err
@@ -149,5 +149,4 @@ func (t *tools) miscTools() {
 		})
 }
 
-// drainTimeout bounds del_server's wait for sessions to end.
-const maxDrainSeconds = 600
+

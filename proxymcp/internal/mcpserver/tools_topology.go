@@ -133,7 +133,7 @@ func (t *tools) topologyTools() {
 
 	t.add("show_resolvers", "DNS resolvers",
 		"`show resolvers`: per resolvers section and nameserver, the DNS query and error counters, as HAProxy prints them.",
-		read, nil, t.rawTool("show resolvers"))
+		read, nil, t.rawTool(haproxy.DumpResolvers))
 }
 
 func tableFilters(a *args) []haproxy.TableFilter {
