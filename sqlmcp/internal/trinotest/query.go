@@ -426,6 +426,8 @@ func (s *Server) buildPage(r *http.Request, q *query, token int64) ([]byte, http
 			}
 		case <-timer.C:
 			q.setState(StateRunning)
+		case <-s.closing:
+			canceled()
 		}
 	}
 	if resp.Error == nil {
