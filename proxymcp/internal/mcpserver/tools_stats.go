@@ -148,5 +148,3 @@ func (t *tools) miscTools() {
 			return ok(haproxy.SourceRuntime, fields), nil
 		})
 }
-
-
