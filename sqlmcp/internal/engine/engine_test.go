@@ -548,3 +548,19 @@ func TestReadOnlyTransaction(t *testing.T) {
 		t.Errorf("the write took effect: %v %v", res, err)
 	}
 }
+
+func TestWriteReportsUpdateCount(t *testing.T) {
+	c := newClient(t, shared, nil)
+	ctx := context.Background()
+	if _, err := c.Exec(ctx, engine.Query{SQL: "CREATE TABLE sales.public.engine_counted (x INTEGER)"}); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := c.Exec(ctx, engine.Query{SQL: "INSERT INTO sales.public.engine_counted VALUES (1), (2), (3)"})
+	if err != nil || sum.UpdateCount != 3 {
+		t.Errorf("insert: %+v %v", sum, err)
+	}
+	sum, err = c.Exec(ctx, engine.Query{SQL: "SELECT count(*) AS \"rows\" FROM sales.public.engine_counted"})
+	if err != nil || sum.UpdateCount != 0 {
+		t.Errorf("a query is not a write: %+v %v", sum, err)
+	}
+}

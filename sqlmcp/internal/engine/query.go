@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
 )
 
 // Query is one SQL statement to run.
@@ -58,7 +60,9 @@ type Summary struct {
 	Limit     int      `json:"limit"`     // 0 when unlimited
 	QueryID   string   `json:"query_id"`
 	ElapsedMS int64    `json:"elapsed_ms"`
-	// UpdateCount is the rows changed by a write statement, when reported.
+	// UpdateCount is the rows a write statement (INSERT, UPDATE, DELETE,
+	// MERGE, CREATE TABLE AS) changed, taken from the single "rows" value
+	// Trino answers such statements with; 0 otherwise.
 	UpdateCount int64 `json:"update_count,omitempty"`
 }
 
@@ -166,6 +170,7 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 		ptrs[i] = &raw[i]
 	}
 	var bytes int64
+	var first any // the first value of a one-column result
 	for rows.Next() {
 		if q.Limit > 0 && sum.RowCount >= q.Limit {
 			sum.Truncated = true // a row beyond the limit exists
@@ -195,6 +200,9 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 				return sum, err
 			}
 		}
+		if sum.RowCount == 0 && len(row) == 1 {
+			first = row[0]
+		}
 		sum.RowCount++
 	}
 	if err := rows.Err(); err != nil && !sum.Truncated {
@@ -206,7 +214,24 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 		done()
 		return sum, classify(err, "finish reading the result")
 	}
+	if n, ok := first.(int64); ok && sum.RowCount == 1 && len(sum.Columns) == 1 && sum.Columns[0].Name == "rows" && sum.Columns[0].Type == "bigint" && isWrite(sqlText) {
+		sum.UpdateCount = n
+	}
 	return sum, nil
+}
+
+// isWrite reports whether sqlText starts with a keyword of a statement
+// Trino answers with a row count.
+func isWrite(sqlText string) bool {
+	toks, err := sqlguard.Tokenize(sqlText)
+	if err != nil || len(toks) == 0 {
+		return false
+	}
+	switch toks[0].Value {
+	case "INSERT", "UPDATE", "DELETE", "MERGE", "CREATE":
+		return toks[0].Kind == sqlguard.Word
+	}
+	return false
 }
 
 // queryError explains a failed query, telling a timeout apart from a
