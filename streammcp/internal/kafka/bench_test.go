@@ -3,6 +3,7 @@ package kafka_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,12 +17,36 @@ import (
 // each); every group commits on all partitions of one topic.
 func scale(tb testing.TB, groups, partitions int) *kafkatest.Cluster {
 	tb.Helper()
-	ctx := context.Background()
 	kc, err := kafkatest.Start(kafkatest.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(kc.Close)
+	seedScale(tb, kc, groups, partitions)
+	return kc
+}
+
+// benchClusters keeps one seeded cluster per size for the whole benchmark
+// run: the testing package calls a benchmark function several times while
+// it calibrates b.N, and seeding 1,000 groups each time would dominate.
+var benchClusters sync.Map
+
+func benchCluster(b *testing.B, groups, partitions int) *kafkatest.Cluster {
+	key := fmt.Sprint(groups, "/", partitions)
+	if v, ok := benchClusters.Load(key); ok {
+		return v.(*kafkatest.Cluster)
+	}
+	kc, err := kafkatest.Start(kafkatest.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	seedScale(b, kc, groups, partitions)
+	benchClusters.Store(key, kc)
+	return kc
+}
+
+func seedScale(tb testing.TB, kc *kafkatest.Cluster, groups, partitions int) {
+	ctx := context.Background()
 	const per = 20
 	topics := partitions / per
 	for i := range topics {
@@ -46,7 +71,6 @@ func scale(tb testing.TB, groups, partitions int) *kafkatest.Cluster {
 			tb.Fatal(err)
 		}
 	}
-	return kc
 }
 
 // BenchmarkLagReport measures one consumer-lag report (the per-broker plan
@@ -54,7 +78,7 @@ func scale(tb testing.TB, groups, partitions int) *kafkatest.Cluster {
 func BenchmarkLagReport(b *testing.B) {
 	for _, size := range []struct{ groups, partitions int }{{10, 100}, {100, 500}, {1000, 2000}} {
 		b.Run(fmt.Sprintf("groups=%d/partitions=%d", size.groups, size.partitions), func(b *testing.B) {
-			kc := scale(b, size.groups, size.partitions)
+			kc := benchCluster(b, size.groups, size.partitions)
 			c, err := kafka.New(kafka.Options{Brokers: kc.Addrs(), Timeout: 30 * time.Second})
 			if err != nil {
 				b.Fatal(err)
