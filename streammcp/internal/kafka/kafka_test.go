@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
@@ -772,5 +773,28 @@ func TestClusterRestartIsPickedUpOnTheNextRead(t *testing.T) {
 	defer kc.Close()
 	if _, err := c.Groups(context.Background()); err != nil {
 		t.Fatalf("first read after the restart: %v", err)
+	}
+}
+
+// TestOlderProtocolVersion reads the lag report as a client configured for
+// Kafka 2.8 (STREAM_KAFKA_VERSION=2.8.0): offsets come from one OffsetFetch
+// per group instead of one per broker, with the same result.
+func TestOlderProtocolVersion(t *testing.T) {
+	kc, c := seeded(t)
+	want := read(t, c)
+	old := newClient(t, kc.Addrs(), func(o *kafka.Options) { o.Version = sarama.V2_8_0_0 })
+	if _, err := old.Groups(context.Background()); err != nil { // warm connections
+		t.Fatal(err)
+	}
+	kc.ResetCounts()
+	got := read(t, old)
+	if n := kc.Counts()["OffsetFetch"]; n != 4 {
+		t.Errorf("%d OffsetFetch requests for 4 groups at 2.8, want one per group", n)
+	}
+	for _, r := range []*reports{&want, &got} {
+		r.Overview.Timestamp, r.Health.Timestamp, r.URP.Timestamp, r.Lag.Timestamp = "", "", "", ""
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("reports differ at 2.8\n got %+v\nwant %+v", got, want)
 	}
 }
