@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,21 +23,33 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "playtrino:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+// readyLine is the one line printed on stdout once the engine serves.
+type readyLine struct {
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	Catalog string `json:"catalog"`
+	Schema  string `json:"schema"`
+}
+
+// run serves until ctx is done.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("playtrino", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	pageSize := fs.Int("page-size", trinotest.DefaultPageSize, "rows per result page")
 	largeRows := fs.Int("large-rows", trinotest.LargeTableRows, "rows generated into "+trinotest.LargeTable)
 	addr := fs.String("addr", "127.0.0.1:0", "listen address (default: a free loopback port)")
 	useTLS := fs.Bool("tls", false, "serve HTTPS with a self-signed certificate (written to -cert-out)")
 	certOut := fs.String("cert-out", "", "file to write the certificate PEM to (with -tls)")
 	user := fs.String("user", "", "require basic authentication for this user (needs -tls; password from PLAYTRINO_PASSWORD)")
-	if err := fs.Parse(os.Args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	opts := trinotest.Options{PageSize: *pageSize, LargeTableRows: *largeRows, Addr: *addr, TLS: *useTLS}
@@ -47,8 +60,6 @@ func run() error {
 		}
 		opts.Users = map[string]string{*user: pw}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	srv, err := trinotest.New(opts)
 	if err != nil {
 		return err
@@ -59,16 +70,12 @@ func run() error {
 			return fmt.Errorf("write certificate: %w", err)
 		}
 	}
-	ready := struct {
-		Host    string `json:"host"`
-		Port    int    `json:"port"`
-		Catalog string `json:"catalog"`
-		Schema  string `json:"schema"`
-	}{srv.Host(), srv.Port(), trinotest.DefaultCatalog, trinotest.DefaultSchema}
-	line, _ := json.Marshal(ready)
-	fmt.Println(string(line))
-	fmt.Fprintf(os.Stderr, "playtrino: serving %s (Ctrl-C to stop)\n", srv.URL())
+	line, _ := json.Marshal(readyLine{srv.Host(), srv.Port(), trinotest.DefaultCatalog, trinotest.DefaultSchema})
+	if _, err := fmt.Fprintln(stdout, string(line)); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "playtrino: serving %s (Ctrl-C to stop)\n", srv.URL())
 	<-ctx.Done()
-	fmt.Fprintln(os.Stderr, "playtrino: stopping")
+	fmt.Fprintln(stderr, "playtrino: stopping")
 	return nil
 }
