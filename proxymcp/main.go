@@ -6,9 +6,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
@@ -59,6 +61,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	// HAProxy being down must not stop the server: calls fail until it answers.
 	logger.Info("HAProxy back ends", "runtime_api", endpoint(rt), "stats_page", pc.StatsURL, "read_only", pc.ReadOnly)
 
+	if rt != nil {
+		go probe(ctx, hp, pc.RuntimeTimeout, logger)
+	}
+
 	s := serve.NewServer(p.Name, p.Version)
 	n := mcpserver.Register(s, hp, mcpserver.Options{ReadOnly: pc.ReadOnly, ServerVersion: p.Version})
 	logger.Debug("tools registered", "count", n)
@@ -70,6 +76,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve.ExitFailure
 	}
 	return serve.ExitOK
+}
+
+// probe logs which HAProxy answers at start-up; a failure is only a warning
+// because calls keep trying until HAProxy answers.
+func probe(ctx context.Context, hp *haproxy.Client, timeout time.Duration, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := hp.Version(ctx)
+	if err != nil {
+		logger.Warn("HAProxy's runtime API does not answer yet; tools will report it until it does", "error", err)
+		return
+	}
+	logger.Info("HAProxy detected", "version", v.Raw)
 }
 
 func endpoint(rt *runtimeapi.Client) string {

@@ -19,7 +19,7 @@ func pWeight(required bool) prop {
 		func(m map[string]any) {
 			m["oneOf"] = []any{
 				map[string]any{"type": "integer", "minimum": 0, "maximum": 256},
-				map[string]any{"type": "string", "pattern": `^([0-9]{1,3}%?)$`},
+				map[string]any{"type": "string", "pattern": `^([0-9]{1,5}%|[0-9]{1,3})$`},
 			}
 		}}
 	if required {

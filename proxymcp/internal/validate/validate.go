@@ -39,7 +39,7 @@ var (
 	sessionPattern = regexp.MustCompile(`^0x[0-9a-fA-F]{1,16}$`)
 	refIDPattern   = regexp.MustCompile(`^#[0-9]{1,9}$`)
 	refPathPattern = regexp.MustCompile(`^[A-Za-z0-9/._-]+$`)
-	weightPct      = regexp.MustCompile(`^([0-9]{1,3})%$`)
+	weightPct      = regexp.MustCompile(`^([0-9]{1,5})%$`)
 )
 
 // NameRule describes the identifier rule for error messages and schemas.
@@ -107,14 +107,14 @@ func Port(arg string, v any) (int, error) {
 	return int(n), nil
 }
 
-// Weight accepts 0-256 or "N%" (a percentage of the initial weight, 0-100%).
-// It returns the form HAProxy takes.
+// Weight accepts 0-256 or "N%", a percentage of the initial weight
+// (0%-25600%; HAProxy caps the result at 256). It returns the form HAProxy takes.
 func Weight(arg string, v any) (string, error) {
-	const rule = "must be a whole number from 0 to 256, or a percentage of the initial weight such as \"50%\" (0%-100%)"
+	const rule = "must be a whole number from 0 to 256, or a percentage of the initial weight such as \"50%\" (0%-25600%)"
 	if s, ok := v.(string); ok {
 		if m := weightPct.FindStringSubmatch(s); m != nil {
 			p, _ := strconv.Atoi(m[1])
-			if p > 100 {
+			if p > 25600 {
 				return "", fail(arg, "%s", rule)
 			}
 			return strconv.Itoa(p) + "%", nil

@@ -38,12 +38,12 @@ func TestInt(t *testing.T) {
 }
 
 func TestWeightPortIP(t *testing.T) {
-	for in, want := range map[any]string{float64(0): "0", float64(256): "256", "50%": "50%", "100%": "100%", "12": "12"} {
+	for in, want := range map[any]string{float64(0): "0", float64(256): "256", "50%": "50%", "100%": "100%", "200%": "200%", "12": "12"} {
 		if got, err := Weight("weight", in); err != nil || got != want {
 			t.Errorf("weight %#v: %q %v", in, got, err)
 		}
 	}
-	for _, bad := range []any{float64(257), float64(-1), "101%", "5%%", "50% ", float64(1.5), "abc"} {
+	for _, bad := range []any{float64(257), float64(-1), "25601%", "123456%", "5%%", "50% ", float64(1.5), "abc"} {
 		if _, err := Weight("weight", bad); err == nil {
 			t.Errorf("weight %#v accepted", bad)
 		}
