@@ -110,6 +110,20 @@ func (c *Client) Version(ctx context.Context) (Version, error) {
 	return v, nil
 }
 
+// AssumeVersion sets the version instead of detecting it: tests use it to
+// show how older or newer releases are treated, which the installed HAProxy
+// cannot.
+func (c *Client) AssumeVersion(raw string) error {
+	v, err := ParseVersion(raw)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.version = &v
+	c.mu.Unlock()
+	return nil
+}
+
 // Require returns an *UnsupportedError when the detected version lacks cmd.
 func (c *Client) Require(ctx context.Context, cmd string) error {
 	f, ok := feature(cmd)
