@@ -3,6 +3,7 @@ package kafka_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -111,8 +112,8 @@ func BenchmarkLagReport(b *testing.B) {
 // one report over 1,000 groups and 2,000 partitions in under a second with
 // a constant number of requests. Skipped with -short.
 func TestLagReportAtScale(t *testing.T) {
-	if testing.Short() {
-		t.Skip("seeding 1,000 groups takes a few seconds")
+	if testing.Short() && os.Getenv("CI") == "" {
+		t.Skip("seeding 1,000 groups takes a few seconds (always run when CI is set)")
 	}
 	kc := scale(t, 1000, 2000)
 	c, err := kafka.New(kafka.Options{Brokers: kc.Addrs(), Timeout: 30 * time.Second})
