@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
 )
@@ -53,13 +55,8 @@ func TestToolsOverTransports(t *testing.T) {
 	stdio := e2e.Stdio(t, bin, haproxyEnv(h, "unix"))
 	srv := e2e.StartHTTP(t, bin, haproxyEnv(h, "tcp4"))
 	httpCS := e2e.Connect(t, srv.MCPURL(), nil)
-	for name, cs := range map[string]any{"stdio": stdio, "http": httpCS} {
-		_ = cs
+	for name, c := range map[string]*mcp.ClientSession{"stdio": stdio, "http": httpCS} {
 		t.Run(name, func(t *testing.T) {
-			c := stdio
-			if name == "http" {
-				c = httpCS
-			}
 			res := e2e.CallTool(t, c, "list_servers", map[string]any{"backend": "be_api"})
 			if res.IsError {
 				t.Fatal(e2e.Text(res))
