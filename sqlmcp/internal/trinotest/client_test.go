@@ -540,6 +540,12 @@ func TestClientRefusesNonTrinoStatements(t *testing.T) {
 		{"CALL system.runtime.kill_query('x')", "NOT_SUPPORTED"},
 		{"SELECT * FROM read_text('/etc/hostname')", "PERMISSION_DENIED"},
 		{"EXPLAIN PRAGMA version", "SYNTAX_ERROR"},
+		{"SELECT * FROM duckdb_tables()", "FUNCTION_NOT_FOUND"},
+		{"SELECT * FROM duckdb_tables", "TABLE_NOT_FOUND"},
+		{"SELECT * FROM pg_catalog.pg_tables", "TABLE_NOT_FOUND"},
+		{"SELECT * FROM sqlite_master", "TABLE_NOT_FOUND"},
+		{"SELECT * FROM sales.trinotest_information_schema.tables", "TABLE_NOT_FOUND"},
+		{"EXPLAIN (TYPE IO, FORMAT JSON) SELECT * FROM duckdb_views()", "FUNCTION_NOT_FOUND"},
 	} {
 		_, err := db.ExecContext(ctxT(t), tt.sql)
 		if got := trinoErrorName(err); got != tt.name {

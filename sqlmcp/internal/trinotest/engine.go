@@ -146,9 +146,9 @@ func createCatalog(ctx context.Context, db *sql.DB, name string) error {
 // references (see rewriteInformationSchema) and VALUES rows without
 // parentheses (Trino's VALUES 1, 2 is DuckDB's VALUES (1), (2)).
 func toDuck(sqlText string, toks []token, sessionCatalog string) (string, []infoRef) {
-	sqlText, refs := rewriteInformationSchema(sqlText, toks, sessionCatalog)
-	if len(refs) > 0 {
-		toks = lex(sqlText)
+	rewritten, refs := rewriteInformationSchema(sqlText, toks, sessionCatalog)
+	if rewritten != sqlText {
+		sqlText, toks = rewritten, lex(rewritten)
 	}
 	if len(toks) > 1 && toks[0].is("VALUES") {
 		sqlText = parenthesizeValues(sqlText, toks)
@@ -220,6 +220,7 @@ func rewriteInformationSchema(sqlText string, toks []token, sessionCatalog strin
 			}
 			catalog = toks[i-2].name()
 		} else if sessionCatalog == "" {
+			refs = append(refs, infoRef{table: toks[i+2].name()}) // no catalog: refused by the caller
 			continue
 		}
 		refs = append(refs, infoRef{catalog: catalog, table: toks[i+2].name()})
@@ -228,8 +229,48 @@ func rewriteInformationSchema(sqlText string, toks []token, sessionCatalog strin
 		last = t.end
 	}
 	if last == 0 {
-		return sqlText, nil
+		return sqlText, refs
 	}
 	b.WriteString(sqlText[last:])
 	return b.String(), refs
+}
+
+// checkNames refuses what Trino does not have but DuckDB would answer:
+// DuckDB's own catalog functions and views (duckdb_tables(), pg_catalog,
+// sqlite_master, pragma_*), the engine's hidden schema, and
+// information_schema without a catalog. Without this a test could learn
+// every catalog's tables through a query whose EXPLAIN (TYPE IO) lists no
+// table at all.
+func checkNames(sqlText string, toks []token, sessionCatalog string) *trinoError {
+	for i, t := range toks {
+		if !t.isName() {
+			continue
+		}
+		n := strings.ToLower(t.text)
+		blocked := strings.HasPrefix(n, "duckdb_") || strings.HasPrefix(n, "pragma_") ||
+			strings.HasPrefix(n, "pg_") || strings.HasPrefix(n, "sqlite_") || n == infoSchema
+		if i > 0 && toks[i-1].isSymbol(".") && !(n == infoSchema) {
+			// A qualified part (t.duckdb_x is a column); only the first part of
+			// a name can reach DuckDB's catalog objects.
+			blocked = false
+		}
+		if !blocked {
+			continue
+		}
+		line, col := lineCol(sqlText, t.start)
+		if i+1 < len(toks) && toks[i+1].isSymbol("(") {
+			return newError("FUNCTION_NOT_FOUND", fmt.Sprintf("Function '%s' not registered", n), line, col)
+		}
+		return newError("TABLE_NOT_FOUND", fmt.Sprintf("Table '%s' does not exist", n), line, col)
+	}
+	if sessionCatalog == "" {
+		for i, t := range toks {
+			if t.isName() && strings.EqualFold(t.text, "information_schema") && !(i > 0 && toks[i-1].isSymbol(".")) &&
+				i+1 < len(toks) && toks[i+1].isSymbol(".") {
+				line, col := lineCol(sqlText, t.start)
+				return newError("MISSING_CATALOG_NAME", "Catalog must be specified when session catalog is not set", line, col)
+			}
+		}
+	}
+	return nil
 }

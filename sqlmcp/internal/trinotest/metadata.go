@@ -568,6 +568,10 @@ func (s *Server) runExplain(q *query, sess session, sqlText string, toks []token
 		q.sendError(e)
 		return
 	}
+	if e := checkNames(inner, lex(inner), sess.catalog); e != nil {
+		q.sendError(e)
+		return
+	}
 	rewritten, refs := toDuck(inner, lex(inner), sess.catalog)
 	c, _, release, e := s.conn(q.ctx, sess)
 	if e != nil {

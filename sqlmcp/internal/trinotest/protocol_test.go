@@ -250,6 +250,10 @@ func TestWireSessionStatements(t *testing.T) {
 	if len(res.Data) != 4 || string(res.Data[0][0]) != `"information_schema"` {
 		t.Errorf("system schemas = %v", res.Data)
 	}
+	res = rawQuery(t, srv, "SELECT * FROM information_schema.tables", map[string]string{"X-Trino-Catalog": "", "X-Trino-Schema": ""})
+	if res.Error == nil || res.Error["errorName"] != "MISSING_CATALOG_NAME" {
+		t.Errorf("information_schema without catalog: %v", res.Error)
+	}
 	res = rawQuery(t, srv, "SHOW SCHEMAS", map[string]string{"X-Trino-Catalog": "", "X-Trino-Schema": ""})
 	if res.Error == nil || res.Error["errorName"] != "MISSING_CATALOG_NAME" {
 		t.Errorf("SHOW SCHEMAS without catalog: %v", res.Error)

@@ -334,6 +334,10 @@ func returnsRowCount(updateType string, toks []token) bool {
 // runDuck executes a statement on DuckDB and streams its rows in pages.
 func (s *Server) runDuck(q *query, sess session, sqlText string, toks []token) {
 	ctx := q.ctx
+	if e := checkNames(sqlText, toks, sess.catalog); e != nil {
+		q.sendError(e)
+		return
+	}
 	sqlText, _ = toDuck(sqlText, toks, sess.catalog)
 	c, tx, release, e := s.conn(ctx, sess)
 	if e != nil {
