@@ -49,7 +49,8 @@
 // transaction fail with READ_ONLY_VIOLATION). Query parameters sent by the
 // driver (EXECUTE ... USING with X-Trino-Prepared-Statement) are supported.
 // More than one statement, and a trailing semicolon, are refused with
-// SYNTAX_ERROR as Trino does. SetUnavailable makes every request answer 503.
+// SYNTAX_ERROR as Trino does. SetUnavailable makes every request answer 503
+// (the driver retries). Request.Status is the HTTP status each request got.
 //
 // # SQL
 //
@@ -72,6 +73,15 @@
 // plan, so tables read through views, joins, subqueries and CTEs are all
 // listed). catalog.information_schema.{schemata,tables,columns,views} have
 // Trino's columns and Trino type names.
+//
+// Statements Trino does not have are refused as Trino refuses them:
+// DuckDB-only commands (PRAGMA, COPY, ATTACH, INSTALL, FROM-first queries,
+// SET of a DuckDB setting) with SYNTAX_ERROR or NOT_SUPPORTED, DuckDB's own
+// catalog objects (duckdb_*(), pg_catalog, sqlite_master) with
+// TABLE_NOT_FOUND or FUNCTION_NOT_FOUND; file access is disabled. Unlike
+// Trino, names keep their case (the sample data has mixed-case names for
+// quoting tests). Tests can add catalogs (AddCatalog) and objects (Exec,
+// DuckDB SQL, fully qualified names).
 //
 // The session property query_max_run_time (X-Trino-Session, e.g.
 // session_properties=query_max_run_time:10s in the DSN) limits a query's
