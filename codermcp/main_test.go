@@ -137,3 +137,39 @@ func TestCoderOverStdio(t *testing.T) {
 		}
 	}
 }
+
+// Shutdown cancels a running call: SIGTERM to the server (HTTP transport)
+// while the real CLI waits on a model that never answers must leave no CLI
+// process behind.
+func TestShutdownStopsRunningCLI(t *testing.T) {
+	t.Parallel()
+	h := codertest.New(t)
+	bin := e2e.Build(t, ".")
+	srv := e2e.StartHTTP(t, bin, []string{h.Marker, "MCP_SHUTDOWN_TIMEOUT=1s",
+		"CODER_CLI_PATH=" + h.CLI, "CODER_HOME=" + h.Home, "CODER_MODELS=" + codertest.Model, "CODER_DEFAULT_MODEL=" + codertest.Model})
+	cs := e2e.Connect(t, srv.MCPURL(), nil)
+	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "coder", Arguments: map[string]any{"prompt": "shutdown [[hang]]"}})
+	deadline := time.Now().Add(30 * time.Second)
+	for len(h.Endpoint.RequestsWith("shutdown")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the CLI never reached the endpoint")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(codertest.Leftovers(h.Marker)) < 2 { // the server and its CLI
+		t.Fatal("no CLI process found while the call runs")
+	}
+	if err := srv.Stop(); err != nil {
+		t.Errorf("server exit after SIGTERM: %v", err)
+	}
+	for {
+		left := codertest.Leftovers(h.Marker)
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline.Add(10 * time.Second)) {
+			t.Fatalf("processes left after shutdown: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

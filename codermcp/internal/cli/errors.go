@@ -50,6 +50,7 @@ var (
 	// "Model metadata for `X` not found" is a harmless warning for any
 	// uncatalogued model, so "not found" alone must not match.
 	modelRE         = regexp.MustCompile(`(?i)model_not_found|model .{0,80}does not exist|does not exist or you do not have access|model .*not supported|unsupported model|invalid model`)
+	networkWaitRE   = regexp.MustCompile(`(?i)waiting for network`)
 	unknownThreadRE = regexp.MustCompile(`(?i)no rollout found|thread not found|session not found|no conversation found`)
 )
 

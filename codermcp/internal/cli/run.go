@@ -23,6 +23,10 @@ type Client struct {
 	// Grace is how long the CLI gets to exit after SIGTERM before the whole
 	// process group is killed (default 3s).
 	Grace time.Duration
+	// NetworkGrace is how long the CLI may keep "waiting for network"
+	// before the run is stopped as a network failure (default 30s); the CLI
+	// itself would wait forever.
+	NetworkGrace time.Duration
 	// Env is added to the child's environment (after the inherited one).
 	Env []string
 	// OnStart, when set, is told each child's pid (= its process group id).
@@ -214,6 +218,14 @@ func (c *Client) run(ctx context.Context, caps Caps, args []string, dir, callbac
 		readers sync.WaitGroup
 		text    []string
 	)
+	netDown := make(chan string, 1) // the CLI says it waits for the network
+	netUp := make(chan struct{}, 1) // the CLI made progress again
+	notify := func(ch chan string, msg string) {
+		select {
+		case ch <- msg:
+		default:
+		}
+	}
 	emit := func(ev Event) {
 		if onEvent != nil {
 			onEvent(ev)
@@ -245,12 +257,21 @@ func (c *Client) run(ctx context.Context, caps Caps, args []string, dir, callbac
 				}
 			case "error":
 				res.Errors = append(res.Errors, ev.Message)
+				if networkWaitRE.MatchString(ev.Message) {
+					notify(netDown, ev.Message)
+				}
 			case "item.completed":
 				if ev.Item != nil && ev.Item.Type == "agent_message" {
 					text = append(text, ev.Item.Text)
 				}
 			}
 			mu.Unlock()
+			if strings.HasPrefix(ev.Type, "item.") || ev.Type == "turn.completed" {
+				select {
+				case netUp <- struct{}{}:
+				default:
+				}
+			}
 			emit(ev)
 		})
 	}()
@@ -275,11 +296,36 @@ func (c *Client) run(ctx context.Context, caps Caps, args []string, dir, callbac
 
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	var waitErr error
-	select {
-	case waitErr = <-waited:
-	case <-ctx.Done():
-		waitErr = c.terminate(pgid, waited)
+	grace := c.NetworkGrace
+	if grace <= 0 {
+		grace = 30 * time.Second
+	}
+	var (
+		waitErr    error
+		netTimer   <-chan time.Time
+		netCause   string
+		netFailure bool
+	)
+wait:
+	for {
+		select {
+		case waitErr = <-waited:
+			break wait
+		case <-ctx.Done():
+			waitErr = c.terminate(pgid, waited)
+			break wait
+		case msg := <-netDown:
+			if netTimer == nil {
+				netTimer = time.After(grace)
+			}
+			netCause = msg
+		case <-netUp:
+			netTimer = nil
+		case <-netTimer:
+			netFailure = true
+			waitErr = c.terminate(pgid, waited)
+			break wait
+		}
 	}
 	// Whatever the CLI left running in its group goes too.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
@@ -303,6 +349,9 @@ func (c *Client) run(ctx context.Context, caps Caps, args []string, dir, callbac
 	res.ExitCode = cmd.ProcessState.ExitCode()
 	if ctx.Err() != nil {
 		return res, c.stopped(ctx)
+	}
+	if netFailure {
+		return res, &Error{Kind: FailExec, Cause: fmt.Sprintf("the model provider is unreachable (%s); stopped after waiting %s", netCause, grace)}
 	}
 	if waitErr == nil && res.ExitCode == 0 && res.TurnFailed == "" {
 		return res, nil

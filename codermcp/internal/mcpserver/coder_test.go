@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 )
@@ -447,4 +448,20 @@ func TestSessionsEvictionAndExpiry(t *testing.T) {
 			t.Errorf("listSessions has %d sessions after expiry", n)
 		}
 	})
+}
+
+func TestCoderNetworkFailure(t *testing.T) {
+	t.Parallel()
+	// The CLI would wait for the network forever; the server gives up after NetworkGrace.
+	e := newEnv(t, envOptions{client: func(c *cli.Client) { c.NetworkGrace = time.Second }})
+	e.h.Endpoint.Close() // the provider is unreachable: connection refused
+	start := time.Now()
+	got := mustError(t, e.call(t, "coder", map[string]any{"prompt": "anyone there?"}), "The CLI command failed to execute", "unreachable", "Connection failed")
+	if strings.Contains(got, "Authentication failed") || strings.Contains(got, "Invalid model") {
+		t.Errorf("a network failure was misclassified: %s", got)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("network failure reported after %s, want soon after the 1s grace", d)
+	}
+	waitNoLeftovers(t, e.h.Marker, 5*time.Second)
 }

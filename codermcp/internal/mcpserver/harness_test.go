@@ -173,6 +173,7 @@ func mustError(t *testing.T, res *mcp.CallToolResult, wants ...string) string {
 	if len(res.Content) != 1 {
 		t.Errorf("error result has %d content items, want 1", len(res.Content))
 	}
+	t.Logf("tool error: %s", got)
 	for _, w := range wants {
 		if !strings.Contains(got, w) {
 			t.Errorf("error %q does not contain %q", got, w)
