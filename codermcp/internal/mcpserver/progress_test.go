@@ -32,7 +32,9 @@ func (r chattyRunner) Exec(ctx context.Context, req cli.ExecRequest, onEvent fun
 
 func TestProgressIsThrottledAndFlushedBeforeResult(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{runner: func(c *cli.Client) mcpserver.Runner { return chattyRunner{Client: c, events: 2000, spread: 400 * time.Millisecond} }})
+	e := newEnv(t, envOptions{runner: func(c *cli.Client) mcpserver.Runner {
+		return chattyRunner{Client: c, events: 2000, spread: 400 * time.Millisecond}
+	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	start := time.Now()
