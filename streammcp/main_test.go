@@ -201,3 +201,52 @@ func TestVersionAndHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscriptionOverTransports subscribes to the health-check through the
+// built binary and expects notifications/resources/updated once a
+// partition becomes under-replicated.
+func TestSubscriptionOverTransports(t *testing.T) {
+	kc, brokers := seededCluster(t)
+	bin := e2e.Build(t, ".")
+	env := []string{"STREAM_BROKERS=" + brokers, "STREAM_WATCH_INTERVAL=1s"}
+	srv := e2e.StartHTTP(t, bin, env)
+	transports := map[string]func() mcp.Transport{
+		"stdio": func() mcp.Transport {
+			cmd := exec.Command(bin)
+			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+			return &mcp.CommandTransport{Command: cmd}
+		},
+		"streamable HTTP": func() mcp.Transport { return &mcp.StreamableClientTransport{Endpoint: srv.MCPURL(), MaxRetries: -1} },
+	}
+	for name, tr := range transports {
+		t.Run(name, func(t *testing.T) {
+			kc.ClearFaults()
+			updated := make(chan string, 8)
+			c := mcp.NewClient(&mcp.Implementation{Name: "streammcp-e2e", Version: "test"}, &mcp.ClientOptions{
+				ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+			})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cs, err := c.Connect(ctx, tr(), &mcp.ClientSessionOptions{ProtocolVersion: e2e.Legacy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "stream-mcp://health-check"}); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(1500 * time.Millisecond) // let the server take its baseline
+			if err := kc.SetMetadataFault(ctx, kafkatest.UnderReplicate(kafkatest.TopicOrders, 3)); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case uri := <-updated:
+				if uri != "stream-mcp://health-check" {
+					t.Errorf("updated %s", uri)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no notifications/resources/updated within 10s")
+			}
+		})
+	}
+}
