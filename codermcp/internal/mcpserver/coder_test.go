@@ -118,19 +118,23 @@ func TestCoderSandbox(t *testing.T) {
 func TestCoderSessionResumeAndReset(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	first := e.call(t, "coder", map[string]any{"prompt": "first prompt [[reply:ANSWER-ONE]]", "sessionId": "resume-1"})
+	dir := t.TempDir()
+	first := e.call(t, "coder", map[string]any{"prompt": "first prompt [[reply:ANSWER-ONE]]", "sessionId": "resume-1", "workingDirectory": dir})
 	if got := mustOK(t, first); got != "ANSWER-ONE" {
 		t.Fatalf("first reply = %q", got)
 	}
 	tid := contentMeta(t, first)["threadId"]
 
-	second := e.call(t, "coder", map[string]any{"prompt": "second prompt", "sessionId": "resume-1"})
-	mustOK(t, second)
+	// No workingDirectory: the follow-up continues in the session's directory.
+	second := e.call(t, "coder", map[string]any{"prompt": "second prompt [[shell:pwd]]", "sessionId": "resume-1"})
+	if got := mustOK(t, second); !strings.Contains(got, dir) {
+		t.Errorf("the follow-up ran outside the session's directory %s: %q", dir, got)
+	}
 	if got := contentMeta(t, second)["threadId"]; got != tid {
 		t.Errorf("resumed threadId = %v, want %v (native resume keeps the thread)", got, tid)
 	}
 	reqs := e.h.Endpoint.RequestsWith("second prompt")
-	if len(reqs) != 1 {
+	if len(reqs) != 2 { // the command request and the answer after its output
 		t.Fatalf("endpoint saw %d requests for the second prompt", len(reqs))
 	}
 	if !slices.ContainsFunc(reqs[0].Texts, func(s string) bool { return strings.Contains(s, "ANSWER-ONE") }) ||

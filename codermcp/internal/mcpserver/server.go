@@ -185,6 +185,15 @@ func (s *Server) coder(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallT
 		lease.Reset()
 	}
 	data := lease.Data()
+	if in.Dir == "" && data.WorkingDirectory != "" {
+		// A follow-up continues where the session worked, if that still exists.
+		if fi, err := os.Stat(data.WorkingDirectory); err == nil && fi.IsDir() {
+			in.Dir = data.WorkingDirectory
+		}
+	}
+	if in.Dir != "" {
+		lease.SetWorkingDirectory(in.Dir)
+	}
 
 	prog := s.startProgress(ctx, req)
 	defer prog.done()

@@ -29,6 +29,9 @@ type Data struct {
 	LastAccessedAt      time.Time `json:"lastAccessedAt"`
 	Turns               []Turn    `json:"turns"`
 	CoderConversationID string    `json:"coderConversationId,omitempty"`
+	// WorkingDirectory is where the session's last call ran, so that a
+	// follow-up without one continues in the same place.
+	WorkingDirectory string `json:"-"`
 }
 
 // Summary is the listSessions view of a session.
@@ -159,7 +162,15 @@ func (l *Lease) Reset() {
 	defer l.s.mu.Unlock()
 	l.e.data.Turns = []Turn{}
 	l.e.data.CoderConversationID = ""
+	l.e.data.WorkingDirectory = ""
 	l.e.data.LastAccessedAt = l.s.opts.Now()
+}
+
+// SetWorkingDirectory records where the session's calls run.
+func (l *Lease) SetWorkingDirectory(dir string) {
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	l.e.data.WorkingDirectory = dir
 }
 
 // SetConversationID records (or, with "", forgets) the CLI's conversation id.
