@@ -134,7 +134,8 @@ func (c *Config) applyDefaults() {
 type Client struct {
 	cfg  Config
 	db   *sql.DB
-	noTx atomic.Bool // the engine refused START TRANSACTION READ ONLY
+	http *http.Client // the driver's client, for cancelling a query early
+	noTx atomic.Bool  // the engine refused START TRANSACTION READ ONLY
 }
 
 // New validates cfg and returns a client. It does not contact the
@@ -167,12 +168,13 @@ func New(cfg Config) (*Client, error) {
 		}
 		base = t
 	}
+	hc := &http.Client{Transport: &requestTransport{base: base}}
 	tc := &trino.Config{
 		ServerURI:  u.String(),
 		Source:     cfg.Source,
 		Catalog:    cfg.Catalog,
 		Schema:     cfg.Schema,
-		HTTPClient: &http.Client{Transport: &requestTransport{base: base}},
+		HTTPClient: hc,
 
 		RequestRetryTimeout: &cfg.RetryTimeout,
 	}
@@ -183,7 +185,7 @@ func New(cfg Config) (*Client, error) {
 	db := sql.OpenDB(conn)
 	db.SetMaxIdleConns(4)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	return &Client{cfg: cfg, db: db}, nil
+	return &Client{cfg: cfg, db: db, http: hc}, nil
 }
 
 // Config returns the configuration in effect (defaults applied).
@@ -191,6 +193,28 @@ func (c *Client) Config() Config { return c.cfg }
 
 // Close releases the client's idle connections.
 func (c *Client) Close() error { return c.db.Close() }
+
+// cancel asks the coordinator to end query id (DELETE /v1/query/{id}) right
+// away. The driver would cancel too when the rows are closed, but only after
+// waiting for the page it is prefetching; this ends the query first.
+func (c *Client) cancel(ctx context.Context, id string) {
+	if id == "" {
+		return
+	}
+	ctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer stop()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.cfg.URL()+"/v1/query/"+url.PathEscape(id), nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("X-Trino-Source", c.cfg.Source)
+	if c.cfg.Password != "" {
+		req.SetBasicAuth(c.cfg.User, c.cfg.Password)
+	}
+	if resp, err := c.http.Do(req); err == nil {
+		resp.Body.Close()
+	}
+}
 
 // Ping checks that the coordinator answers (GET /v1/info) and accepts the
 // credentials.

@@ -197,6 +197,7 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 		}
 		if onRow != nil {
 			if err := onRow(row); err != nil {
+				c.cancel(ctx, opts.QueryID())
 				return sum, err
 			}
 		}
@@ -208,6 +209,9 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 	if err := rows.Err(); err != nil && !sum.Truncated {
 		done()
 		return sum, c.queryError(ctx, err, timeout)
+	}
+	if sum.Truncated {
+		c.cancel(ctx, opts.QueryID())
 	}
 	// Closing rows with pages left cancels the query on the coordinator.
 	if err := rows.Close(); err != nil && !sum.Truncated && ctx.Err() == nil {
