@@ -39,6 +39,7 @@ const Model = "codertest-model"
 // Request is one POST /v1/responses the endpoint received.
 type Request struct {
 	Model    string
+	Effort   string   // reasoning.effort, when the CLI sent one
 	ThreadID string   // the CLI's session-id header
 	Prompt   string   // text of the last user message
 	Texts    []string // text of every message in the input, in order
@@ -126,14 +127,20 @@ var directiveRE = regexp.MustCompile(`\[\[(401|hang|shell|reply)(?::((?s).*?))?\
 
 func (e *Endpoint) responses(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Model string      `json:"model"`
-		Input []inputItem `json:"input"`
+		Model     string      `json:"model"`
+		Input     []inputItem `json:"input"`
+		Reasoning *struct {
+			Effort string `json:"effort"`
+		} `json:"reasoning"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request", "", "cannot decode request: "+err.Error())
 		return
 	}
 	req := Request{Model: body.Model, ThreadID: r.Header.Get("session-id"), At: time.Now()}
+	if body.Reasoning != nil {
+		req.Effort = body.Reasoning.Effort
+	}
 	if req.ThreadID == "" {
 		req.ThreadID = r.Header.Get("thread-id")
 	}

@@ -63,6 +63,15 @@ func TestCoderPlainTurn(t *testing.T) {
 	}
 }
 
+func TestCoderReasoningEffort(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	mustOK(t, e.call(t, "coder", map[string]any{"prompt": "think hard", "reasoningEffort": "high"}))
+	if reqs := e.h.Endpoint.RequestsWith("think hard"); len(reqs) != 1 || reqs[0].Effort != "high" {
+		t.Errorf("endpoint saw %+v, want reasoning effort high", reqs)
+	}
+}
+
 func TestCoderStructuredContent(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{cfg: func(c *config.Config) { c.Structured = true }})

@@ -121,6 +121,7 @@ func TestOldCLIWithoutJSONFallsBackToContext(t *testing.T) {
 	if !strings.Contains(got, "Context from our previous conversation") || !strings.Contains(got, "old hello") || !strings.Contains(got, "old follow-up") {
 		t.Errorf("the follow-up prompt does not carry the last turns: %q", got)
 	}
+	mustError(t, e.call(t, "review", map[string]any{"uncommitted": true}), "The CLI command failed to execute", "no `exec review`", "upgrade")
 }
 
 // Fake or absent CLIs: what the real one cannot show.
