@@ -48,7 +48,10 @@ const (
 type HAProxy struct {
 	Dir        string
 	ConfigPath string
-	Socket     string // runtime API Unix socket
+	Socket     string // runtime API Unix socket (level admin)
+	// OperatorSocket is a second Unix socket at "level operator", the
+	// level recommended with PROXY_READ_ONLY=true.
+	OperatorSocket string
 	RuntimeTCP string // runtime API loopback address host:port
 	StatsURL   string // stats page with CSV, auth and admin (no credentials in it)
 	// StatsNoAdminURL is a second stats page without "stats admin" and without auth.
@@ -156,6 +159,7 @@ func Start(ctx context.Context, o Options) (h *HAProxy, err error) {
 	h.StatsURL = "http://" + loopback(ports[3]) + "/stats"
 	h.StatsNoAdminURL = "http://" + loopback(ports[4]) + "/stats"
 	h.Socket = filepath.Join(dir, "admin.sock")
+	h.OperatorSocket = filepath.Join(dir, "operator.sock")
 	h.MapFile = filepath.Join(dir, MapFileName)
 	h.ACLFile = filepath.Join(dir, ACLFileName)
 	if err := os.WriteFile(h.MapFile, []byte("www.example.com be_app\napi.example.com be_api\n"), 0o644); err != nil {
@@ -167,6 +171,7 @@ func Start(ctx context.Context, o Options) (h *HAProxy, err error) {
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, `global
     stats socket %s mode 600 level admin
+    stats socket %s mode 600 level operator
     stats socket ipv4@%s level admin
     stats timeout 30s
     maxconn 4000
@@ -215,7 +220,7 @@ listen stats_noadmin
     bind %s
     stats enable
     stats uri /stats
-`, h.Socket, h.RuntimeTCP, h.FrontendWeb, h.ACLFile, h.MapFile, h.FrontendAPI,
+`, h.Socket, h.OperatorSocket, h.RuntimeTCP, h.FrontendWeb, h.ACLFile, h.MapFile, h.FrontendAPI,
 		web[0], web[1], loopback(closed), web[2], agentPort, web[3],
 		loopback(ports[3]), StatsUser, StatsPassword, loopback(ports[4]))
 	if o.BigServers > 0 {

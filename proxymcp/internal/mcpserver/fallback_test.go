@@ -229,3 +229,30 @@ func TestFallbackWhenSocketStops(t *testing.T) {
 		t.Errorf("after the socket returned: source = %v", out["source"])
 	}
 }
+
+// TestOperatorLevelSocket: the recommended read-only set-up (level operator
+// with PROXY_READ_ONLY=true) answers every read tool, and a change through
+// such a socket is refused as a permission error, never reported as done.
+func TestOperatorLevelSocket(t *testing.T) {
+	h := haproxytest.Run(t, haproxytest.Options{})
+	op := &runtimeapi.Client{Network: "unix", Address: h.OperatorSocket, Timeout: 5 * time.Second}
+	ro := newEnv(t, h, op, nil, Options{ReadOnly: true})
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"show_info", nil}, {"show_stat", nil}, {"list_servers", nil}, {"get_server", map[string]any{"backend": "be_app", "server": "app1"}},
+		{"show_servers_state", nil}, {"show_sessions", nil}, {"show_errors", nil}, {"list_maps", nil},
+		{"show_map", map[string]any{"map": h.MapFile}}, {"list_tables", nil}, {"get_server_weight", map[string]any{"backend": "be_app", "server": "app1"}},
+		{"help", nil}, {"version_info", nil},
+	} {
+		ro.call(t, tc.tool, tc.args)
+	}
+	rw := newEnv(t, h, op, nil, Options{})
+	rw.fail(t, "set_server_weight", map[string]any{"backend": "be_app", "server": "app1", "weight": 7}, "Permission denied", "level admin")
+	// Note: before 3.4 HAProxy lets map and ACL changes through at any level
+	// (the README says so); only PROXY_READ_ONLY keeps them away.
+	if w := exec(t, h, "get weight be_app/app1"); !strings.HasPrefix(w, "100 ") {
+		t.Errorf("weight changed through an operator socket: %q", w)
+	}
+}
