@@ -181,7 +181,8 @@ func (c *Client) run(ctx context.Context, caps Caps, args []string, dir, callbac
 	}
 	cmd := exec.Command(c.Path, args...)
 	cmd.Dir = dir
-	cmd.Env = c.env(callbackURI)
+	marker := newRunMarker()
+	cmd.Env = append(c.env(callbackURI), marker)
 	// Own process group: cancellation reaches the CLI and everything it
 	// started (the npm shim's native binary, the model's shell commands).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -327,8 +328,12 @@ wait:
 			break wait
 		}
 	}
-	// Whatever the CLI left running in its group goes too.
+	// Whatever the CLI left running in its group goes too; after a
+	// cancellation, so does anything it started outside the group.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if ctx.Err() != nil || netFailure {
+		killMarked(marker)
+	}
 	readersDone := make(chan struct{})
 	go func() { readers.Wait(); close(readersDone) }()
 	select {

@@ -137,3 +137,12 @@ func NewFor(t testing.TB, cliPath string) *Harness {
 	}
 	return &Harness{Endpoint: ep, Home: home, CLI: cliPath, Marker: "CODERTEST_RUN=" + uuid.NewString()}
 }
+
+// Cmdline returns a process's command line with spaces between arguments.
+func Cmdline(pid int) string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
+}

@@ -478,3 +478,36 @@ func TestCoderNetworkFailure(t *testing.T) {
 	}
 	waitNoLeftovers(t, e.h.Marker, 5*time.Second)
 }
+
+// A command the model started is stopped with the CLI, even when the CLI
+// runs it in a session of its own (a PTY).
+func TestCoderTimeoutStopsModelCommands(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{cfg: func(c *config.Config) { c.Timeout = 4 * time.Second }})
+	dir := t.TempDir()
+	sawSleep := make(chan bool, 1)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			for _, pid := range codertest.Leftovers(e.h.Marker) {
+				if strings.Contains(codertest.Cmdline(pid), "sleep 120") {
+					sawSleep <- true
+					return
+				}
+			}
+			select {
+			case <-stop:
+				sawSleep <- false
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	res := e.call(t, "coder", map[string]any{"prompt": "long job [[shell:sleep 120]]", "workingDirectory": dir, "sandbox": "workspace-write"})
+	close(stop)
+	mustError(t, res, "timed out")
+	if !<-sawSleep {
+		t.Fatal("the model's command never ran; the leftover check would prove nothing")
+	}
+	waitNoLeftovers(t, e.h.Marker, 10*time.Second)
+}
