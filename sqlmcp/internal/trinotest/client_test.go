@@ -415,6 +415,13 @@ func TestClientWritesAndTransactions(t *testing.T) {
 	if n, _ := res.RowsAffected(); n != 2 {
 		t.Errorf("rows affected = %d", n)
 	}
+	res, err = db.ExecContext(ctx, "DELETE FROM sales.crm.notes WHERE id = 2")
+	if n, _ := res.RowsAffected(); err != nil || n != 1 {
+		t.Errorf("delete: %d rows, %v", n, err)
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO sales.crm.notes VALUES (2, 'b')"); err != nil {
+		t.Fatal(err)
+	}
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)

@@ -299,7 +299,13 @@ func updateTypeOf(st duckdb.StmtType, toks []token) string {
 	case duckdb.STATEMENT_TYPE_UPDATE:
 		return "UPDATE"
 	case duckdb.STATEMENT_TYPE_DELETE:
+		if toks[0].is("TRUNCATE") {
+			return "TRUNCATE TABLE"
+		}
 		return "DELETE"
+	}
+	if toks[0].is("MERGE") {
+		return "MERGE"
 	}
 	var words []string
 	for _, t := range toks {
@@ -319,7 +325,7 @@ func updateTypeOf(st duckdb.StmtType, toks []token) string {
 // column "rows" with the number of rows written.
 func returnsRowCount(updateType string, toks []token) bool {
 	switch updateType {
-	case "INSERT", "UPDATE", "DELETE", "MERGE":
+	case "INSERT", "UPDATE", "DELETE", "MERGE", "TRUNCATE TABLE":
 		return true
 	case "CREATE TABLE":
 		for _, t := range toks {
