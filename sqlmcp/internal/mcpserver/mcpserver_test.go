@@ -439,3 +439,34 @@ func BenchmarkExecuteQuery(b *testing.B) {
 		})
 	}
 }
+
+func TestAllowedSchemasWithWrites(t *testing.T) {
+	scope, err := sqlguard.ParseScope([]string{"sales.mcpallowed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, mcpserver.Options{Scope: scope, AllowWrites: true}, nil)
+	before := len(trino.Statements())
+	for _, q := range []string{
+		`INSERT INTO sales.mcpsecret.s SELECT x, "set" FROM a`,
+		"CREATE TABLE sales.mcpsecret.copied AS SELECT * FROM a",
+		"DROP TABLE sales.mcpsecret.s",
+		"DELETE FROM sales.mcpsecret.s",
+		"INSERT INTO a SELECT x, secret, NULL FROM sales.mcpsecret.s",
+		"EXPLAIN ANALYZE INSERT INTO sales.mcpsecret.s VALUES (2, 'x')",
+	} {
+		h.refused(t, "execute_query", map[string]any{"query": q}, "refused")
+	}
+	for _, st := range trino.Statements()[before:] {
+		if !strings.HasPrefix(st.Body, "EXPLAIN (TYPE IO, FORMAT JSON)") {
+			t.Errorf("a refused statement ran: %s", st.Body)
+		}
+	}
+	// Writes inside the allowed schemas run.
+	h.ok(t, "execute_query", map[string]any{"query": "CREATE TABLE sales.mcpallowed.written AS SELECT x FROM a"})
+	h.ok(t, "execute_query", map[string]any{"query": "INSERT INTO written VALUES (10)"})
+	m := h.ok(t, "execute_query", map[string]any{"query": "SELECT count(*) FROM written"})
+	if compact(t, m["rows"]) != "[[4]]" {
+		t.Errorf("rows = %v", m["rows"])
+	}
+}
