@@ -164,6 +164,10 @@ func runProfileAdd(a *app, args []string) error {
 		return err
 	}
 	fmt.Fprintf(a.stdout, "Added profile %q to %s.\n", name, cfg.Path)
+	if p.Password != "" && cfg.Mode()&0o077 != 0 {
+		// The file keeps the mode the user gave it; say so when it exposes a password.
+		fmt.Fprintf(a.stderr, "warning: %s holds a password and other users can read it (mode %04o); run: chmod 600 %s\n", cfg.Path, cfg.Mode(), cfg.Path)
+	}
 	return nil
 }
 

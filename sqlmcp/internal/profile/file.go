@@ -77,7 +77,11 @@ type Config struct {
 	YAML   bool   // the file is YAML (else JSON)
 	File   File
 	mode   fs.FileMode
+	raw    []byte // the YAML file as read, to keep its comments on save
 }
+
+// Mode returns the file's permission bits (0 when it does not exist).
+func (c *Config) Mode() fs.FileMode { return c.mode }
 
 // OutputFormat returns output.format, or "" when unset.
 func (c *Config) OutputFormat() string {
@@ -164,7 +168,11 @@ func Load(getenv func(string) string) (*Config, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Config{Path: c.path, Exists: true, YAML: c.yaml, File: *f, mode: st.Mode().Perm()}, nil
+		cfg := &Config{Path: c.path, Exists: true, YAML: c.yaml, File: *f, mode: st.Mode().Perm()}
+		if c.yaml {
+			cfg.raw = data
+		}
+		return cfg, nil
 	}
 	return &Config{Path: jsonPath}, nil
 }
@@ -506,8 +514,8 @@ func str(v *tree, field string, line int) (string, error) {
 
 // Save writes the configuration to c.Path atomically (temporary file and
 // rename), creating the directory with mode 0700. A new file gets mode 0600;
-// an existing file keeps its mode. YAML files stay YAML (comments are not
-// preserved); everything else is written as JSON.
+// an existing file keeps its mode. YAML files stay YAML, with the comments
+// and layout of everything that did not change; everything else is JSON.
 func (c *Config) Save() error {
 	if c.Path == "" {
 		return errors.New("write the configuration file: there is no configuration directory; set XDG_CONFIG_HOME or HOME")
@@ -515,7 +523,7 @@ func (c *Config) Save() error {
 	var data []byte
 	var err error
 	if c.YAML {
-		data, err = yaml.Marshal(&c.File)
+		data, err = c.yamlBytes()
 	} else {
 		data, err = json.MarshalIndent(&c.File, "", "  ")
 		data = append(data, '\n')
@@ -578,4 +586,114 @@ func (p Profile) Masked() Profile {
 		p.Password = "********"
 	}
 	return p
+}
+
+// yamlBytes renders the file as YAML, editing the document that was read so
+// that comments and unchanged entries stay as the user wrote them.
+func (c *Config) yamlBytes() ([]byte, error) {
+	var doc yaml.Node
+	if len(c.raw) > 0 {
+		if err := yaml.Unmarshal(c.raw, &doc); err != nil {
+			return nil, err
+		}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return yaml.Marshal(&c.File)
+	}
+	root := doc.Content[0]
+	setKey(root, "current", scalarNode(c.File.Current), c.File.Current == "")
+	profiles := getKey(root, "profiles")
+	if len(c.File.Profiles) == 0 {
+		setKey(root, "profiles", nil, true)
+	} else {
+		if profiles == nil || profiles.Kind != yaml.MappingNode {
+			profiles = &yaml.Node{Kind: yaml.MappingNode}
+			setKey(root, "profiles", profiles, false)
+		}
+		for i := 0; i+1 < len(profiles.Content); {
+			if _, ok := c.File.Profiles[profiles.Content[i].Value]; !ok {
+				profiles.Content = append(profiles.Content[:i], profiles.Content[i+2:]...)
+				continue
+			}
+			i += 2
+		}
+		for _, name := range c.Names() {
+			want := c.File.Profiles[name]
+			if old := getKey(profiles, name); old != nil {
+				if p, err := decodeProfileNode(old); err == nil && profilesEqual(p, want) {
+					continue // unchanged: keep the user's formatting
+				}
+			}
+			var n yaml.Node
+			if err := n.Encode(want); err != nil {
+				return nil, err
+			}
+			setKey(profiles, name, &n, false)
+		}
+	}
+	format := c.OutputFormat()
+	if format == "" {
+		setKey(root, "output", nil, true)
+	} else if out := getKey(root, "output"); out == nil || out.Kind != yaml.MappingNode {
+		setKey(root, "output", &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{scalarNode("format"), scalarNode(format)}}, false)
+	} else {
+		setKey(out, "format", scalarNode(format), false)
+	}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), enc.Close()
+}
+
+func scalarNode(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
+
+func getKey(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// setKey replaces (or appends) key's value in mapping m, or deletes it.
+func setKey(m *yaml.Node, key string, v *yaml.Node, del bool) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			if del {
+				m.Content = append(m.Content[:i], m.Content[i+2:]...)
+			} else {
+				// Keep comments attached to the old value.
+				v.HeadComment, v.LineComment, v.FootComment = m.Content[i+1].HeadComment, m.Content[i+1].LineComment, m.Content[i+1].FootComment
+				m.Content[i+1] = v
+			}
+			return
+		}
+	}
+	if !del {
+		m.Content = append(m.Content, scalarNode(key), v)
+	}
+}
+
+func decodeProfileNode(n *yaml.Node) (Profile, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	if err := enc.Encode(n); err != nil {
+		return Profile{}, err
+	}
+	enc.Close()
+	root, err := parseYAML(b.Bytes())
+	if err != nil {
+		return Profile{}, err
+	}
+	return decodeProfile(root, "profile", 0)
+}
+
+func profilesEqual(a, b Profile) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
 }

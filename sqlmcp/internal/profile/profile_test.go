@@ -162,23 +162,33 @@ func TestSaveNewFileIsJSON0600(t *testing.T) {
 	}
 }
 
-func TestSaveKeepsYAML(t *testing.T) {
+func TestSaveKeepsYAMLAndItsComments(t *testing.T) {
 	getenv, dir := env(t, nil)
-	write(t, dir, "config.yaml", "profiles:\n  a:\n    host: h\n")
+	write(t, dir, "config.yaml", "# my connections\nprofiles:\n  a:\n    host: h # the laptop\n  b:\n    host: gone\n")
 	cfg, err := Load(getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.File.Current = "a"
+	delete(cfg.File.Profiles, "b")
+	cfg.File.Profiles["c"] = Profile{Host: "new", Port: 9000, SSL: &SSL{Enabled: ptr(true)}}
+	cfg.File.Output = &Output{Format: "json"}
 	if err := cfg.Save(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "config.json")); err == nil {
 		t.Fatal("a JSON file was created next to the YAML one")
 	}
+	data, _ := os.ReadFile(filepath.Join(dir, "config.yaml"))
+	for _, want := range []string{"# my connections", "host: h # the laptop", "current: a"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("saved YAML lacks %q:\n%s", want, data)
+		}
+	}
 	again, err := Load(getenv)
-	if err != nil || again.File.Current != "a" || again.File.Profiles["a"].Host != "h" {
-		t.Fatalf("got %+v, %v", again, err)
+	if err != nil || again.File.Current != "a" || again.File.Profiles["a"].Host != "h" || again.File.Profiles["c"].Port != 9000 ||
+		again.File.Profiles["b"].Host != "" || again.OutputFormat() != "json" || !*again.File.Profiles["c"].SSL.Enabled {
+		t.Fatalf("got %+v, %v\n%s", again.File, err, data)
 	}
 }
 
