@@ -648,7 +648,9 @@ func (c *Config) yamlBytes() ([]byte, error) {
 	return b.Bytes(), enc.Close()
 }
 
-func scalarNode(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
+func scalarNode(v string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
+}
 
 func getKey(m *yaml.Node, key string) *yaml.Node {
 	for i := 0; i+1 < len(m.Content); i += 2 {
