@@ -609,3 +609,50 @@ func TestClientRetriesWhileUnavailable(t *testing.T) {
 		t.Error("no request was answered 503")
 	}
 }
+
+func TestClientTransactionCommitAndRollback(t *testing.T) {
+	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
+	db := open(t, srv, "alice", "")
+	ctx := ctxT(t)
+	count := func() int {
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sales.crm.contacts").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, commit := range []bool{false, true} {
+		before := count()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO sales.crm.contacts VALUES (10, 'Tx', NULL, NULL)"); err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			err = tx.Commit()
+		} else {
+			err = tx.Rollback()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := before
+		if commit {
+			want++
+		}
+		if got := count(); got != want {
+			t.Errorf("commit=%v: %d rows, want %d", commit, got, want)
+		}
+	}
+	var started bool
+	for _, r := range srv.Statements() {
+		if r.Body == "START TRANSACTION" && r.Header.Get("X-Trino-Transaction-Id") == "NONE" {
+			started = true
+		}
+	}
+	if !started {
+		t.Error("no START TRANSACTION with X-Trino-Transaction-Id: NONE recorded")
+	}
+}
