@@ -50,9 +50,10 @@ type Client struct {
 	conf *sarama.Config
 	log  *slog.Logger
 
-	mu    sync.Mutex
-	conns map[string]*conn
-	known []string // broker addresses from the last metadata answer
+	mu       sync.Mutex
+	conns    map[string]*conn
+	known    []string               // broker addresses from the last metadata answer
+	topicIDs map[sarama.Uuid]string // topic names by id, from the last full metadata answer
 }
 
 type conn struct {

@@ -29,6 +29,13 @@ func (c *Client) metadata(ctx context.Context, topics []string) (*sarama.Metadat
 	}
 	c.mu.Lock()
 	c.known = known
+	if topics == nil {
+		ids := make(map[sarama.Uuid]string, len(md.Topics))
+		for _, t := range md.Topics {
+			ids[t.Uuid] = t.Name
+		}
+		c.topicIDs = ids
+	}
 	c.mu.Unlock()
 	return md, nil
 }

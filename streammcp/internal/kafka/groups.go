@@ -108,9 +108,12 @@ func (c *Client) Groups(ctx context.Context) (*report.Groups, error) {
 // coordinated by one broker (only ids when given). It returns the groups
 // and the ids that must be retried through FindCoordinator.
 func (c *Client) brokerGroups(ctx context.Context, id int32, addr string, ids []string) ([]report.Group, []string, error) {
+	// KIP-848 ("consumer" type) groups: classic DescribeGroups shows them
+	// without members; ConsumerGroupDescribe has them.
+	var nextGen []string
 	if ids == nil {
 		lg, err := call(ctx, c, addr, "list consumer groups", func(b *sarama.Broker) (*sarama.ListGroupsResponse, error) {
-			return b.ListGroups(&sarama.ListGroupsRequest{Version: 4})
+			return b.ListGroups(&sarama.ListGroupsRequest{Version: listGroupsVersion(c.conf.Version)})
 		})
 		if err != nil {
 			return nil, nil, err
@@ -120,14 +123,20 @@ func (c *Client) brokerGroups(ctx context.Context, id int32, addr string, ids []
 		}
 		for g := range lg.Groups {
 			ids = append(ids, g)
+			if lg.GroupsData[g].GroupType == "consumer" {
+				nextGen = append(nextGen, g)
+			}
 		}
 		slices.Sort(ids)
+		slices.Sort(nextGen)
+	} else if c.conf.Version.IsAtLeast(sarama.V4_0_0_0) {
+		nextGen = ids // unknown type: ask; classic groups answer with an error
 	}
 	if len(ids) == 0 {
 		return nil, nil, nil
 	}
 	dg, err := call(ctx, c, addr, "describe consumer groups", func(b *sarama.Broker) (*sarama.DescribeGroupsResponse, error) {
-		return b.DescribeGroups(&sarama.DescribeGroupsRequest{Version: 5, Groups: ids})
+		return b.DescribeGroups(&sarama.DescribeGroupsRequest{Version: describeGroupsVersion(c.conf.Version), Groups: ids})
 	})
 	if err != nil {
 		return nil, nil, err
@@ -136,6 +145,7 @@ func (c *Client) brokerGroups(ctx context.Context, id int32, addr string, ids []
 	if err != nil {
 		return nil, nil, err
 	}
+	described := c.describeNextGen(ctx, addr, nextGen)
 	var groups []report.Group
 	var retry []string
 	for _, d := range dg.Groups {
@@ -162,6 +172,9 @@ func (c *Client) brokerGroups(ctx context.Context, id int32, addr string, ids []
 			}
 			g.Members = append(g.Members, mem)
 		}
+		if ng, ok := described[d.GroupId]; ok {
+			g.State, g.ProtocolType, g.Members = ng.State, "consumer", ng.Members
+		}
 		o := offsets[d.GroupId]
 		switch {
 		case o == nil:
@@ -179,6 +192,48 @@ func (c *Client) brokerGroups(ctx context.Context, id int32, addr string, ids []
 		groups = append(groups, g)
 	}
 	return groups, retry, nil
+}
+
+// describeNextGen describes KIP-848 groups with one ConsumerGroupDescribe.
+// Failures leave the classic description in place.
+func (c *Client) describeNextGen(ctx context.Context, addr string, ids []string) map[string]report.Group {
+	out := map[string]report.Group{}
+	if len(ids) == 0 || !c.conf.Version.IsAtLeast(sarama.V4_0_0_0) {
+		return out
+	}
+	resp, err := call(ctx, c, addr, "describe consumer groups (KIP-848)", func(b *sarama.Broker) (*sarama.ConsumerGroupDescribeResponse, error) {
+		return b.ConsumerGroupDescribe(&sarama.ConsumerGroupDescribeRequest{Version: 0, GroupIDs: ids})
+	})
+	if err != nil {
+		c.log.Debug("KIP-848 groups not described", "broker", addr, "err", err)
+		return out
+	}
+	c.mu.Lock()
+	names := c.topicIDs
+	c.mu.Unlock()
+	for _, d := range resp.Groups {
+		if d.ErrorCode != sarama.ErrNoError {
+			continue // e.g. a classic group: GROUP_ID_NOT_FOUND
+		}
+		g := report.Group{ID: d.GroupID, State: d.GroupState}
+		for _, m := range d.Members {
+			mem := report.Member{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost, Assigned: map[string][]int32{}}
+			for _, tp := range m.Assignment.TopicPartitions {
+				name := tp.TopicName
+				if name == "" {
+					name = names[tp.TopicID]
+				}
+				if name == "" {
+					name = tp.TopicID.String()
+				}
+				mem.Assigned[name] = append(mem.Assigned[name], tp.Partitions...)
+			}
+			g.Members = append(g.Members, mem)
+		}
+		sort.Slice(g.Members, func(i, j int) bool { return g.Members[i].MemberID < g.Members[j].MemberID })
+		out[d.GroupID] = g
+	}
+	return out
 }
 
 func movedCoordinator(k sarama.KError) bool {
@@ -253,7 +308,7 @@ func blocksToOffsets(blocks map[string]map[int32]*sarama.OffsetFetchResponseBloc
 // coordinator finds the coordinator of group id.
 func (c *Client) coordinator(ctx context.Context, id string) (int32, string, error) {
 	resp, _, err := anyBroker(ctx, c, "find the coordinator of group "+id, func(b *sarama.Broker) (*sarama.FindCoordinatorResponse, error) {
-		return b.FindCoordinator(&sarama.FindCoordinatorRequest{Version: 2, CoordinatorKey: id, CoordinatorType: sarama.CoordinatorGroup})
+		return b.FindCoordinator(&sarama.FindCoordinatorRequest{Version: findCoordinatorVersion(c.conf.Version), CoordinatorKey: id, CoordinatorType: sarama.CoordinatorGroup})
 	})
 	if err != nil {
 		return 0, "", err

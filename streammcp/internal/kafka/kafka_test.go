@@ -798,3 +798,49 @@ func TestOlderProtocolVersion(t *testing.T) {
 		t.Errorf("reports differ at 2.8\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// TestNextGenConsumerGroup covers a KIP-848 group (Kafka 4.0 consumer
+// protocol), whose members only ConsumerGroupDescribe reports.
+func TestNextGenConsumerGroup(t *testing.T) {
+	kc, c := seeded(t)
+	m, err := kc.JoinNextGenGroup(context.Background(), "nextgen", kafkatest.TopicPayments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Leave()
+	if _, err := c.Groups(context.Background()); err != nil { // warm connections
+		t.Fatal(err)
+	}
+	kc.ResetCounts()
+	g, err := c.Groups(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := kc.Counts()["ConsumerGroupDescribe"]; n != 1 {
+		t.Errorf("%d ConsumerGroupDescribe requests, want 1 (only the broker coordinating the KIP-848 group)", n)
+	}
+	var got *report.GroupSummary
+	r := report.NewLagReport(g, 1000)
+	for i := range r.GroupSummary {
+		if r.GroupSummary[i].GroupID == "nextgen" {
+			got = &r.GroupSummary[i]
+		}
+	}
+	want := report.GroupSummary{GroupID: "nextgen", State: "Stable", ProtocolType: "consumer", MemberCount: 1, TopicCount: 1, PartitionsWithoutCommit: 3}
+	if got == nil || *got != want {
+		t.Errorf("nextgen summary %+v, want %+v", got, want)
+	}
+	d, err := c.DescribeConsumerGroup(context.Background(), "nextgen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Members) != 1 || len(d.Members[0].Assigned) != 1 || d.Members[0].Assigned[0].Topic != kafkatest.TopicPayments ||
+		len(d.Offsets) != 3 || d.Offsets[0].CommittedOffset != nil || d.Offsets[0].Lag != nil {
+		t.Errorf("describe nextgen %+v", d)
+	}
+	// A classic group described by id is unaffected by the KIP-848 probe.
+	p, err := c.DescribeConsumerGroup(context.Background(), kafkatest.GroupOrdersProcessor)
+	if err != nil || p.ProtocolType != "consumer" || len(p.Members) != 1 || p.TotalLag != 5000 {
+		t.Errorf("describe classic group %+v %v", p, err)
+	}
+}

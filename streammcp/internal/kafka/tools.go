@@ -305,6 +305,11 @@ type GroupDetail struct {
 func (c *Client) DescribeConsumerGroup(ctx context.Context, id string) (*GroupDetail, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
+	// Metadata first: it also names the topics KIP-848 assignments give by id.
+	md, err := c.metadata(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
 	g, err := c.coordinatorGroup(ctx, id)
 	if err != nil {
 		return nil, err
@@ -326,10 +331,6 @@ func (c *Client) DescribeConsumerGroup(ctx context.Context, id string) (*GroupDe
 				}
 			}
 		}
-	}
-	md, err := c.metadata(ctx, nil)
-	if err != nil {
-		return nil, err
 	}
 	groups := []report.Group{g}
 	c.logEnds(ctx, md, groups)
@@ -460,7 +461,7 @@ func (c *Client) Consume(ctx context.Context, r ConsumeRequest) (*ConsumeResult,
 	res.NextOffset = start
 	var used int32
 	for start < res.LatestOffset && len(res.Messages) < r.MaxCount && used < r.MaxBytes {
-		req := &sarama.FetchRequest{Version: 4, MaxWaitTime: 100, MinBytes: 1, MaxBytes: r.MaxBytes, Isolation: sarama.ReadUncommitted}
+		req := &sarama.FetchRequest{Version: fetchVersion(c.conf.Version), MaxWaitTime: 100, MinBytes: 1, MaxBytes: r.MaxBytes, Isolation: sarama.ReadUncommitted}
 		req.AddBlock(r.Topic, r.Partition, start, r.MaxBytes, -1)
 		resp, err := call(ctx, c, addr, fmt.Sprintf("fetch %s/%d", r.Topic, r.Partition), func(b *sarama.Broker) (*sarama.FetchResponse, error) {
 			return b.Fetch(req)
@@ -650,7 +651,7 @@ func (c *Client) CreateTopic(ctx context.Context, name string, partitions int32,
 	for k, v := range configs {
 		detail.ConfigEntries[k] = &v
 	}
-	req := &sarama.CreateTopicsRequest{Version: 4, TopicDetails: map[string]*sarama.TopicDetail{name: detail}, Timeout: c.opts.Timeout}
+	req := &sarama.CreateTopicsRequest{Version: createTopicsVersion(c.conf.Version), TopicDetails: map[string]*sarama.TopicDetail{name: detail}, Timeout: c.opts.Timeout}
 	resp, err := callWrite(ctx, c, addr, "create topic "+name, func(b *sarama.Broker) (*sarama.CreateTopicsResponse, error) {
 		return b.CreateTopics(req)
 	})

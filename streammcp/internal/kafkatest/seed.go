@@ -131,13 +131,24 @@ type Member struct {
 // JoinGroup starts a member of group consuming topics and waits until the
 // group is Stable with the member assigned.
 func (c *Cluster) JoinGroup(ctx context.Context, group string, topics ...string) (*Member, error) {
+	return c.join(ctx, group, topics, kgo.MaxVersions(kversion.V3_7_0()))
+}
+
+// JoinNextGenGroup is JoinGroup with the KIP-848 consumer protocol (Kafka
+// 4.0+): the coordinator assigns partitions and the group's type is
+// "consumer" rather than "classic".
+func (c *Cluster) JoinNextGenGroup(ctx context.Context, group string, topics ...string) (*Member, error) {
+	return c.join(ctx, group, topics, kgo.MaxVersions(kversion.V4_0_0()), kgo.ServerSideBalancer(),
+		kgo.Balancers(kgo.RangeBalancer()))
+}
+
+func (c *Cluster) join(ctx context.Context, group string, topics []string, extra ...kgo.Opt) (*Member, error) {
 	assigned := make(chan struct{}, 1)
 	opts := append(c.ClientOpts(),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topics...),
 		kgo.DisableAutoCommit(),
 		kgo.ClientID(group+"-member"),
-		kgo.MaxVersions(kversion.V3_7_0()),
 		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
 			select {
 			case assigned <- struct{}{}:
@@ -145,6 +156,7 @@ func (c *Cluster) JoinGroup(ctx context.Context, group string, topics ...string)
 			}
 		}),
 	)
+	opts = append(opts, extra...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
