@@ -52,8 +52,8 @@ type HAProxy struct {
 	// OperatorSocket is a second Unix socket at "level operator", the
 	// level recommended with PROXY_READ_ONLY=true.
 	OperatorSocket string
-	RuntimeTCP string // runtime API loopback address host:port
-	StatsURL   string // stats page with CSV, auth and admin (no credentials in it)
+	RuntimeTCP     string // runtime API loopback address host:port
+	StatsURL       string // stats page with CSV, auth and admin (no credentials in it)
 	// StatsNoAdminURL is a second stats page without "stats admin" and without auth.
 	StatsNoAdminURL string
 	FrontendWeb     string // host:port of fe_web
