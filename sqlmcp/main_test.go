@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -19,7 +22,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
-	"github.com/mcpfleet/mcpfleet/shared/httpauth/idptest"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
@@ -170,7 +172,21 @@ func token(claims map[string]any) string {
 	for k, v := range claims {
 		c[k] = v
 	}
-	return idptest.SignHS256(jwtSecret, c)
+	return signHS256(jwtSecret, c)
+}
+
+// signHS256 makes an HS256 JWT as OAUTH_PROVIDER=hmac expects. (Written
+// here rather than imported from shared's idptest, which the module proxy
+// copy of shared that go mod tidy resolves does not have yet.)
+func signHS256(secret string, claims map[string]any) string {
+	enc := func(v any) string {
+		b, _ := json.Marshal(v)
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	input := enc(map[string]any{"alg": "HS256", "typ": "JWT"}) + "." + enc(claims)
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(input))
+	return input + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
 func lastQuery(t *testing.T, sqlText string) trinotest.QueryInfo {
