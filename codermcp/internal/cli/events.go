@@ -129,6 +129,9 @@ func describeItem(done bool, it *Item) string {
 	case "todo_list", "plan":
 		return "plan updated"
 	case "error":
+		if strings.Contains(it.Message, "Model metadata for") {
+			return "" // printed for every model the CLI has no metadata for; not a step
+		}
 		return "warning: " + firstLine(it.Message, 160)
 	}
 	if done {
