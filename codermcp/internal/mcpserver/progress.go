@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,7 +13,8 @@ import (
 
 // progress streams notifications/progress for one call: a message per CLI
 // step as it happens, throttled (messages arriving inside the throttle window
-// are coalesced, the newest wins and says how many it stands for), a
+// are coalesced: the newest three are sent together, with a count of the
+// older ones), a
 // heartbeat while the CLI is quiet, and a final flush before the result.
 // Without a progress token it does nothing.
 type progress struct {
@@ -24,9 +26,8 @@ type progress struct {
 	started   time.Time
 
 	mu       sync.Mutex
-	n        int // last progress value sent (strictly increasing)
-	pending  string
-	merged   int // notes folded into pending
+	n        int      // last progress value sent (strictly increasing)
+	pending  []string // notes waiting for the throttle window
 	lastSent time.Time
 
 	kick   chan struct{}
@@ -60,10 +61,7 @@ func (p *progress) note(msg string) {
 		return
 	}
 	p.mu.Lock()
-	if p.pending != "" {
-		p.merged++
-	}
-	p.pending = msg
+	p.pending = append(p.pending, msg)
 	p.mu.Unlock()
 	select {
 	case p.kick <- struct{}{}:
@@ -112,16 +110,19 @@ func (p *progress) run() {
 // flush sends the pending message, if any.
 func (p *progress) flush() bool {
 	p.mu.Lock()
-	msg, merged := p.pending, p.merged
-	p.pending, p.merged = "", 0
+	notes := p.pending
+	p.pending = nil
 	p.mu.Unlock()
-	if msg == "" {
+	if len(notes) == 0 {
 		return false
 	}
-	if merged > 0 {
-		msg = fmt.Sprintf("%s (+%d earlier steps)", msg, merged)
+	const keep = 3
+	msg := ""
+	if len(notes) > keep {
+		msg = fmt.Sprintf("(+%d earlier steps) ", len(notes)-keep)
+		notes = notes[len(notes)-keep:]
 	}
-	p.send(msg)
+	p.send(msg + strings.Join(notes, "; "))
 	return true
 }
 
