@@ -134,7 +134,7 @@ func TestStartsWithClusterDownAndRecovers(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "connect to Kafka broker 127.0.0.1:"+strconv.Itoa(port)) {
 		t.Fatalf("read with the cluster down: %v", err)
 	}
-	if d := time.Since(start); d > 3*time.Second {
+	if d := time.Since(start); d > 4*time.Second {
 		t.Errorf("error took %s with STREAM_TIMEOUT=2s", d)
 	}
 	kc, err := kafkatest.Start(kafkatest.Options{Ports: []int{port, 0, 0}})

@@ -414,7 +414,8 @@ func TestUnreachableClusterFailsWithinTimeoutAndRecovers(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if d := time.Since(start); d > 1500*time.Millisecond {
+			// The error comes within STREAM_TIMEOUT; the slack absorbs a loaded machine.
+			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("took %s with a 1s timeout", d)
 			}
 			msg := mcperr.Message(err)
@@ -667,7 +668,7 @@ func TestSilentBrokerLeavesAPartialReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d > 2500*time.Millisecond {
+	if d := time.Since(start); d > 3500*time.Millisecond {
 		t.Errorf("took %s with a 2s timeout", d)
 	}
 	want := "broker " + strconv.Itoa(int(node))
@@ -727,7 +728,7 @@ func TestSeedFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cl.Brokers) != 2 || time.Since(start) > 3*time.Second {
+	if len(cl.Brokers) != 2 || time.Since(start) > 4*time.Second {
 		t.Errorf("brokers %+v after %s", cl.Brokers, time.Since(start))
 	}
 }
