@@ -10,6 +10,21 @@ cache=${MCPFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpfleet}
 prefix=$cache/codex
 bin=$prefix/node_modules/.bin/codex
 
+# apt_install PKG...: install Debian packages, refreshing the index only when needed.
+apt_install() {
+  local sudo=
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get install -y "$@" >&2 || { $sudo apt-get update >&2 && $sudo apt-get install -y "$@" >&2; }
+}
+
+# The review tests need git; the CLI runs the model's commands with bash.
+for tool in git bash; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    command -v apt-get >/dev/null 2>&1 || { echo "codermcp.sh: $tool is required" >&2; exit 1; }
+    apt_install "$tool"
+  fi
+done
+
 have_pinned() {
   [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -q "codex-cli $version\$"
 }
@@ -17,8 +32,7 @@ have_pinned() {
 if ! have_pinned; then
   if ! command -v npm >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1; then
-      SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo
-      $SUDO apt-get install -y nodejs npm >&2 || { $SUDO apt-get update >&2 && $SUDO apt-get install -y nodejs npm >&2; }
+      apt_install nodejs npm
     else
       echo "codermcp.sh: npm is required to install @openai/codex@$version" >&2
       exit 1
