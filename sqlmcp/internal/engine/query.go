@@ -161,6 +161,7 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 	}
 	if onColumns != nil {
 		if err := onColumns(sum.Columns); err != nil {
+			c.cancel(ctx, opts.QueryID())
 			return sum, err
 		}
 	}
@@ -177,6 +178,7 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 			break
 		}
 		if err := rows.Scan(ptrs...); err != nil {
+			c.cancel(ctx, opts.QueryID())
 			done()
 			return sum, classify(err, "read a row of the result")
 		}
@@ -187,6 +189,7 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 		if q.MaxBytes > 0 {
 			b, err := json.Marshal(row)
 			if err != nil {
+				c.cancel(ctx, opts.QueryID())
 				return sum, mcperr.New(mcperr.Internal, "encode a row of the result", err, "")
 			}
 			bytes += int64(len(b)) + 1
