@@ -211,7 +211,7 @@ func (p *tablePrinter) writeRow(cells []string) {
 		}
 		cw := displayWidth(c)
 		if cw > w {
-			c = runewidth.Truncate(c, w, "…")
+			c = truncate(c, cw, w)
 			cw = displayWidth(c)
 		}
 		if i > 0 {
@@ -235,6 +235,17 @@ func pad(b *strings.Builder, n int) {
 	for ; n > 0; n-- {
 		b.WriteByte(' ')
 	}
+}
+
+// truncate cuts s (of display width sw) to width w, ending in "…".
+func truncate(s string, sw, w int) string {
+	if sw == len(s) { // ASCII
+		if w < 1 {
+			return ""
+		}
+		return s[:w-1] + "…"
+	}
+	return runewidth.Truncate(s, w, "…")
 }
 
 // displayWidth is the terminal width of s: its length for ASCII (the common
