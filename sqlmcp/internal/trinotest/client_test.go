@@ -26,6 +26,7 @@ func trinoErrorName(err error) string {
 }
 
 func TestClientTypes(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
 	db := open(t, srv, "alice", "&timezone=UTC")
 	rows, err := db.QueryContext(ctxT(t), "SELECT c_bigint, c_varchar, c_double, c_boolean, c_decimal, c_timestamp, c_date, c_array, c_map FROM all_types ORDER BY id")
@@ -78,6 +79,7 @@ func TestClientTypes(t *testing.T) {
 }
 
 func TestClientPagingManyPages(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithPageSize(100), trinotest.WithLargeTableRows(5000))
 	db := open(t, srv, "alice", "")
 	_, rows := queryAll(t, db, "SELECT id, level FROM "+trinotest.LargeTable+" ORDER BY id")
@@ -99,6 +101,7 @@ func TestClientPagingManyPages(t *testing.T) {
 // TestClientCancelStopsEngine reads a few rows of the 1,000,000-row table
 // and closes the rows: the driver sends DELETE and the engine stops reading.
 func TestClientCancelStopsEngine(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithPageSize(100))
 	db := open(t, srv, "alice", "")
 	ctx := ctxT(t)
@@ -135,6 +138,7 @@ func TestClientCancelStopsEngine(t *testing.T) {
 // TestClientTimeoutInterruptsSlowQuery runs pause_ms with a short context
 // deadline: the client cancels, the engine interrupts DuckDB.
 func TestClientTimeoutInterruptsSlowQuery(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1), trinotest.WithMaxWait(50*time.Millisecond))
 	db := open(t, srv, "alice", "")
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -166,6 +170,7 @@ func TestClientTimeoutInterruptsSlowQuery(t *testing.T) {
 }
 
 func TestClientErrors(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
 	db := open(t, srv, "alice", "")
 	tests := []struct {
@@ -212,6 +217,7 @@ func TestClientErrors(t *testing.T) {
 }
 
 func TestClientHeadersRecorded(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
 	db := open(t, srv, "svc", "&source=sqlmcp%2F0.1&clientTags=a,b&client_info=cli-info&session_properties=query_max_run_time%3A10m")
 	ctx := ctxT(t)
@@ -256,6 +262,7 @@ func TestClientHeadersRecorded(t *testing.T) {
 }
 
 func TestClientUseOnPinnedConn(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
 	db := open(t, srv, "alice", "")
 	ctx := ctxT(t)
@@ -282,6 +289,7 @@ func TestClientUseOnPinnedConn(t *testing.T) {
 }
 
 func TestClientMetadataStatements(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
 	db := open(t, srv, "alice", "")
 	tests := []struct {
@@ -335,6 +343,7 @@ func TestClientMetadataStatements(t *testing.T) {
 }
 
 func TestClientExplain(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
 	db := open(t, srv, "alice", "")
 	cols, rows := queryAll(t, db, "EXPLAIN SELECT * FROM orders WHERE id > 3")
@@ -402,6 +411,7 @@ func TestClientExplain(t *testing.T) {
 }
 
 func TestClientWritesAndTransactions(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
 	db := open(t, srv, "alice", "")
 	ctx := ctxT(t)
@@ -445,6 +455,7 @@ func TestClientWritesAndTransactions(t *testing.T) {
 }
 
 func TestClientTLSAndPassword(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithPassword("alice", "s3cret"), trinotest.WithLargeTableRows(-1))
 	if !strings.HasPrefix(srv.URL(), "https://") || len(srv.CACertPEM()) == 0 {
 		t.Fatalf("url %s", srv.URL())
@@ -484,6 +495,7 @@ func TestClientTLSAndPassword(t *testing.T) {
 }
 
 func TestPasswordNeedsTLS(t *testing.T) {
+	t.Parallel()
 	_, err := trinotest.New(trinotest.Options{Users: map[string]string{"a": "b"}})
 	if err == nil || !strings.Contains(err.Error(), "TLS") {
 		t.Errorf("err = %v", err)
@@ -494,6 +506,7 @@ func TestPasswordNeedsTLS(t *testing.T) {
 // them from DuckDB in windows, and the windows must add up to exactly the
 // full result in order.
 func TestClientLargeScanIsExact(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithPageSize(100), trinotest.WithLargeTableRows(30000))
 	db := open(t, srv, "alice", "")
 	for _, tt := range []struct {
@@ -518,6 +531,7 @@ func TestClientLargeScanIsExact(t *testing.T) {
 }
 
 func TestClientQueryMaxRunTime(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1), trinotest.WithMaxWait(50*time.Millisecond))
 	db := open(t, srv, "alice", "&session_properties=query_max_run_time%3A200ms")
 	var v int64
@@ -535,6 +549,7 @@ func TestClientQueryMaxRunTime(t *testing.T) {
 // TestClientRefusesNonTrinoStatements checks that DuckDB-only commands and
 // file access do not get through the Trino front.
 func TestClientRefusesNonTrinoStatements(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
 	db := open(t, srv, "alice", "")
 	for _, tt := range []struct{ sql, name string }{
@@ -565,6 +580,7 @@ func TestClientRefusesNonTrinoStatements(t *testing.T) {
 }
 
 func TestAddCatalogAndExec(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithoutSampleData())
 	ctx := ctxT(t)
 	if err := srv.AddCatalog(ctx, "lake"); err != nil {
@@ -591,6 +607,7 @@ func TestAddCatalogAndExec(t *testing.T) {
 // TestClientRetriesWhileUnavailable: the driver retries 503 answers, so an
 // engine that comes back within the retry window serves the query.
 func TestClientRetriesWhileUnavailable(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
 	db := open(t, srv, "alice", "")
 	srv.SetUnavailable(true)
@@ -611,6 +628,7 @@ func TestClientRetriesWhileUnavailable(t *testing.T) {
 }
 
 func TestClientTransactionCommitAndRollback(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
 	db := open(t, srv, "alice", "")
 	ctx := ctxT(t)

@@ -96,6 +96,7 @@ func rawQuery(t *testing.T, srv *trinotest.Server, sqlText string, headers map[s
 }
 
 func TestWireTypesAndValues(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
 	res := rawQuery(t, srv, "SELECT * FROM all_types ORDER BY id", nil)
 	if res.Error != nil {
@@ -154,6 +155,7 @@ func TestWireTypesAndValues(t *testing.T) {
 }
 
 func TestWireStatesAndPaging(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithPageSize(7), trinotest.WithLargeTableRows(100))
 	res := rawQuery(t, srv, "SELECT id FROM "+trinotest.LargeTable+" ORDER BY id", nil)
 	if len(res.Data) != 100 || res.Pages != 15 {
@@ -168,6 +170,7 @@ func TestWireStatesAndPaging(t *testing.T) {
 }
 
 func TestWireUnaliasedColumnsAndUse(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
 	res := rawQuery(t, srv, "SELECT 1, id, count(*) AS n, upper(name) FROM customers GROUP BY id, name", nil)
 	var names []string
@@ -184,6 +187,7 @@ func TestWireUnaliasedColumnsAndUse(t *testing.T) {
 }
 
 func TestInfoAndUnknownPaths(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithoutSampleData())
 	resp, err := http.Get(srv.URL() + "/v1/info")
 	if err != nil {
@@ -215,7 +219,8 @@ func TestInfoAndUnknownPaths(t *testing.T) {
 }
 
 func TestAbandonedQueryIsCancelled(t *testing.T) {
-	srv := trinotest.Start(t, trinotest.WithAbandonAfter(200*time.Millisecond))
+	t.Parallel()
+	srv := trinotest.Start(t, trinotest.WithAbandonAfter(200*time.Millisecond), trinotest.WithPageSize(100), trinotest.WithLargeTableRows(100_000))
 	req, _ := http.NewRequest(http.MethodPost, srv.URL()+"/v1/statement", strings.NewReader("SELECT * FROM "+trinotest.LargeTable))
 	req.Header.Set("X-Trino-User", "gone")
 	resp, err := http.DefaultClient.Do(req)
@@ -231,12 +236,13 @@ func TestAbandonedQueryIsCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatalf("query still running: %+v", info)
 	}
-	if info.ErrorName != "ABANDONED_QUERY" || info.State != trinotest.StateFailed || info.RowsRead >= trinotest.LargeTableRows {
+	if info.ErrorName != "ABANDONED_QUERY" || info.State != trinotest.StateFailed || info.RowsRead >= 100_000 {
 		t.Errorf("info = %+v", info)
 	}
 }
 
 func TestWireSessionStatements(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
 	res := rawQuery(t, srv, "SET SESSION query_max_run_time = '10m'", nil)
 	if res.UpdateType != "SET SESSION" || res.Header.Get("X-Trino-Set-Session") != "query_max_run_time=10m" {

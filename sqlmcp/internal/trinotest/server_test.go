@@ -63,6 +63,7 @@ func queryAll(t *testing.T, db interface {
 }
 
 func TestPingAndSimpleQuery(t *testing.T) {
+	t.Parallel()
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(1000))
 	db := open(t, srv, "alice", "")
 	if err := db.PingContext(ctxT(t)); err != nil {
