@@ -90,6 +90,12 @@ func TestSurfaceOverStdioAndHTTP(t *testing.T) {
 		cs := e2e.Connect(t, srv.MCPURL(), nil, e2e.Protocol(v))
 		e2e.Golden(t, "testdata/surface.golden.json", e2e.List(t, cs))
 	}
+	sse := e2e.ConnectSSE(t, srv.SSEURL())
+	e2e.Golden(t, "testdata/surface.golden.json", e2e.List(t, sse))
+	m := structured(t, e2e.CallTool(t, sse, "execute_query", map[string]any{"query": "VALUES 1, 2"}))
+	if fmt.Sprint(m["rows"]) != "[[1] [2]]" {
+		t.Errorf("execute_query over SSE = %v", m)
+	}
 	writes := e2e.Stdio(t, bin, engineEnv(t, "SQLENGINE_ALLOW_WRITE_QUERIES=true"))
 	for _, tool := range e2e.List(t, writes).Tools {
 		if tool.Name == "execute_query" && (tool.Annotations.ReadOnlyHint || tool.Annotations.DestructiveHint == nil || !*tool.Annotations.DestructiveHint) {
