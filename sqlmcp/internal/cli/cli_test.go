@@ -223,3 +223,24 @@ func TestNoConfigDirectory(t *testing.T) {
 		t.Fatalf("add: exit %d, %q", code, errs)
 	}
 }
+
+func TestHistoryEntry(t *testing.T) {
+	tests := map[string]string{
+		"SELECT a\nFROM t;":                   "SELECT a FROM t;",
+		"SELECT 1 -- one\n, 2 -- two */ x\n;": "SELECT 1 /* one */ , 2 /* two * / x */ ;",
+		"SELECT '--not a comment'\nFROM t;":   "SELECT '--not a comment' FROM t;",
+		"SELECT /* multi\nline */ 1;":         "SELECT /* multi line */ 1;",
+		"SELECT 'a  b',\t\"x\"\n;":            "SELECT 'a  b', \"x\" ;",
+	}
+	for in, want := range tests {
+		if got := historyEntry(in); got != want {
+			t.Errorf("%q: got %q, want %q", in, got, want)
+		}
+		// The entry splits into the same statements as the input.
+		a, _, _ := splitStatements(in)
+		b, _, _ := splitStatements(historyEntry(in))
+		if len(a) != len(b) {
+			t.Errorf("%q: %d statements, entry has %d", in, len(a), len(b))
+		}
+	}
+}

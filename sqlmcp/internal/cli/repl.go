@@ -208,7 +208,7 @@ func (sh *shellState) loop() error {
 		}
 		// History keeps whole statements on one line.
 		done := buf.String()[:len(buf.String())-len(rest)]
-		sh.record(strings.Join(strings.Fields(done), " "))
+		sh.record(historyEntry(done))
 		for _, st := range stmts {
 			sh.run(st)
 		}

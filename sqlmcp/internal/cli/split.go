@@ -99,3 +99,60 @@ func scriptStatements(text string) []string {
 	}
 	return stmts
 }
+
+// historyEntry puts a statement on one line for the history: line breaks
+// outside literals become spaces and "--" comments become /* */ comments,
+// so that the recalled line still means the same statement.
+func historyEntry(stmt string) string {
+	var b strings.Builder
+	state := stNormal
+	for i := 0; i < len(stmt); i++ {
+		c := stmt[i]
+		switch state {
+		case stNormal:
+			switch {
+			case c == '\'':
+				state = stString
+			case c == '"':
+				state = stIdent
+			case c == '-' && i+1 < len(stmt) && stmt[i+1] == '-':
+				end := strings.IndexByte(stmt[i:], '\n')
+				if end < 0 {
+					end = len(stmt) - i
+				}
+				text := strings.ReplaceAll(strings.TrimSpace(stmt[i+2:i+end]), "*/", "* /")
+				b.WriteString("/* " + text + " */")
+				i += end - 1
+				continue
+			case c == '/' && i+1 < len(stmt) && stmt[i+1] == '*':
+				state = stBlockComment
+			case c == '\n' || c == '\r' || c == '\t':
+				c = ' '
+			}
+		case stString:
+			if c == '\'' {
+				state = stNormal
+			}
+		case stIdent:
+			if c == '"' {
+				state = stNormal
+			}
+		case stBlockComment:
+			if c == '*' && i+1 < len(stmt) && stmt[i+1] == '/' {
+				b.WriteString("*/")
+				i++
+				state = stNormal
+				continue
+			}
+			if c == '\n' {
+				c = ' '
+			}
+		}
+		if (state == stString || state == stIdent) && c == '\n' {
+			// A line break inside a literal cannot be kept on one line.
+			c = ' '
+		}
+		b.WriteByte(c)
+	}
+	return strings.TrimSpace(b.String())
+}
