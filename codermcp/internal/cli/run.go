@@ -165,15 +165,17 @@ func (c *Client) Review(ctx context.Context, req ReviewRequest, onEvent func(Eve
 	return c.run(ctx, caps, ReviewArgs(caps, req), req.Dir, "", onEvent)
 }
 
-// errTimeout is the cancellation cause of our own per-run limit.
-var errTimeout = errors.New("codermcp: CLI run limit reached")
+// ErrTimeout is the cancellation cause of the configured time limit. Callers
+// that bound a whole call (several runs) use it as their context's cause too,
+// so that running out of time is reported as a timeout, not a cancellation.
+var ErrTimeout = errors.New("codermcp: time limit reached")
 
 const stderrTail = 32 << 10
 
 func (c *Client) run(ctx context.Context, caps Caps, args []string, dir, callbackURI string, onEvent func(Event)) (*Result, error) {
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, c.Timeout, errTimeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, c.Timeout, ErrTimeout)
 		defer cancel()
 	}
 	if err := ctx.Err(); err != nil {
@@ -397,7 +399,7 @@ func (c *Client) terminate(pgid int, waited <-chan error) error {
 
 // stopped explains why a run ended early: our limit, or the caller.
 func (c *Client) stopped(ctx context.Context) error {
-	if errors.Is(context.Cause(ctx), errTimeout) {
+	if errors.Is(context.Cause(ctx), ErrTimeout) {
 		return &Error{Kind: FailTimeout, Limit: c.Timeout, Err: context.DeadlineExceeded}
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {

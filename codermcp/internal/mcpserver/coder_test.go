@@ -511,3 +511,26 @@ func TestCoderTimeoutStopsModelCommands(t *testing.T) {
 	}
 	waitNoLeftovers(t, e.h.Marker, 10*time.Second)
 }
+
+// CODER_TIMEOUT bounds the whole call, waiting for a busy session included.
+func TestCoderTimeoutCoversWaitingForSession(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{cfg: func(c *config.Config) { c.Timeout = 2 * time.Second }})
+	first := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		first <- e.call(t, "coder", map[string]any{"prompt": "hold the session [[hang]]", "sessionId": "busy"})
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(e.h.Endpoint.RequestsWith("hold the session")) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the first call never reached the endpoint")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	mustError(t, e.call(t, "coder", map[string]any{"prompt": "queued behind it", "sessionId": "busy"}), "timed out", "2s")
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("the queued call took %s; its 2s limit includes the wait", d)
+	}
+	mustError(t, <-first, "timed out")
+}

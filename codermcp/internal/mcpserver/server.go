@@ -167,18 +167,34 @@ func workingDir(dir string) (string, error) {
 	return abs, nil
 }
 
+// bound applies CODER_TIMEOUT to a whole call: waiting for its session and
+// slot, and every CLI run it makes.
+func (s *Server) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, s.cfg.Timeout, cli.ErrTimeout)
+}
+
+// waitFailed explains why waiting for a session or slot ended.
+func (s *Server) waitFailed(ctx context.Context, err error) error {
+	if errors.Is(context.Cause(ctx), cli.ErrTimeout) {
+		return &cli.Error{Kind: cli.FailTimeout, Limit: s.cfg.Timeout, Err: err}
+	}
+	return &cli.Error{Kind: cli.FailCanceled, Err: err}
+}
+
 func (s *Server) coder(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	in, err := s.decodeCoder(req)
 	if err != nil {
 		return mcperr.ToolResult(err), nil
 	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	caps, err := s.cli.Caps(ctx)
 	if err != nil {
 		return s.failure(err, in.Model), nil
 	}
 	lease, err := s.store.Acquire(ctx, in.SessionID)
 	if err != nil {
-		return s.failure(&cli.Error{Kind: cli.FailCanceled, Err: err}, in.Model), nil
+		return s.failure(s.waitFailed(ctx, err), in.Model), nil
 	}
 	defer lease.Release()
 	if in.Reset {
@@ -258,12 +274,14 @@ func (s *Server) review(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	if rr.Dir, err = workingDir(req.GetString("workingDirectory", "")); err != nil {
 		return mcperr.ToolResult(err), nil
 	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
 	if _, err := s.cli.Caps(ctx); err != nil {
 		return s.failure(err, rr.Model), nil
 	}
 	release, err := s.store.Slot(ctx)
 	if err != nil {
-		return s.failure(&cli.Error{Kind: cli.FailCanceled, Err: err}, rr.Model), nil
+		return s.failure(s.waitFailed(ctx, err), rr.Model), nil
 	}
 	defer release()
 	prog := s.startProgress(ctx, req)
