@@ -162,6 +162,20 @@ func TestE2EShellInPseudoTerminal(t *testing.T) {
 		t.Fatalf("engine query %+v (%v): the engine did not see the cancel", q, err)
 	}
 
+	// Ctrl-C while typing drops the statement being typed, across lines.
+	tm.typeText("SELECT 'dropped'\r")
+	tm.waitFor("-> ")
+	tm.typeText("FROM nowhere\x03")
+	tm.waitFor("sqlmcp:sales.public> ")
+	tm.typeText("SELECT 'kept' AS after_abort;\r")
+	tm.waitFor("(1 row, ")
+	findQuery(t, "SELECT 'kept' AS after_abort")
+	for _, q := range engineSrv.Queries() {
+		if strings.Contains(q.SQL, "dropped") {
+			t.Fatalf("the aborted statement ran: %q", q.SQL)
+		}
+	}
+
 	// The shell is still alive: USE changes the prompt; \history lists.
 	tm.typeText("USE warehouse.inventory;\r")
 	tm.waitFor("sqlmcp:warehouse.inventory> ")
