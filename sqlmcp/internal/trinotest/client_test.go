@@ -328,6 +328,10 @@ func TestClientMetadataStatements(t *testing.T) {
 			{"a", int64(1), `q"uote`}, {"b", int64(2), nil},
 		}},
 		{"VALUES 1", []string{"_col0"}, [][]any{{int64(1)}}},
+		{"SHOW CREATE TABLE customers", []string{"Create Table"}, [][]any{{"CREATE TABLE sales.public.customers (\n" +
+			"   id integer NOT NULL,\n   name varchar NOT NULL,\n   email varchar COMMENT 'Contact address; NULL when unknown',\n" +
+			"   country varchar,\n   signup_date date,\n   vip boolean,\n   balance decimal(12,2)\n)\nCOMMENT 'People who bought something'"}}},
+		{`SHOW CREATE TABLE "Odd Schema"."dotted.name"`, []string{"Create Table"}, [][]any{{"CREATE TABLE sales.\"Odd Schema\".\"dotted.name\" (\n   id integer\n)"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.sql, func(t *testing.T) {

@@ -66,7 +66,8 @@
 // SHOW CATALOGS [LIKE p] (column Catalog; includes system), SHOW SCHEMAS
 // [FROM c] [LIKE p] (Schema; includes information_schema), SHOW TABLES [FROM
 // [c.]s] [LIKE p] (Table; tables and views), DESCRIBE t and SHOW COLUMNS FROM
-// t [LIKE p] (Column, Type, Extra, Comment), EXPLAIN [ANALYZE] [(TYPE
+// t [LIKE p] (Column, Type, Extra, Comment), SHOW CREATE TABLE|VIEW (Create
+// Table, Create View), EXPLAIN [ANALYZE] [(TYPE
 // LOGICAL|DISTRIBUTED|VALIDATE|IO, FORMAT TEXT|JSON|GRAPHVIZ)] (Query Plan;
 // VALIDATE gives boolean Valid; IO gives Trino's JSON with
 // inputTableColumnInfos and outputTable, computed from DuckDB's physical

@@ -260,8 +260,10 @@ func (s *Server) runShow(q *query, sess session, sqlText string, toks []token) {
 			return
 		}
 		s.runDescribe(q, sess, sqlText, toks, 3)
+	case what.is("CREATE") && len(toks) > 2 && (toks[2].is("TABLE") || toks[2].is("VIEW")):
+		s.runShowCreate(q, sess, sqlText, toks)
 	default:
-		q.sendError(newError("NOT_SUPPORTED", fmt.Sprintf("SHOW %s is not supported by the trinotest engine (supported: SHOW CATALOGS, SHOW SCHEMAS, SHOW TABLES, SHOW COLUMNS)", strings.ToUpper(what.text)), 1, 1))
+		q.sendError(newError("NOT_SUPPORTED", fmt.Sprintf("SHOW %s is not supported by the trinotest engine (supported: SHOW CATALOGS, SHOW SCHEMAS, SHOW TABLES, SHOW COLUMNS, SHOW CREATE TABLE|VIEW)", strings.ToUpper(what.text)), 1, 1))
 	}
 }
 
@@ -833,4 +835,92 @@ func writeTarget(toks []token) []string {
 		return nil
 	}
 	return parts
+}
+
+// trinoName quotes a name part the way Trino prints it: bare when it is a
+// plain lower-case identifier.
+func trinoName(parts ...string) string {
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		out[i] = quoteFieldName(p)
+	}
+	return strings.Join(out, ".")
+}
+
+// runShowCreate answers SHOW CREATE TABLE t (column "Create Table") and
+// SHOW CREATE VIEW v ("Create View") in Trino's layout.
+func (s *Server) runShowCreate(q *query, sess session, sqlText string, toks []token) {
+	view := toks[2].is("VIEW")
+	parts, next := qualifiedName(toks, 3)
+	if len(parts) == 0 || next < len(toks) {
+		q.sendError(syntaxAt(sqlText, lastOr(toks, next)))
+		return
+	}
+	catalog, schema, table, e := resolveTable(sess, parts)
+	if e != nil {
+		q.sendError(e)
+		return
+	}
+	full := catalog + "." + schema + "." + table
+	if !s.hasCatalog(q.ctx, catalog) || catalog == "system" {
+		q.sendError(catalogNotFound(catalog))
+		return
+	}
+	is := quoteIdent(catalog) + "." + quoteIdent(infoSchema)
+	if view {
+		var def string
+		err := s.db.QueryRowContext(q.ctx, "SELECT view_definition FROM "+is+".views WHERE table_schema = ? AND table_name = ?", schema, table).Scan(&def)
+		if err != nil {
+			q.sendError(newError("TABLE_NOT_FOUND", fmt.Sprintf("View '%s' does not exist", full), 1, 1))
+			return
+		}
+		// DuckDB keeps "CREATE VIEW name AS <query>;".
+		if i := strings.Index(strings.ToUpper(def), " AS "); i >= 0 {
+			def = def[i+4:]
+		}
+		def = strings.TrimSuffix(strings.TrimSpace(def), ";")
+		text := "CREATE VIEW " + trinoName(catalog, schema, table) + " SECURITY DEFINER AS\n" + def
+		q.sendStatic([]columnJSON{newColumn("Create View", typeVarchar)}, [][]any{{text}}, "", nil)
+		return
+	}
+	var kind string
+	err := s.db.QueryRowContext(q.ctx, "SELECT table_type FROM "+is+".tables WHERE table_schema = ? AND table_name = ?", schema, table).Scan(&kind)
+	if err != nil || kind != "BASE TABLE" {
+		q.sendError(newError("TABLE_NOT_FOUND", fmt.Sprintf("Table '%s' does not exist", full), 1, 1))
+		return
+	}
+	rows, err := s.db.QueryContext(q.ctx, "SELECT column_name, data_type, is_nullable, comment FROM "+is+".columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position", schema, table)
+	if err != nil {
+		q.sendError(fromDuckDB("", err, q.ctx))
+		return
+	}
+	defer rows.Close()
+	var cols []string
+	for rows.Next() {
+		var name, typ, nullable string
+		var comment sql.NullString
+		if err := rows.Scan(&name, &typ, &nullable, &comment); err != nil {
+			q.sendError(fromDuckDB("", err, q.ctx))
+			return
+		}
+		line := "   " + trinoName(name) + " " + typ
+		if nullable == "NO" {
+			line += " NOT NULL"
+		}
+		if comment.Valid && comment.String != "" {
+			line += " COMMENT " + quoteString(comment.String)
+		}
+		cols = append(cols, line)
+	}
+	if err := rows.Err(); err != nil {
+		q.sendError(fromDuckDB("", err, q.ctx))
+		return
+	}
+	text := "CREATE TABLE " + trinoName(catalog, schema, table) + " (\n" + strings.Join(cols, ",\n") + "\n)"
+	var tableComment sql.NullString
+	_ = s.db.QueryRowContext(q.ctx, "SELECT comment FROM duckdb_tables() WHERE database_name = ? AND schema_name = ? AND table_name = ?", catalog, schema, table).Scan(&tableComment)
+	if tableComment.Valid && tableComment.String != "" {
+		text += "\nCOMMENT " + quoteString(tableComment.String)
+	}
+	q.sendStatic([]columnJSON{newColumn("Create Table", typeVarchar)}, [][]any{{text}}, "", nil)
 }

@@ -274,3 +274,21 @@ func TestWireSessionStatements(t *testing.T) {
 		t.Errorf("EXPLAIN ANALYZE did not execute the insert: %s", res.Data[0][0])
 	}
 }
+
+func TestWireShowCreateView(t *testing.T) {
+	t.Parallel()
+	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1))
+	res := rawQuery(t, srv, "SHOW CREATE VIEW order_totals", nil)
+	if res.Error != nil || len(res.Data) != 1 || res.Columns[0].Name != "Create View" {
+		t.Fatalf("%v %v", res.Error, res.Data)
+	}
+	var text string
+	_ = json.Unmarshal(res.Data[0][0], &text)
+	if !strings.HasPrefix(text, "CREATE VIEW sales.public.order_totals SECURITY DEFINER AS\n") || !strings.Contains(text, "sales.public.orders") {
+		t.Errorf("view text = %q", text)
+	}
+	res = rawQuery(t, srv, "SHOW CREATE TABLE order_totals", nil)
+	if res.Error == nil || res.Error["errorName"] != "TABLE_NOT_FOUND" {
+		t.Errorf("SHOW CREATE TABLE of a view: %v", res.Error)
+	}
+}
