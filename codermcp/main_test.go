@@ -78,63 +78,79 @@ func TestConfigErrorExitsWithUsageStatus(t *testing.T) {
 	}
 }
 
-// The built binary over stdio, driving the real Codex CLI against a
-// codertest endpoint, with progress notifications.
-func TestCoderOverStdio(t *testing.T) {
+// The built binary over stdio and over streamable HTTP, driving the real
+// Codex CLI against a codertest endpoint, with progress notifications.
+func TestCoderEndToEnd(t *testing.T) {
 	t.Parallel()
 	h := codertest.New(t)
 	bin := e2e.Build(t, ".")
-	var mu sync.Mutex
-	var notes []*mcp.ProgressNotificationParams
-	var times []time.Time
-	c := mcp.NewClient(&mcp.Implementation{Name: "codermcp-e2e", Version: "test"}, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+	env := []string{h.Marker, "CODER_CLI_PATH=" + h.CLI, "CODER_HOME=" + h.Home,
+		"CODER_MODELS=" + codertest.Model, "CODER_DEFAULT_MODEL=" + codertest.Model, "STRUCTURED_CONTENT_ENABLED=yes"}
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var notes []*mcp.ProgressNotificationParams
+			var times []time.Time
+			c := mcp.NewClient(&mcp.Implementation{Name: "codermcp-e2e", Version: "test"}, &mcp.ClientOptions{
+				ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+					mu.Lock()
+					notes = append(notes, r.Params)
+					times = append(times, time.Now())
+					mu.Unlock()
+				},
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			var tr mcp.Transport
+			if transport == "stdio" {
+				cmd := exec.Command(bin)
+				cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+				tr = &mcp.CommandTransport{Command: cmd}
+			} else {
+				tr = &mcp.StreamableClientTransport{Endpoint: e2e.StartHTTP(t, bin, env).MCPURL(), MaxRetries: -1}
+			}
+			cs, err := c.Connect(ctx, tr, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "coder",
+				Arguments: map[string]any{"prompt": "over " + transport + " [[shell:echo from-" + transport + "]]", "sessionId": "e2e-" + transport, "workingDirectory": t.TempDir()},
+				Meta:      mcp.Meta{"progressToken": 7}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			returned := time.Now()
+			if res.IsError {
+				t.Fatalf("tool error: %s", e2e.Text(res))
+			}
+			if got := e2e.Text(res); !strings.Contains(got, "from-"+transport) {
+				t.Errorf("text = %q, want the command's output relayed by the model", got)
+			}
+			sc, _ := res.StructuredContent.(map[string]any)
+			if sc["sessionId"] != "e2e-"+transport || sc["model"] != codertest.Model || sc["threadId"] == nil {
+				t.Errorf("structuredContent = %v", res.StructuredContent)
+			}
 			mu.Lock()
-			notes = append(notes, r.Params)
-			times = append(times, time.Now())
-			mu.Unlock()
-		},
-	})
-	cmd := exec.Command(bin)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), h.Marker,
-		"CODER_CLI_PATH=" + h.CLI, "CODER_HOME=" + h.Home, "CODER_MODELS=" + codertest.Model, "CODER_DEFAULT_MODEL=" + codertest.Model,
-		"STRUCTURED_CONTENT_ENABLED=yes"}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "coder",
-		Arguments: map[string]any{"prompt": "over stdio [[shell:echo from-stdio]]", "sessionId": "e2e-1", "workingDirectory": t.TempDir()},
-		Meta:      mcp.Meta{"progressToken": 7}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	returned := time.Now()
-	if res.IsError {
-		t.Fatalf("tool error: %s", e2e.Text(res))
-	}
-	if got := e2e.Text(res); !strings.Contains(got, "from-stdio") {
-		t.Errorf("text = %q, want the command's output relayed by the model", got)
-	}
-	sc, _ := res.StructuredContent.(map[string]any)
-	if sc["sessionId"] != "e2e-1" || sc["model"] != codertest.Model || sc["threadId"] == nil {
-		t.Errorf("structuredContent = %v", res.StructuredContent)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(notes) < 2 {
-		t.Fatalf("got %d progress notifications over stdio", len(notes))
-	}
-	for i, n := range notes {
-		if times[i].After(returned) {
-			t.Errorf("notification %q arrived after the result", n.Message)
-		}
-		if n.ProgressToken != float64(7) && n.ProgressToken != int64(7) && n.ProgressToken != 7 {
-			t.Errorf("progressToken = %#v, want 7 echoed", n.ProgressToken)
-		}
+			defer mu.Unlock()
+			if len(notes) < 2 {
+				t.Fatalf("got %d progress notifications", len(notes))
+			}
+			// The final step is flushed before the result, despite mcp-go
+			// writing notifications from another goroutine.
+			if last := notes[len(notes)-1].Message; !strings.HasSuffix(last, "turn completed") {
+				t.Errorf("last notification = %q, want the final step", last)
+			}
+			for i, n := range notes {
+				if times[i].After(returned) {
+					t.Errorf("notification %q arrived after the result", n.Message)
+				}
+				if n.ProgressToken != float64(7) {
+					t.Errorf("progressToken = %#v, want 7 echoed", n.ProgressToken)
+				}
+			}
+		})
 	}
 }
 
