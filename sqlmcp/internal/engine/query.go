@@ -123,6 +123,14 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 		sum.ElapsedMS = time.Since(start).Milliseconds()
 	}
 	defer done()
+	defer func() {
+		// On a timeout or a cancelled caller, end the query on the engine
+		// before returning: the driver's own cancel runs on another
+		// goroutine and may not happen before the process exits.
+		if ctx.Err() != nil {
+			c.cancel(ctx, opts.QueryID())
+		}
+	}()
 	var querier interface {
 		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 	} = c.db
