@@ -317,6 +317,9 @@ func TestClientMetadataStatements(t *testing.T) {
 		{"DESCRIBE order_totals", []string{"Column", "Type", "Extra", "Comment"}, [][]any{
 			{"customer_id", "integer", "", ""}, {"order_count", "bigint", "", ""}, {"total_amount", "decimal(38,2)", "", ""},
 		}},
+		{"DESCRIBE information_schema.schemata", []string{"Column", "Type", "Extra", "Comment"}, [][]any{
+			{"catalog_name", "varchar", "", ""}, {"schema_name", "varchar", "", ""},
+		}},
 		{"EXPLAIN (TYPE VALIDATE) SELECT * FROM orders", []string{"Valid"}, [][]any{{true}}},
 		{"SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1", []string{"table_name", "table_type"}, [][]any{
 			{"all_types", "BASE TABLE"}, {"customers", "BASE TABLE"}, {"order_totals", "VIEW"}, {"orders", "BASE TABLE"},

@@ -336,7 +336,13 @@ func (s *Server) runDescribe(q *query, sess session, sqlText string, toks []toke
 		return
 	}
 	where, args := likeFilter("column_name", pattern, escape, []any{schema, actual})
-	rows, err := s.db.QueryContext(q.ctx, "SELECT column_name, data_type, coalesce(comment, '') FROM "+is+".columns WHERE table_schema = ? AND table_name = ?"+where+" ORDER BY ordinal_position", args...)
+	columnsOf := "SELECT column_name, data_type, coalesce(comment, '') AS comment, ordinal_position AS ord FROM " + is + ".columns WHERE table_schema = ? AND table_name = ?"
+	if schema == "information_schema" {
+		// The views behind information_schema live in the hidden schema.
+		args = append([]any{catalog, infoSchema}, args[1:]...)
+		columnsOf = "SELECT column_name, trino_type(data_type) AS data_type, '' AS comment, column_index AS ord FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? AND table_name = ?"
+	}
+	rows, err := s.db.QueryContext(q.ctx, "SELECT column_name, data_type, comment FROM ("+columnsOf+") WHERE true"+where+" ORDER BY ord", args...)
 	if err != nil {
 		q.sendError(fromDuckDB("", err, q.ctx))
 		return
