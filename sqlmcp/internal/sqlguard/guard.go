@@ -37,6 +37,8 @@ type Statement struct {
 	// TableFunction reports a table function call, TABLE(...), whose reads
 	// the engine's IO plan cannot show.
 	TableFunction bool
+	// InformationSchema reports a reference to an information_schema name.
+	InformationSchema bool
 }
 
 // Refusal is a statement Check refused: what, why, and which setting (if
@@ -98,6 +100,9 @@ func Check(sql string, opts Options) (*Statement, error) {
 	}
 	st := &Statement{SQL: strings.TrimSpace(sql[:end])}
 	for i, t := range toks {
+		if t.Name() == "information_schema" {
+			st.InformationSchema = true
+		}
 		if i+1 < len(toks) && toks[i+1].IsSymbol("(") {
 			if (t.Kind == Word || t.Kind == QuotedIdent) && passThrough[t.Name()] && !opts.AllowWrites {
 				return nil, &Refusal{What: "the table function " + t.Text + "(...)",

@@ -102,6 +102,13 @@ func (s *Scope) Precheck(st *Statement) error {
 			Why:   "with " + SettingAllowedSchemas + " set, table functions are refused: the engine cannot say which tables they read",
 			Allow: "query the allowed tables directly"}
 	}
+	if st.InformationSchema && !s.allowsSchemaNamed("information_schema") {
+		// The engine's IO plan should name it too; refusing on sight does
+		// not depend on that.
+		return &Refusal{What: "information_schema",
+			Why:   "with " + SettingAllowedSchemas + " set, information_schema is refused: it describes every schema",
+			Allow: "use the list_catalogs, list_schemas, list_tables and get_table_schema tools, which are confined to the allowed schemas"}
+	}
 	switch st.InnerKeyword {
 	case "SHOW", "DESCRIBE", "DESC":
 		return &Refusal{What: st.InnerKeyword,
@@ -109,6 +116,15 @@ func (s *Scope) Precheck(st *Statement) error {
 			Allow: "use the list_catalogs, list_schemas, list_tables and get_table_schema tools, which are confined to the allowed schemas"}
 	}
 	return nil
+}
+
+func (s *Scope) allowsSchemaNamed(schema string) bool {
+	for _, n := range s.list {
+		if n.Schema == schema {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrUndetermined is returned (inside a *Refusal) when the tables a

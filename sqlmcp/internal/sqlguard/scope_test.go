@@ -50,6 +50,9 @@ func TestCheckTables(t *testing.T) {
 		{"write inside", write, []TableName{ok}, &ok, ""},
 		{"write without target", write, nil, nil, "cannot be determined"},
 		{"table function", fn, nil, nil, "table functions are refused"},
+		{"information_schema by name", mustCheck(t, `SELECT * FROM "INFORMATION_SCHEMA".tables`), nil, nil, "information_schema is refused"},
+		{"SHOW", mustCheck(t, "SHOW TABLES"), nil, nil, "metadata statements are refused"},
+		{"EXPLAIN DESCRIBE", mustCheck(t, "EXPLAIN DESCRIBE t"), nil, nil, "metadata statements are refused"},
 	}
 	for _, tt := range tests {
 		err := s.CheckTables(tt.st, tt.in, tt.out)
@@ -60,4 +63,13 @@ func TestCheckTables(t *testing.T) {
 			t.Errorf("%s: got %v, want %q", tt.name, err, tt.refuse)
 		}
 	}
+}
+
+func mustCheck(t *testing.T, sql string) *Statement {
+	t.Helper()
+	st, err := Check(sql, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
