@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -188,4 +190,48 @@ func TestShutdownStopsRunningCLI(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// Representative results, as a client sees them, in a golden file: success
+// shapes (content, _meta, structuredContent) and error shapes. Ids the CLI
+// makes up are replaced by placeholders.
+func TestResultsGolden(t *testing.T) {
+	t.Parallel()
+	h := codertest.New(t)
+	bin := e2e.Build(t, ".")
+	cs := e2e.Stdio(t, bin, []string{h.Marker, "CODER_CLI_PATH=" + h.CLI, "CODER_HOME=" + h.Home,
+		"CODER_MODELS=" + codertest.Model + "," + codertest.MissingModel, "CODER_DEFAULT_MODEL=" + codertest.Model,
+		"STRUCTURED_CONTENT_ENABLED=true", "CODER_MCP_CALLBACK_URI=http://127.0.0.1:9/callback"})
+	calls := []struct {
+		name string
+		tool string
+		args map[string]any
+	}{
+		{"ping", "ping", nil},
+		{"listSessions empty", "listSessions", nil},
+		{"coder", "coder", map[string]any{"prompt": "golden [[reply:Hello from the model.]]", "sessionId": "golden-1"}},
+		{"listSessions", "listSessions", nil},
+		{"coder invalid model", "coder", map[string]any{"prompt": "p", "model": "gpt-unknown"}},
+		{"coder model rejected by the provider", "coder", map[string]any{"prompt": "p", "model": codertest.MissingModel, "sessionId": "golden-2"}},
+		{"coder bad enum", "coder", map[string]any{"prompt": "p", "sandbox": "everything"}},
+		{"review two targets", "review", map[string]any{"uncommitted": true, "commit": "abc"}},
+	}
+	type entry struct {
+		Name   string              `json:"name"`
+		Result *mcp.CallToolResult `json:"result"`
+	}
+	var got []entry
+	for _, c := range calls {
+		got = append(got, entry{c.name, e2e.CallTool(t, cs, c.tool, c.args)})
+	}
+	b, err := json.MarshalIndent(got, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(b)
+	// Normalise what varies run to run: thread ids, timestamps, the endpoint's port.
+	out = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`).ReplaceAllString(out, "<uuid>")
+	out = regexp.MustCompile(`\d{4}-\d\d-\d\dT[0-9:.]+Z`).ReplaceAllString(out, "<time>")
+	out = regexp.MustCompile(`127\.0\.0\.1:\d+/v1`).ReplaceAllString(out, "127.0.0.1:<port>/v1")
+	e2e.Golden(t, "testdata/results.golden.json", out+"\n")
 }

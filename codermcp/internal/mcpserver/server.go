@@ -329,12 +329,14 @@ func (s *Server) classify(err error, model string) error {
 	if !errors.As(err, &e) {
 		return err
 	}
+	// The hint follows after ". ", so the CLI's own full stop goes.
+	cause := strings.TrimRight(e.Cause, ". ")
 	switch e.Kind {
 	case cli.FailAuth:
-		return mcperr.New(mcperr.Permission, "Authentication failed: the Codex CLI could not authenticate with its model provider", errors.New(e.Cause),
+		return mcperr.New(mcperr.Permission, "Authentication failed: the Codex CLI could not authenticate with its model provider", errors.New(cause),
 			"Log in with `codex login` (or set the API key your configured provider expects), then retry")
 	case cli.FailModel:
-		return s.invalidModel(model, "rejected by the CLI or its provider: "+e.Cause)
+		return s.invalidModel(model, "rejected by the CLI or its provider: "+cause)
 	case cli.FailTimeout:
 		if e.Limit > 0 {
 			return mcperr.New(mcperr.Timeout, fmt.Sprintf("The CLI timed out: it did not finish within the %s limit (CODER_TIMEOUT) and was stopped together with everything it started", e.Limit), nil,
@@ -345,6 +347,6 @@ func (s *Server) classify(err error, model string) error {
 	case cli.FailCanceled:
 		return mcperr.New(mcperr.Canceled, "The call was cancelled; the CLI and everything it started were stopped", nil, "")
 	}
-	return mcperr.New(mcperr.Unavailable, "The CLI command failed to execute", errors.New(e.Cause),
+	return mcperr.New(mcperr.Unavailable, "The CLI command failed to execute", errors.New(cause),
 		fmt.Sprintf("Check that CODER_CLI_PATH (%s) is Codex CLI %s or later and that it can reach its model provider", s.cfg.CLIPath, cli.MinVersion))
 }
