@@ -681,3 +681,17 @@ func TestClientTransactionCommitAndRollback(t *testing.T) {
 		t.Error("no START TRANSACTION with X-Trino-Transaction-Id: NONE recorded")
 	}
 }
+
+func TestClientPingWhileStarting(t *testing.T) {
+	t.Parallel()
+	srv := trinotest.Start(t, trinotest.WithoutSampleData())
+	db := open(t, srv, "alice", "")
+	srv.SetStarting(true)
+	if err := db.PingContext(ctxT(t)); err == nil {
+		t.Error("ping succeeded against a starting engine")
+	}
+	srv.SetStarting(false)
+	if err := db.PingContext(ctxT(t)); err != nil {
+		t.Errorf("ping: %v", err)
+	}
+}

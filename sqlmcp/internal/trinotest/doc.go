@@ -50,7 +50,9 @@
 // driver (EXECUTE ... USING with X-Trino-Prepared-Statement) are supported.
 // More than one statement, and a trailing semicolon, are refused with
 // SYNTAX_ERROR as Trino does. SetUnavailable makes every request answer 503
-// (the driver retries). Request.Status is the HTTP status each request got.
+// (the driver retries) and SetStarting makes /v1/info report a starting
+// coordinator (Ping fails). Request.Status is the HTTP status each request
+// got.
 //
 // # SQL
 //

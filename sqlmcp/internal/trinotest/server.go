@@ -151,6 +151,7 @@ type Server struct {
 	nextID    int64
 
 	unavailable atomic.Bool
+	starting    atomic.Bool
 	closing     chan struct{}
 	wg          sync.WaitGroup
 	closeOnce   sync.Once
@@ -424,6 +425,10 @@ func (s *Server) AddCatalog(ctx context.Context, name string) error {
 	return createCatalog(ctx, s.db, name)
 }
 
+// SetStarting makes GET /v1/info report "starting": true (the driver's
+// Ping then fails, as against a coordinator that is still starting).
+func (s *Server) SetStarting(starting bool) { s.starting.Store(starting) }
+
 // SetUnavailable makes every request answer 503 Service Unavailable (true)
 // or serves normally again (false), to test an engine that is down.
 func (s *Server) SetUnavailable(down bool) { s.unavailable.Store(down) }
@@ -566,7 +571,7 @@ func (s *Server) serveInfo(w http.ResponseWriter) {
 		"nodeVersion": map[string]string{"version": Version},
 		"environment": "trinotest",
 		"coordinator": true,
-		"starting":    false,
+		"starting":    s.starting.Load(),
 		"uptime":      fmt.Sprintf("%.2fm", up.Minutes()),
 	})
 }
