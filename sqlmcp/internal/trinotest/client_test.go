@@ -695,3 +695,27 @@ func TestClientPingWhileStarting(t *testing.T) {
 		t.Errorf("ping: %v", err)
 	}
 }
+
+// TestClientErrorMidStream: DuckDB's error() fails a query after some
+// pages were served; the client sees the rows, then the error.
+func TestClientErrorMidStream(t *testing.T) {
+	t.Parallel()
+	srv := trinotest.Start(t, trinotest.WithPageSize(100), trinotest.WithLargeTableRows(5000))
+	db := open(t, srv, "alice", "")
+	rows, err := db.QueryContext(ctxT(t), "SELECT CASE WHEN id = 2500 THEN error('boom at 2500') ELSE id END FROM "+trinotest.LargeTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	err = rows.Err()
+	if err == nil || !strings.Contains(err.Error(), "boom at 2500") {
+		t.Fatalf("err = %v", err)
+	}
+	if n == 0 || n >= 2500 {
+		t.Errorf("read %d rows before the error", n)
+	}
+}

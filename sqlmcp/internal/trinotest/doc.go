@@ -92,6 +92,10 @@
 // client stops asking for pages for Options.AbandonAfter fails with
 // ABANDONED_QUERY.
 //
+// DuckDB's error('message') fails a query where it is evaluated, e.g.
+// after some pages: SELECT CASE WHEN id = 2500 THEN error('boom') ELSE id
+// END FROM warehouse.logs.events.
+//
 // The function pause_ms(ms) sleeps per row and stops when the query is
 // cancelled: SELECT pause_ms(60000) is a slow query for timeout and cancel
 // tests.
