@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -29,6 +30,8 @@ type Data struct {
 	LastAccessedAt      time.Time `json:"lastAccessedAt"`
 	Turns               []Turn    `json:"turns"`
 	CoderConversationID string    `json:"coderConversationId,omitempty"`
+	// TurnCount counts every turn, including those no longer kept in Turns.
+	TurnCount int `json:"turnCount"`
 	// WorkingDirectory is where the session's last call ran, so that a
 	// follow-up without one continues in the same place.
 	WorkingDirectory string `json:"-"`
@@ -41,6 +44,13 @@ type Summary struct {
 	LastAccessedAt string `json:"lastAccessedAt"`
 	TurnCount      int    `json:"turnCount"`
 }
+
+// Memory bounds: a session keeps its latest MaxTurns turns (the fallback
+// context needs two), each prompt and response clipped to MaxTurnText bytes.
+const (
+	MaxTurns    = 50
+	MaxTurnText = 64 << 10
+)
 
 var idRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
 
@@ -161,6 +171,7 @@ func (l *Lease) Reset() {
 	l.s.mu.Lock()
 	defer l.s.mu.Unlock()
 	l.e.data.Turns = []Turn{}
+	l.e.data.TurnCount = 0
 	l.e.data.CoderConversationID = ""
 	l.e.data.WorkingDirectory = ""
 	l.e.data.LastAccessedAt = l.s.opts.Now()
@@ -185,7 +196,12 @@ func (l *Lease) AddTurn(prompt, response string) {
 	l.s.mu.Lock()
 	defer l.s.mu.Unlock()
 	now := l.s.opts.Now()
-	l.e.data.Turns = append(l.e.data.Turns, Turn{Prompt: prompt, Response: response, Timestamp: now})
+	turns := append(l.e.data.Turns, Turn{Prompt: clipBytes(prompt), Response: clipBytes(response), Timestamp: now})
+	if len(turns) > MaxTurns {
+		turns = append(turns[:0:0], turns[len(turns)-MaxTurns:]...)
+	}
+	l.e.data.Turns = turns
+	l.e.data.TurnCount++
 	l.e.data.LastAccessedAt = now
 }
 
@@ -247,7 +263,7 @@ func (s *Store) List() []Summary {
 			ID:             e.data.ID,
 			CreatedAt:      e.data.CreatedAt.UTC().Format(time.RFC3339Nano),
 			LastAccessedAt: e.data.LastAccessedAt.UTC().Format(time.RFC3339Nano),
-			TurnCount:      len(e.data.Turns),
+			TurnCount:      e.data.TurnCount,
 		})
 	}
 	return out
@@ -341,6 +357,18 @@ func ContextPrompt(turns []Turn, prompt string) string {
 	b.WriteString("\nContinue from there. New request: ")
 	b.WriteString(prompt)
 	return b.String()
+}
+
+// clipBytes bounds a stored text, cutting on a rune boundary.
+func clipBytes(s string) string {
+	if len(s) <= MaxTurnText {
+		return s
+	}
+	cut := MaxTurnText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func clip(s string, n int) string {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // clock is a manual clock for eviction and expiry tests.
@@ -198,5 +199,25 @@ func TestContextPrompt(t *testing.T) {
 	}
 	if ContextPrompt(nil, "x") != "x" {
 		t.Error("without turns the prompt is unchanged")
+	}
+}
+
+func TestTurnsAreBounded(t *testing.T) {
+	s := New(Options{})
+	l, _ := s.Acquire(context.Background(), "long")
+	big := strings.Repeat("é", MaxTurnText) // 2 bytes a rune
+	for i := range MaxTurns + 10 {
+		l.AddTurn(string(rune('a'+i%26)), big)
+	}
+	d := l.Data()
+	l.Release()
+	if len(d.Turns) != MaxTurns || d.TurnCount != MaxTurns+10 {
+		t.Errorf("kept %d turns, counted %d; want %d kept and %d counted", len(d.Turns), d.TurnCount, MaxTurns, MaxTurns+10)
+	}
+	if r := d.Turns[0].Response; len(r) > MaxTurnText+len("…") || !utf8.ValidString(r) {
+		t.Errorf("stored response is %d bytes (valid UTF-8: %v)", len(r), utf8.ValidString(r))
+	}
+	if got := s.List()[0].TurnCount; got != MaxTurns+10 {
+		t.Errorf("listSessions turnCount = %d", got)
 	}
 }
