@@ -534,3 +534,27 @@ func TestCoderTimeoutCoversWaitingForSession(t *testing.T) {
 	}
 	mustError(t, <-first, "timed out")
 }
+
+// callbackUri reaches the CLI's environment under both names (here seen by
+// a command the model runs), and the server default applies when it is absent.
+func TestCoderCallbackURIReachesCLI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{cfg: func(c *config.Config) { c.CallbackURI = "http://127.0.0.1:7/server-default" }})
+	cases := []struct{ given, want string }{
+		{"http://127.0.0.1:8/from-call", "http://127.0.0.1:8/from-call"},
+		{"", "http://127.0.0.1:7/server-default"},
+	}
+	for _, tc := range cases {
+		args := map[string]any{"prompt": "env [[shell:echo cb=$CODER_MCP_CALLBACK_URI,$CODEX_MCP_CALLBACK_URI]]", "workingDirectory": t.TempDir()}
+		if tc.given != "" {
+			args["callbackUri"] = tc.given
+		}
+		res := e.call(t, "coder", args)
+		if got := mustOK(t, res); !strings.Contains(got, "cb="+tc.want+","+tc.want) {
+			t.Errorf("command saw %q, want cb=%s,%s", got, tc.want, tc.want)
+		}
+		if got := contentMeta(t, res)["callbackUri"]; got != tc.want {
+			t.Errorf("_meta.callbackUri = %v, want %s", got, tc.want)
+		}
+	}
+}
