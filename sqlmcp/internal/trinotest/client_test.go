@@ -357,7 +357,6 @@ func TestClientExplain(t *testing.T) {
 	if !reflect.DeepEqual(cols, []string{"Query Plan"}) || len(rows) != 1 || !strings.Contains(rows[0][0].(string), "orders") {
 		t.Errorf("EXPLAIN: %v %v", cols, rows)
 	}
-	type table struct{ catalog, schema, table string }
 	tests := []struct {
 		sql    string
 		inputs []string

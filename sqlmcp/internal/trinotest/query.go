@@ -296,7 +296,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, id, body, princi
 
 	resp := queryResults{
 		ID: id, InfoURI: s.URL() + "/ui/query.html?" + id,
-		NextURI:  s.pageURI(r, id, 1),
+		NextURI:  s.pageURI(id, 1),
 		Stats:    statementStats{State: StateQueued, Queued: true},
 		Warnings: []any{},
 	}
@@ -328,12 +328,12 @@ func (s *Server) nextPage(w http.ResponseWriter, r *http.Request) {
 	defer q.serveMu.Unlock()
 	switch {
 	case q.cancelled.Load() && (q.last == nil || token > q.token):
-		q.last, q.lastHdr = s.buildPage(r, q, token)
+		q.last, q.lastHdr = s.buildPage(q, token)
 		q.token = token
 	case token == q.token && q.last != nil:
 		// A retried request: answer exactly what was answered before.
 	case token == q.token+1 && !q.ended:
-		q.last, q.lastHdr = s.buildPage(r, q, token)
+		q.last, q.lastHdr = s.buildPage(q, token)
 		q.token = token
 	default:
 		http.Error(w, "Gone: page "+tok+" of query "+id+" is no longer available", http.StatusGone)
@@ -348,7 +348,7 @@ func (s *Server) nextPage(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(q.last)
 }
 
-func (s *Server) buildPage(r *http.Request, q *query, token int64) ([]byte, http.Header) {
+func (s *Server) buildPage(q *query, token int64) ([]byte, http.Header) {
 	resp := queryResults{ID: q.id, InfoURI: s.URL() + "/ui/query.html?" + q.id, Warnings: []any{}}
 	elapsed := time.Since(q.snapshot().Created).Milliseconds()
 	resp.Stats = statementStats{State: StateRunning, Scheduled: true, Nodes: 1, ElapsedTimeMillis: elapsed, WallTimeMillis: elapsed}
@@ -436,7 +436,7 @@ func (s *Server) buildPage(r *http.Request, q *query, token int64) ([]byte, http
 	info := q.snapshot()
 	resp.Stats.ProcessedRows = info.RowsRead
 	if !q.ended {
-		resp.NextURI = s.pageURI(r, q.id, token+1)
+		resp.NextURI = s.pageURI(q.id, token+1)
 	}
 	b, _ := json.Marshal(resp)
 	return b, hdr

@@ -214,11 +214,11 @@ func trinoStatement(sqlText string, toks []token) *trinoError {
 // function.
 func (s *Server) conn(ctx context.Context, sess session) (*sql.Conn, *transaction, func(), *trinoError) {
 	var (
-		c   *sql.Conn
-		tx  *transaction
-		err error
+		c       *sql.Conn
+		tx      *transaction
+		err     error
+		release func()
 	)
-	release := func() {}
 	if id := sess.transactionID; id != "" && id != "NONE" {
 		s.mu.Lock()
 		tx = s.txs[id]

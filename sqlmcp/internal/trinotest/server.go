@@ -625,7 +625,7 @@ func (s *Server) newQueryID() string {
 	return fmt.Sprintf("%s_%05d_trinotest", time.Now().UTC().Format("20060102_150405"), s.nextID)
 }
 
-func (s *Server) pageURI(r *http.Request, id string, token int64) string {
+func (s *Server) pageURI(id string, token int64) string {
 	return s.URL() + "/v1/statement/executing/" + id + "/" + strconv.FormatInt(token, 10)
 }
 
