@@ -11,6 +11,8 @@
 //	[[hang]]          never answer (until the client goes away)
 //	[[shell:CMD]]     ask the CLI to run CMD with its exec_command tool, then
 //	                  answer "ran: <output>" once the CLI sends the output back
+//	[[burst:N]]       ask for N commands (echo burst-i) in one response, then
+//	                  answer "ran N commands": a flood of CLI events
 //	[[reply:TEXT]]    answer TEXT
 //	anything else     answer Prefix + "reply to: <prompt>"
 //
@@ -24,6 +26,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -123,7 +126,7 @@ type contentPart struct {
 	Text string `json:"text"`
 }
 
-var directiveRE = regexp.MustCompile(`\[\[(401|hang|shell|reply)(?::((?s).*?))?\]\]`)
+var directiveRE = regexp.MustCompile(`\[\[(401|hang|shell|reply|burst)(?::((?s).*?))?\]\]`)
 
 func (e *Endpoint) responses(w http.ResponseWriter, r *http.Request) {
 	var body struct {
@@ -187,6 +190,19 @@ func (e *Endpoint) responses(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		e.stream(w, n, message(n, "ran: "+strings.TrimSpace(req.Outputs[len(req.Outputs)-1])))
+	case "burst":
+		count, _ := strconv.Atoi(arg)
+		if len(req.Outputs) == 0 {
+			var items []map[string]any
+			for i := range count {
+				args, _ := json.Marshal(map[string]any{"cmd": fmt.Sprintf("echo burst-%d", i)})
+				items = append(items, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d_%d", n, i),
+					"call_id": fmt.Sprintf("call_%d_%d", n, i), "name": "exec_command", "arguments": string(args)})
+			}
+			e.stream(w, n, items...)
+			return
+		}
+		e.stream(w, n, message(n, fmt.Sprintf("ran %d commands", len(req.Outputs))))
 	case "reply":
 		e.stream(w, n, message(n, arg))
 	default:
@@ -199,8 +215,8 @@ func message(n int, text string) map[string]any {
 		"content": []map[string]any{{"type": "output_text", "text": text}}}
 }
 
-// stream writes one Responses-API reply carrying item.
-func (e *Endpoint) stream(w http.ResponseWriter, n int, item map[string]any) {
+// stream writes one Responses-API reply carrying items.
+func (e *Endpoint) stream(w http.ResponseWriter, n int, items ...map[string]any) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -214,7 +230,9 @@ func (e *Endpoint) stream(w http.ResponseWriter, n int, item map[string]any) {
 		}
 	}
 	send("response.created", map[string]any{"response": map[string]any{"id": id}})
-	send("response.output_item.done", map[string]any{"item": item})
+	for _, item := range items {
+		send("response.output_item.done", map[string]any{"item": item})
+	}
 	send("response.completed", map[string]any{"response": map[string]any{"id": id, "usage": map[string]any{
 		"input_tokens": 10, "input_tokens_details": nil, "output_tokens": 3, "output_tokens_details": nil, "total_tokens": 13}}})
 }

@@ -44,8 +44,8 @@ type envOptions struct {
 	cfg       func(*config.Config)
 	client    func(*cli.Client)
 	heartbeat time.Duration
-	cliPath   string // a fake CLI instead of the real one
-	runner    func(*cli.Client) mcpserver.Runner
+	cliPath   string        // a fake CLI instead of the real one
+	throttle  time.Duration // between progress notifications (default 20ms)
 }
 
 func testConfig() config.Config {
@@ -83,11 +83,10 @@ func newEnv(t testing.TB, o envOptions) *env {
 	go e.store.RunSweeper(ctx, session.SweepInterval(e.cfg.SessionTTL))
 
 	s := serve.NewServer("codermcp", "test", mcpserver.ServerOptions()...)
-	var runner mcpserver.Runner = e.client
-	if o.runner != nil {
-		runner = o.runner(e.client)
+	if o.throttle == 0 {
+		o.throttle = 20 * time.Millisecond
 	}
-	mcpserver.New(e.cfg, runner, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: 20 * time.Millisecond}).Register(s.MCPServer)
+	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: o.throttle}).Register(s.MCPServer)
 	scfg := serve.Config{Transport: "http", Host: "127.0.0.1"}
 	ts := httptest.NewServer(serve.NewHTTPHandler(serve.Program{Name: "codermcp"}, s, scfg, nil, serve.Options{}))
 	t.Cleanup(ts.Close)

@@ -7,49 +7,33 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/mcpserver"
 )
 
-// chattyRunner wraps the real CLI client but replaces Exec with a burst of
-// events: the real CLI cannot be made to flood on demand, and throttling is
-// about what we do with a flood.
-type chattyRunner struct {
-	*cli.Client
-	events int
-	spread time.Duration
-}
-
-func (r chattyRunner) Exec(ctx context.Context, req cli.ExecRequest, onEvent func(cli.Event)) (*cli.Result, error) {
-	for i := range r.events {
-		onEvent(cli.Event{Type: "item.started", Item: &cli.Item{Type: "command_execution", Command: "step " + string(rune('a'+i%26))}})
-		time.Sleep(r.spread / time.Duration(r.events))
-	}
-	onEvent(cli.Event{Type: "turn.completed"})
-	return &cli.Result{ThreadID: "T-chatty", Text: "done"}, nil
-}
-
+// A chatty turn: the model asks the real CLI for 20 commands at once, which
+// makes it print ~45 events in a burst. With the production throttle
+// (250ms) they are coalesced, and the final step still arrives before the
+// result.
 func TestProgressIsThrottledAndFlushedBeforeResult(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{runner: func(c *cli.Client) mcpserver.Runner {
-		return chattyRunner{Client: c, events: 2000, spread: 400 * time.Millisecond}
-	}})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	const throttle = 250 * time.Millisecond
+	e := newEnv(t, envOptions{throttle: throttle})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	start := time.Now()
-	res, err := e.cs.CallTool(ctx, &mcp.CallToolParams{Name: "coder", Arguments: map[string]any{"prompt": "flood"},
-		Meta: mcp.Meta{"progressToken": "tok-flood"}})
+	res, err := e.cs.CallTool(ctx, &mcp.CallToolParams{Name: "coder",
+		Arguments: map[string]any{"prompt": "flood [[burst:20]]", "workingDirectory": t.TempDir(), "sandbox": "workspace-write"},
+		Meta:      mcp.Meta{"progressToken": "tok-flood"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	returned := time.Now()
-	mustOK(t, res)
+	if got := mustOK(t, res); got != "ran 20 commands" {
+		t.Fatalf("reply = %q", got)
+	}
 	notes := e.notes("tok-flood")
-	// The test server throttles to one notification per 20ms.
-	limit := int(returned.Sub(start)/(20*time.Millisecond)) + 3
-	if len(notes) == 0 || len(notes) > limit || len(notes) > 1000 {
-		t.Fatalf("got %d notifications for 2000 events in %s, want at most %d", len(notes), returned.Sub(start), limit)
+	limit := int(returned.Sub(start)/throttle) + 2
+	if len(notes) == 0 || len(notes) > limit || len(notes) >= 40 {
+		t.Fatalf("got %d notifications in %s, want at most %d (one per %s)", len(notes), returned.Sub(start), limit, throttle)
 	}
 	last := notes[len(notes)-1]
 	if !strings.HasSuffix(last.Message, "turn completed") {
@@ -66,8 +50,12 @@ func TestProgressIsThrottledAndFlushedBeforeResult(t *testing.T) {
 		if strings.Contains(n.Message, "earlier steps)") {
 			coalesced = true
 		}
+		// The final flush is not held back by the throttle.
+		if i > 0 && i < len(notes)-1 && n.At.Sub(notes[i-1].At) < throttle/2 {
+			t.Errorf("notifications %d and %d only %s apart", i-1, i, n.At.Sub(notes[i-1].At))
+		}
 	}
 	if !coalesced {
-		t.Error("no notification says how many steps it stands for")
+		t.Errorf("no notification says how many steps it stands for: %+v", notes)
 	}
 }
