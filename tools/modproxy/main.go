@@ -5,17 +5,22 @@
 // user would, with GOWORK=off.
 //
 //	modproxy -out DIR -repo ROOT shared@v0.1.0 proxymcp@v0.1.0 ...
+//
+// It prints the go.sum lines of every module it adds, which is what a
+// server's go.sum gains when it requires that release.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"golang.org/x/mod/module"
+	"golang.org/x/mod/sumdb/dirhash"
 	"golang.org/x/mod/zip"
 )
 
@@ -36,6 +41,10 @@ func main() {
 			os.Exit(2)
 		}
 		if err := add(*out, filepath.Join(*repo, dir), pathPrefix+dir, version); err != nil {
+			fmt.Fprintf(os.Stderr, "modproxy: %s: %v\n", arg, err)
+			os.Exit(1)
+		}
+		if err := printSums(*out, pathPrefix+dir, version); err != nil {
 			fmt.Fprintf(os.Stderr, "modproxy: %s: %v\n", arg, err)
 			os.Exit(1)
 		}
@@ -83,4 +92,24 @@ func add(out, dir, path, version string) error {
 		old = append(old, version+"\n"...)
 	}
 	return os.WriteFile(list, old, 0o644)
+}
+
+// printSums writes the go.sum lines for path@version as served from out.
+func printSums(out, path, version string) error {
+	esc, err := module.EscapePath(path)
+	if err != nil {
+		return err
+	}
+	vdir := filepath.Join(out, filepath.FromSlash(esc), "@v")
+	zipHash, err := dirhash.HashZip(filepath.Join(vdir, version+".zip"), dirhash.Hash1)
+	if err != nil {
+		return err
+	}
+	modFile := filepath.Join(vdir, version+".mod")
+	modHash, err := dirhash.Hash1([]string{"go.mod"}, func(string) (io.ReadCloser, error) { return os.Open(modFile) })
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s %s %s\n%s %s/go.mod %s\n", path, version, zipHash, path, version, modHash)
+	return nil
 }
