@@ -195,12 +195,7 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 			row[i] = conv[i](v)
 		}
 		if q.MaxBytes > 0 {
-			b, err := json.Marshal(row)
-			if err != nil {
-				c.cancel(ctx, opts.QueryID())
-				return sum, mcperr.New(mcperr.Internal, "encode a row of the result", err, "")
-			}
-			bytes += int64(len(b)) + 1
+			bytes += int64(jsonSize(row)) + 1 // the row and its separating comma
 			if bytes > q.MaxBytes {
 				sum.Truncated = true
 				break

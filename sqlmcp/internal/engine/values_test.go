@@ -91,3 +91,21 @@ func TestHeaderSanitising(t *testing.T) {
 		t.Errorf("clientTag = %q", got)
 	}
 }
+
+func TestJSONSizeMatchesEncoding(t *testing.T) {
+	values := []any{
+		nil, true, false, int64(-9007199254740993), 42, int32(7), 0.1, 1e21, 1.5e-7, -0.0, 123456.789,
+		"plain", "quote \" back \\ nl \n tab \t", "<b>&amp;</b>", "ctrl \x01\x1f", "naïve ✓ 日本", "bad \xff utf8", "sep \u2028 \u2029",
+		json.Number("12.50"), []any{int64(1), "a", nil, []any{}}, map[string]any{"k": "v", "n": nil, "é": []any{true}},
+		[]any{map[string]any{}}, "",
+	}
+	for _, v := range values {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := jsonSize(v); got != len(b) {
+			t.Errorf("jsonSize(%#v) = %d, encoding is %d bytes: %s", v, got, len(b), b)
+		}
+	}
+}
