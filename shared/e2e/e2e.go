@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -389,4 +390,49 @@ func (w *logWriter) Write(p []byte) (int, error) {
 		w.t.Log(w.prefix + line)
 	}
 	return len(p), nil
+}
+
+// OAuthEnv is a minimal valid OAuth configuration (HS256 tokens checked with
+// a test secret) for tests that show a server's HTTP transport refuses
+// unauthenticated calls.
+var OAuthEnv = []string{
+	"OAUTH_ENABLED=true", "OAUTH_PROVIDER=hmac",
+	"JWT_SECRET=0123456789abcdef0123456789abcdef-test", "OIDC_AUDIENCE=x",
+}
+
+// Post sends one JSON-RPC message to endpoint the way an MCP client does
+// over streamable HTTP, with extra headers given as name, value pairs, and
+// returns the response with its body read.
+func Post(t testing.TB, endpoint, message string, headers ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(message))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", endpoint, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read the answer of POST %s: %v", endpoint, err)
+	}
+	return resp, body
+}
+
+// RequireUnauthorized posts message without a token and fails the test
+// unless the server answers 401 with a Bearer challenge.
+func RequireUnauthorized(t testing.TB, endpoint, message string) {
+	t.Helper()
+	resp, body := Post(t, endpoint, message)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer ") {
+		t.Errorf("unauthenticated %s: HTTP %d (WWW-Authenticate %q), want 401 with a Bearer challenge; body: %s",
+			message, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body)
+	}
 }
