@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -194,18 +193,6 @@ func TestConfigurationErrors(t *testing.T) {
 // TestHTTPRefusesUnauthenticated: with OAuth on, /mcp answers 401 without a token.
 func TestHTTPRefusesUnauthenticated(t *testing.T) {
 	bin := e2e.Build(t, ".")
-	env := append(downEnv(t), "OAUTH_ENABLED=true", "OAUTH_PROVIDER=hmac", "JWT_SECRET=0123456789abcdef0123456789abcdef-test", "OIDC_AUDIENCE=x")
-	srv := e2e.StartHTTP(t, bin, env)
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	req, _ := http.NewRequest(http.MethodPost, srv.MCPURL(), strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("status = %d, want 401", resp.StatusCode)
-	}
+	srv := e2e.StartHTTP(t, bin, append(downEnv(t), e2e.OAuthEnv...))
+	e2e.RequireUnauthorized(t, srv.MCPURL(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 }

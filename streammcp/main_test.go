@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -150,20 +149,8 @@ func TestStartsWithClusterDownAndRecovers(t *testing.T) {
 
 func TestHTTPRefusesUnauthenticatedCalls(t *testing.T) {
 	bin := e2e.Build(t, ".")
-	srv := e2e.StartHTTP(t, bin, []string{"STREAM_BROKERS=127.0.0.1:1",
-		"OAUTH_ENABLED=true", "OAUTH_PROVIDER=hmac", "JWT_SECRET=0123456789abcdef0123456789abcdef-test", "OIDC_AUDIENCE=x"})
-	body := `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"stream-mcp://overview"}}`
-	req, _ := http.NewRequest(http.MethodPost, srv.MCPURL(), strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("unauthenticated resources/read: HTTP %d, want 401", resp.StatusCode)
-	}
+	srv := e2e.StartHTTP(t, bin, append([]string{"STREAM_BROKERS=127.0.0.1:1"}, e2e.OAuthEnv...))
+	e2e.RequireUnauthorized(t, srv.MCPURL(), `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"stream-mcp://overview"}}`)
 }
 
 func TestConfigErrorExitsWithUsageStatus(t *testing.T) {
