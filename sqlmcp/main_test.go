@@ -147,19 +147,8 @@ func TestToolsOverStdioAndHTTP(t *testing.T) {
 // TestHTTPRefusesUnauthenticated: with OAuth on, /mcp answers 401 without a token.
 func TestHTTPRefusesUnauthenticated(t *testing.T) {
 	bin := e2e.Build(t, ".")
-	srv := e2e.StartHTTP(t, bin, engineEnv(t, "OAUTH_ENABLED=true", "OAUTH_PROVIDER=hmac", "JWT_SECRET="+jwtSecret, "OIDC_AUDIENCE=x"))
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	req, _ := http.NewRequest(http.MethodPost, srv.MCPURL(), strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("status = %d, want 401", resp.StatusCode)
-	}
+	srv := e2e.StartHTTP(t, bin, engineEnv(t, e2e.OAuthEnv...))
+	e2e.RequireUnauthorized(t, srv.MCPURL(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 }
 
 type bearer struct {
