@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -46,20 +45,8 @@ func TestToolListsGolden(t *testing.T) {
 func TestHTTPRefusesUnauthenticatedCalls(t *testing.T) {
 	t.Parallel()
 	bin := e2e.Build(t, ".")
-	srv := e2e.StartHTTP(t, bin, []string{"CODER_CLI_PATH=/nonexistent/codex",
-		"OAUTH_ENABLED=true", "OAUTH_PROVIDER=hmac", "JWT_SECRET=0123456789abcdef0123456789abcdef-test", "OIDC_AUDIENCE=x"})
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ping","arguments":{}}}`
-	req, _ := http.NewRequest(http.MethodPost, srv.MCPURL(), strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("unauthenticated tools/call: HTTP %d, want 401", resp.StatusCode)
-	}
+	srv := e2e.StartHTTP(t, bin, append([]string{"CODER_CLI_PATH=/nonexistent/codex"}, e2e.OAuthEnv...))
+	e2e.RequireUnauthorized(t, srv.MCPURL(), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ping","arguments":{}}}`)
 }
 
 func TestConfigErrorExitsWithUsageStatus(t *testing.T) {
