@@ -36,7 +36,7 @@ func waitRunning(t *testing.T, srv *trinotest.Server, sqlText string) string {
 // exits with status 1.
 func TestE2EInterruptCancelsOneShotQuery(t *testing.T) {
 	bin := e2e.Build(t, "../..")
-	slow := fmt.Sprintf("SELECT sleep_ms(60000) AS slow_%d", time.Now().UnixNano())
+	slow := fmt.Sprintf("SELECT pause_ms(60000) AS slow_%d", time.Now().UnixNano())
 	cmd := exec.Command(bin, "query", slow)
 	cmd.Env = envList(baseEnv(t))
 	var out, errb bytes.Buffer
@@ -70,7 +70,7 @@ func TestE2EPrintsRowsAsTheyStream(t *testing.T) {
 	bin := e2e.Build(t, "../..")
 	// DuckDB works in chunks of 2048 rows: the sleep in the third chunk
 	// holds the query back after the first chunks were served.
-	slow := fmt.Sprintf("SELECT id, sleep_ms(CASE WHEN id = 5000 THEN 60000 ELSE 0 END) AS s_%d FROM %s WHERE id <= 6000", time.Now().UnixNano(), trinotest.LargeTable)
+	slow := fmt.Sprintf("SELECT id, pause_ms(CASE WHEN id = 5000 THEN 60000 ELSE 0 END) AS s_%d FROM %s WHERE id <= 6000", time.Now().UnixNano(), trinotest.LargeTable)
 	for _, format := range []string{"csv", "table", "json"} {
 		t.Run(format, func(t *testing.T) {
 			cmd := exec.Command(bin, "query", slow, "--format", format)

@@ -133,7 +133,7 @@ func TestE2EShellInPseudoTerminal(t *testing.T) {
 
 	// Ctrl-C cancels the running query on the engine, not the shell.
 	marker := fmt.Sprintf("slow_%d", time.Now().UnixNano())
-	slow := "SELECT sleep_ms(60000) AS " + marker
+	slow := "SELECT pause_ms(60000) AS " + marker
 	tm.typeText(slow + ";\r")
 	var id string
 	deadline := time.Now().Add(20 * time.Second)
