@@ -454,3 +454,49 @@ func TestE2EExplainStatementPrintsPlanText(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// SQLENGINE_ALLOWED_SCHEMAS holds in CLI mode as in server mode: statements
+// touching other schemas are refused (exit 1) before anything runs, and
+// listings show only what is allowed.
+func TestE2EAllowedSchemas(t *testing.T) {
+	env := baseEnv(t)
+	env["SQLENGINE_ALLOWED_SCHEMAS"] = "sales.public"
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string // in stdout (code 0) or stderr
+		absent   string // never in stdout
+	}{
+		{"allowed query", []string{"query", "--format", "csv", "SELECT count(*) AS n FROM sales.public.orders"}, 0, "n\n", ""},
+		{"other catalog", []string{"query", "SELECT * FROM warehouse.logs.events LIMIT 1"}, 1, "SQLENGINE_ALLOWED_SCHEMAS", ""},
+		{"join into another schema", []string{"query", "SELECT o.* FROM sales.public.orders o JOIN warehouse.logs.events e ON true LIMIT 1"}, 1, "SQLENGINE_ALLOWED_SCHEMAS", ""},
+		{"explain of another schema", []string{"explain", "SELECT * FROM warehouse.logs.events"}, 1, "SQLENGINE_ALLOWED_SCHEMAS", ""},
+		{"tables of another schema", []string{"tables", "warehouse", "logs"}, 1, "SQLENGINE_ALLOWED_SCHEMAS", ""},
+		{"describe another schema", []string{"describe", "warehouse.logs.events"}, 1, "SQLENGINE_ALLOWED_SCHEMAS", ""},
+		{"catalogs are filtered", []string{"catalogs", "--format", "csv"}, 0, "sales", "warehouse"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(engineSrv.Statements())
+			r := sqlmcp(t, env, "", tc.args...)
+			if r.code != tc.wantCode {
+				t.Fatalf("exit %d, want %d; stdout %q stderr %q", r.code, tc.wantCode, r.stdout, r.stderr)
+			}
+			if tc.wantCode == 0 && !strings.Contains(r.stdout, tc.want) || tc.wantCode != 0 && !strings.Contains(r.stderr, tc.want) {
+				t.Fatalf("output lacks %q; stdout %q stderr %q", tc.want, r.stdout, r.stderr)
+			}
+			if tc.absent != "" && strings.Contains(r.stdout, tc.absent) {
+				t.Fatalf("stdout shows %q: %q", tc.absent, r.stdout)
+			}
+			if tc.wantCode != 0 {
+				// No test here runs in parallel: whatever the engine saw
+				// since came from this command, and only planning is allowed.
+				for _, st := range engineSrv.Statements()[before:] {
+					if !strings.HasPrefix(strings.ToUpper(strings.TrimSpace(st.Body)), "EXPLAIN") {
+						t.Errorf("a refused command reached the engine with %q", st.Body)
+					}
+				}
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,7 @@ type session struct {
 	catalog     string // defaults for unqualified names; the shell's USE changes them
 	schema      string
 	allowWrites bool
+	scope       *sqlguard.Scope // SQLENGINE_ALLOWED_SCHEMAS, enforced as in server mode
 }
 
 // connect resolves the connection (flags, profiles, environment) and opens
@@ -41,6 +43,10 @@ func (a *app) connect() (*session, error) {
 	timeout := env.Duration("SQLENGINE_QUERY_TIMEOUT", engine.DefaultQueryTimeout, time.Second)
 	allowWrites := env.Bool("SQLENGINE_ALLOW_WRITE_QUERIES", false)
 	source := env.String("SQLENGINE_SOURCE", engine.DefaultSource)
+	scope, serr := sqlguard.ParseScope(env.List("SQLENGINE_ALLOWED_SCHEMAS", nil))
+	if serr != nil {
+		env.Fail("SQLENGINE_ALLOWED_SCHEMAS", env.Lookup("SQLENGINE_ALLOWED_SCHEMAS"), "comma-separated catalog.schema names ("+serr.Error()+")")
+	}
 	if err := env.Err(); err != nil {
 		return nil, err
 	}
@@ -57,7 +63,7 @@ func (a *app) connect() (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s:%d: %w", conn.Host, conn.Port, err)
 	}
-	return &session{client: client, conn: conn, catalog: conn.Catalog, schema: conn.Schema, allowWrites: allowWrites}, nil
+	return &session{client: client, conn: conn, catalog: conn.Catalog, schema: conn.Schema, allowWrites: allowWrites, scope: scope}, nil
 }
 
 // reachable checks that the coordinator's port accepts connections, so an
@@ -86,6 +92,9 @@ func (s *session) close() { s.client.Close() }
 func (a *app) query(ctx context.Context, s *session, sqlText, format string, w io.Writer, timing bool) error {
 	st, err := sqlguard.Check(sqlText, sqlguard.Options{AllowWrites: s.allowWrites})
 	if err != nil {
+		return err
+	}
+	if err := s.client.CheckScope(ctx, s.scope, st, engine.Query{SQL: st.SQL, Catalog: s.catalog, Schema: s.schema}); err != nil {
 		return err
 	}
 	p := newPrinter(format, w, timing)
@@ -202,6 +211,9 @@ func runCatalogs(a *app, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if s.scope.Enabled() {
+		cats = slices.DeleteFunc(cats, func(c string) bool { return !s.scope.AllowsCatalog(c) })
+	}
 	return printRows(a.format(), a.stdout, []Column{{"catalog", "varchar"}}, stringRows(cats), time.Since(start))
 }
 
@@ -233,6 +245,9 @@ func (a *app) listSchemas(ctx context.Context, s *session, catalog, format strin
 	schemas, err := s.client.Schemas(ctx, catalog)
 	if err != nil {
 		return err
+	}
+	if s.scope.Enabled() {
+		schemas = slices.DeleteFunc(schemas, func(sc string) bool { return !s.scope.AllowsSchema(catalog, sc) })
 	}
 	return printRows(format, w, []Column{{"schema", "varchar"}}, stringRows(schemas), time.Since(start))
 }
@@ -266,6 +281,9 @@ func (a *app) listTables(ctx context.Context, s *session, catalog, schema, forma
 	}
 	if catalog == "" || schema == "" {
 		return usagef("tables", "tables needs a catalog and a schema: sqlmcp tables <catalog> <schema> (or set default ones)")
+	}
+	if err := s.scope.CheckSchema(catalog, schema); err != nil {
+		return err
 	}
 	start := time.Now()
 	tables, err := s.client.Tables(ctx, catalog, schema, "")
@@ -313,6 +331,9 @@ func (a *app) describe(ctx context.Context, s *session, name, format string, w i
 	if catalog == "" || schema == "" {
 		return usagef("describe", "table name %q needs a catalog and schema: give catalog.schema.table (or set default ones)", name)
 	}
+	if err := s.scope.CheckSchema(catalog, schema); err != nil {
+		return err
+	}
 	start := time.Now()
 	info, err := s.client.TableSchema(ctx, catalog, schema, table)
 	if err != nil {
@@ -342,7 +363,11 @@ func runExplain(a *app, args []string) error {
 	defer s.close()
 	// Plain EXPLAIN executes nothing, but the statement is still checked so
 	// that EXPLAIN ANALYZE and multiple statements are judged like the server does.
-	if _, err := sqlguard.Check("EXPLAIN "+stmts[0], sqlguard.Options{AllowWrites: s.allowWrites}); err != nil {
+	st, err := sqlguard.Check("EXPLAIN "+stmts[0], sqlguard.Options{AllowWrites: s.allowWrites})
+	if err != nil {
+		return err
+	}
+	if err := s.client.CheckScope(a.ctx, s.scope, st, engine.Query{SQL: st.Inner, Catalog: s.catalog, Schema: s.schema}); err != nil {
 		return err
 	}
 	start := time.Now()

@@ -236,7 +236,7 @@ func (t *Tools) executeQuery(ctx context.Context, req mcp.CallToolRequest) (*mcp
 		return t.fail(ctx, tool, err)
 	}
 	q := engine.Query{SQL: st.SQL, Limit: limit, Catalog: catalog, Schema: schema}
-	if err := t.checkScope(ctx, st, q); err != nil {
+	if err := t.eng.CheckScope(ctx, t.opts.Scope, st, q); err != nil {
 		return t.fail(ctx, tool, err)
 	}
 	res, err := t.eng.Query(ctx, q)
@@ -245,37 +245,6 @@ func (t *Tools) executeQuery(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	}
 	t.logger.Debug("query ran", "query_id", res.QueryID, "rows", res.RowCount, "truncated", res.Truncated, "elapsed_ms", res.ElapsedMS)
 	return result(res)
-}
-
-// checkScope enforces SQLENGINE_ALLOWED_SCHEMAS on a statement: the engine
-// says which tables it reads and writes (EXPLAIN (TYPE IO, FORMAT JSON)),
-// and any outside the list, or an answer that does not tell, refuses it.
-func (t *Tools) checkScope(ctx context.Context, st *sqlguard.Statement, q engine.Query) error {
-	if !t.opts.Scope.Enabled() {
-		return nil
-	}
-	if err := t.opts.Scope.Precheck(st); err != nil {
-		return err
-	}
-	q.SQL = st.Inner
-	plan, err := t.eng.IO(ctx, q)
-	if err != nil {
-		if k := mcperr.KindOf(err); k == mcperr.Canceled || k == mcperr.Timeout || k == mcperr.Unavailable {
-			return err
-		}
-		return &sqlguard.Refusal{What: "the statement",
-			Why:   "with " + sqlguard.SettingAllowedSchemas + " set, the engine must say which tables it touches, and it could not: " + mcperr.Message(err),
-			Allow: "query tables of the allowed schemas with a SELECT the engine can plan"}
-	}
-	var in []sqlguard.TableName
-	for _, r := range plan.Inputs {
-		in = append(in, sqlguard.TableName{Catalog: r.Catalog, Schema: r.Schema, Table: r.Table})
-	}
-	var out *sqlguard.TableName
-	if plan.Output != nil {
-		out = &sqlguard.TableName{Catalog: plan.Output.Catalog, Schema: plan.Output.Schema, Table: plan.Output.Table}
-	}
-	return t.opts.Scope.CheckTables(st, in, out)
 }
 
 func (t *Tools) listCatalogs(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -464,7 +433,7 @@ func (t *Tools) explainQuery(ctx context.Context, req mcp.CallToolRequest) (*mcp
 		return t.fail(ctx, tool, err)
 	}
 	q := engine.Query{SQL: st.Inner}
-	if err := t.checkScope(ctx, st, q); err != nil {
+	if err := t.eng.CheckScope(ctx, t.opts.Scope, st, q); err != nil {
 		return t.fail(ctx, tool, err)
 	}
 	plan, err := t.eng.Explain(ctx, q, typ, format)
