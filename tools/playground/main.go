@@ -264,7 +264,7 @@ func (p *playground) startAll(ctx context.Context) {
 	if err := p.start(ctx, "playkafka", []string{p.binPath("playkafka")}, nil, &kafka); err != nil {
 		p.skip("streammcp", err.Error())
 	} else {
-		add("streammcp", 0, []string{"STREAM_BROKERS=" + kafka.Brokers, "STREAM_EXPECTED_BROKERS=1,2,3"})
+		add("streammcp", 0, []string{"STREAM_BROKERS=" + kafka.Brokers})
 	}
 
 	if _, err := exec.LookPath("haproxy"); err != nil {

@@ -70,14 +70,14 @@ func (p *playground) tour(ctx context.Context) bool {
 
 func (p *playground) steps() []step {
 	return []step{
-		{"streammcp", "overview: live brokers, the offline one, partition counts and the overall label",
+		{"streammcp", "overview: live brokers, partition counts, the under-replicated one and the overall label",
 			readJSON("stream-mcp://overview", "broker_count", "offline_broker_ids", "topic_count", "partition_count", "under_replicated_partitions", "offline_partitions", "health_status")},
 		{"streammcp", "health-check: one label per area and the worst of them",
 			readJSON("stream-mcp://health-check", "broker_status", "partition_status", "consumer_status", "overall_status")},
 		{"streammcp", "under-replicated partitions: which replicas fell out of the ISR, and advice",
-			readJSON("stream-mcp://under-replicated-partitions", "under_replicated_partition_count", "details", "recommendations")},
-		{"streammcp", "consumer lag (threshold 1000): the group that fell behind",
-			readJSON("stream-mcp://consumer-lag-report", "lag_threshold", "group_summary", "high_lag_details")},
+			readReport("stream-mcp://under-replicated-partitions", underReplicated)},
+		{"streammcp", "consumer lag (threshold 1000): the groups that fell behind",
+			readReport("stream-mcp://consumer-lag-report", consumerLag)},
 		{"proxymcp", "the HAProxy servers and their health (one fails its check on purpose)", p.listServers},
 		{"proxymcp", fmt.Sprintf("drain %s/%s, then make it ready again", p.drain[0], p.drain[1]), p.drainAndReady},
 		{"sqlmcp", "tables in the sample catalog", p.listTables},
@@ -133,6 +133,67 @@ func readJSON(uri string, fields ...string) func(context.Context, *mcp.ClientSes
 		}
 		return strings.Join(lines, "\n"), nil
 	}
+}
+
+// readReport reads a resource and lets show print it.
+func readReport(uri string, show func(r report) []string) func(context.Context, *mcp.ClientSession) (string, error) {
+	return func(ctx context.Context, cs *mcp.ClientSession) (string, error) {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", uri, err)
+		}
+		if len(res.Contents) == 0 {
+			return "", fmt.Errorf("read %s: no contents", uri)
+		}
+		var r report
+		if err := json.Unmarshal([]byte(res.Contents[0].Text), &r); err != nil {
+			return "", fmt.Errorf("read %s: %w", uri, err)
+		}
+		return strings.Join(show(r), "\n"), nil
+	}
+}
+
+// report holds the fields of the stream-mcp:// reports the tour prints.
+type report struct {
+	Details []struct {
+		Topic     string `json:"topic"`
+		Partition int    `json:"partition"`
+		Leader    int    `json:"leader"`
+		Replicas  []int  `json:"replicas"`
+		ISR       []int  `json:"isr"`
+		Missing   []int  `json:"missing_replicas"`
+	} `json:"details"`
+	Groups []struct {
+		ID       string `json:"group_id"`
+		State    string `json:"state"`
+		Members  int    `json:"member_count"`
+		TotalLag int64  `json:"total_lag"`
+		HighLag  bool   `json:"has_high_lag"`
+	} `json:"group_summary"`
+	Recommendations []string `json:"recommendations"`
+}
+
+func underReplicated(r report) []string {
+	var lines []string
+	for _, d := range r.Details {
+		lines = append(lines, fmt.Sprintf("%s/%d leader %d replicas %v isr %v missing %v", d.Topic, d.Partition, d.Leader, d.Replicas, d.ISR, d.Missing))
+	}
+	for _, rec := range r.Recommendations {
+		lines = append(lines, "advice: "+clip(rec, 160))
+	}
+	return lines
+}
+
+func consumerLag(r report) []string {
+	var lines []string
+	for _, g := range r.Groups {
+		flag := ""
+		if g.HighLag {
+			flag = "  ← above the threshold"
+		}
+		lines = append(lines, fmt.Sprintf("%-18s %-8s members %d  total lag %d%s", g.ID, g.State, g.Members, g.TotalLag, flag))
+	}
+	return lines
 }
 
 func clip(s string, n int) string {
