@@ -12,25 +12,35 @@ import (
 )
 
 // args reads a tool's arguments strictly: unknown names and wrong types are
-// errors naming the argument, so bad input changes nothing.
+// errors naming the argument, so bad input changes nothing. Readers return
+// zero values after the first problem, which err keeps, so a handler reads
+// all its arguments and then checks once.
 type args struct {
 	tool string
 	m    map[string]any
+	err  error
 }
 
-func readArgs(tool string, req mcp.CallToolRequest, accepted ...string) (*args, error) {
-	m := req.GetArguments()
+func readArgs(tool string, req mcp.CallToolRequest, accepted ...string) *args {
+	a := &args{tool: tool, m: req.GetArguments()}
 	var unknown []string
-	for k := range m {
+	for k := range a.m {
 		if !contains(accepted, k) {
 			unknown = append(unknown, k)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, mcperr.Invalidf("%s: unknown argument %s; accepted: %s", tool, strings.Join(unknown, ", "), strings.Join(accepted, ", "))
+		a.err = mcperr.Invalidf("%s: unknown argument %s; accepted: %s", tool, strings.Join(unknown, ", "), strings.Join(accepted, ", "))
 	}
-	return &args{tool: tool, m: m}, nil
+	return a
+}
+
+// fail records the first problem.
+func (a *args) fail(err error) {
+	if a.err == nil {
+		a.err = err
+	}
 }
 
 func contains(list []string, s string) bool {
@@ -43,54 +53,59 @@ func contains(list []string, s string) bool {
 }
 
 // str returns a string argument ("" when absent or null).
-func (a *args) str(name string, required bool) (string, error) {
+func (a *args) str(name string, required bool) string {
 	v, ok := a.m[name]
 	if !ok || v == nil {
 		if required {
-			return "", mcperr.Invalidf("%s: argument %q is required", a.tool, name)
+			a.fail(mcperr.Invalidf("%s: argument %q is required", a.tool, name))
 		}
-		return "", nil
+		return ""
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", mcperr.Invalidf("%s: argument %q must be a string, got %s", a.tool, name, jsonType(v))
+		a.fail(mcperr.Invalidf("%s: argument %q must be a string, got %s", a.tool, name, jsonType(v)))
+		return ""
 	}
 	if required && strings.TrimSpace(s) == "" {
-		return "", mcperr.Invalidf("%s: argument %q must not be empty", a.tool, name)
+		a.fail(mcperr.Invalidf("%s: argument %q must not be empty", a.tool, name))
+		return ""
 	}
-	return s, nil
+	return s
 }
 
 // integer returns an integer argument and whether it was given.
-func (a *args) integer(name string) (int, bool, error) {
+func (a *args) integer(name string) (int, bool) {
 	v, ok := a.m[name]
 	if !ok || v == nil {
-		return 0, false, nil
+		return 0, false
 	}
 	f, ok := v.(float64)
 	if !ok {
 		if n, isInt := v.(int); isInt {
-			return n, true, nil
+			return n, true
 		}
-		return 0, false, mcperr.Invalidf("%s: argument %q must be an integer, got %s", a.tool, name, jsonType(v))
+		a.fail(mcperr.Invalidf("%s: argument %q must be an integer, got %s", a.tool, name, jsonType(v)))
+		return 0, false
 	}
 	if f != math.Trunc(f) || math.Abs(f) > 1e15 {
-		return 0, false, mcperr.Invalidf("%s: argument %q must be an integer, got %v", a.tool, name, f)
+		a.fail(mcperr.Invalidf("%s: argument %q must be an integer, got %v", a.tool, name, f))
+		return 0, false
 	}
-	return int(f), true, nil
+	return int(f), true
 }
 
 // enum returns an upper-cased string argument that must be one of allowed.
-func (a *args) enum(name, def string, allowed []string) (string, error) {
-	s, err := a.str(name, false)
-	if err != nil || s == "" {
-		return def, err
+func (a *args) enum(name, def string, allowed []string) string {
+	s := a.str(name, false)
+	if s == "" {
+		return def
 	}
 	u := strings.ToUpper(strings.TrimSpace(s))
 	if !contains(allowed, u) {
-		return "", mcperr.Invalidf("%s: argument %q is %q; accepted: %s", a.tool, name, s, strings.Join(allowed, ", "))
+		a.fail(mcperr.Invalidf("%s: argument %q is %q; accepted: %s", a.tool, name, s, strings.Join(allowed, ", ")))
+		return def
 	}
-	return u, nil
+	return u
 }
 
 func jsonType(v any) string {

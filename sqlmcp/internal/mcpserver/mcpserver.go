@@ -199,17 +199,12 @@ type ExecuteResult = engine.Result
 
 func (t *Tools) executeQuery(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	const tool = "execute_query"
-	a, err := readArgs(tool, req, "query", "limit", "catalog", "schema")
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	query, err := a.str("query", true)
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	limit, given, err := a.integer("limit")
-	if err != nil {
-		return t.fail(ctx, tool, err)
+	a := readArgs(tool, req, "query", "limit", "catalog", "schema")
+	query := a.str("query", true)
+	limit, given := a.integer("limit")
+	catalog, schema := a.str("catalog", false), a.str("schema", false)
+	if a.err != nil {
+		return t.fail(ctx, tool, a.err)
 	}
 	switch {
 	case !given:
@@ -218,14 +213,6 @@ func (t *Tools) executeQuery(ctx context.Context, req mcp.CallToolRequest) (*mcp
 		return t.fail(ctx, tool, mcperr.Invalidf("%s: limit must be at least 1", tool))
 	case limit > t.opts.MaxRowsCeiling:
 		return t.fail(ctx, tool, mcperr.Invalidf("%s: limit %d is above the ceiling of %d rows; ask for at most %d, or raise SQLENGINE_MAX_ROWS_CEILING", tool, limit, t.opts.MaxRowsCeiling, t.opts.MaxRowsCeiling))
-	}
-	catalog, err := a.str("catalog", false)
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	schema, err := a.str("schema", false)
-	if err != nil {
-		return t.fail(ctx, tool, err)
 	}
 	st, err := sqlguard.Check(query, sqlguard.Options{AllowWrites: t.opts.AllowWrites})
 	if err != nil {
@@ -249,7 +236,7 @@ func (t *Tools) executeQuery(ctx context.Context, req mcp.CallToolRequest) (*mcp
 
 func (t *Tools) listCatalogs(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	const tool = "list_catalogs"
-	if _, err := readArgs(tool, req); err != nil {
+	if err := readArgs(tool, req).err; err != nil {
 		return t.fail(ctx, tool, err)
 	}
 	ctx, err := t.caller(ctx)
@@ -271,20 +258,17 @@ func (t *Tools) listCatalogs(ctx context.Context, req mcp.CallToolRequest) (*mcp
 
 func (t *Tools) listSchemas(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	const tool = "list_schemas"
-	a, err := readArgs(tool, req, "catalog")
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	catalog, err := a.str("catalog", false)
-	if err != nil {
-		return t.fail(ctx, tool, err)
+	a := readArgs(tool, req, "catalog")
+	catalog := a.str("catalog", false)
+	if a.err != nil {
+		return t.fail(ctx, tool, a.err)
 	}
 	catalog = t.eng.DefaultCatalog(catalog)
 	if catalog != "" && !t.opts.Scope.AllowsCatalog(catalog) {
 		return t.fail(ctx, tool, &sqlguard.Refusal{What: "catalog " + catalog, Why: "no schema of it is in " + sqlguard.SettingAllowedSchemas,
 			Allow: "list an allowed catalog (see list_catalogs), or add its schemas to " + sqlguard.SettingAllowedSchemas})
 	}
-	ctx, err = t.caller(ctx)
+	ctx, err := t.caller(ctx)
 	if err != nil {
 		return t.fail(ctx, tool, err)
 	}
@@ -303,21 +287,10 @@ func (t *Tools) listSchemas(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 
 func (t *Tools) listTables(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	const tool = "list_tables"
-	a, err := readArgs(tool, req, "catalog", "schema", "pattern")
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	catalog, err := a.str("catalog", false)
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	schema, err := a.str("schema", false)
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	pattern, err := a.str("pattern", false)
-	if err != nil {
-		return t.fail(ctx, tool, err)
+	a := readArgs(tool, req, "catalog", "schema", "pattern")
+	catalog, schema, pattern := a.str("catalog", false), a.str("schema", false), a.str("pattern", false)
+	if a.err != nil {
+		return t.fail(ctx, tool, a.err)
 	}
 	catalog = t.eng.DefaultCatalog(catalog)
 	schema = t.eng.DefaultSchema(catalog, schema)
@@ -326,7 +299,7 @@ func (t *Tools) listTables(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 			return t.fail(ctx, tool, err)
 		}
 	}
-	ctx, err = t.caller(ctx)
+	ctx, err := t.caller(ctx)
 	if err != nil {
 		return t.fail(ctx, tool, err)
 	}
@@ -339,21 +312,10 @@ func (t *Tools) listTables(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 
 func (t *Tools) getTableSchema(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	const tool = "get_table_schema"
-	a, err := readArgs(tool, req, "table", "catalog", "schema")
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	name, err := a.str("table", true)
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	catalog, err := a.str("catalog", false)
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	schema, err := a.str("schema", false)
-	if err != nil {
-		return t.fail(ctx, tool, err)
+	a := readArgs(tool, req, "table", "catalog", "schema")
+	name, catalog, schema := a.str("table", true), a.str("catalog", false), a.str("schema", false)
+	if a.err != nil {
+		return t.fail(ctx, tool, a.err)
 	}
 	parts, err := engine.SplitName(name)
 	if err != nil {
@@ -405,21 +367,12 @@ func (t *Tools) getTableSchema(ctx context.Context, req mcp.CallToolRequest) (*m
 
 func (t *Tools) explainQuery(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	const tool = "explain_query"
-	a, err := readArgs(tool, req, "query", "type", "format")
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	query, err := a.str("query", true)
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	typ, err := a.enum("type", "LOGICAL", engine.ExplainTypes)
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	format, err := a.enum("format", "TEXT", engine.ExplainFormats)
-	if err != nil {
-		return t.fail(ctx, tool, err)
+	a := readArgs(tool, req, "query", "type", "format")
+	query := a.str("query", true)
+	typ := a.enum("type", "LOGICAL", engine.ExplainTypes)
+	format := a.enum("format", "TEXT", engine.ExplainFormats)
+	if a.err != nil {
+		return t.fail(ctx, tool, a.err)
 	}
 	// Judged as "EXPLAIN <query>": planning any statement executes nothing,
 	// but an EXPLAIN ANALYZE inside is judged as what it runs, and one
