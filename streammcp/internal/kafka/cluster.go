@@ -181,15 +181,3 @@ func (c *Client) minISR(ctx context.Context, addr string, topics []report.Topic)
 	}
 	return out, nil
 }
-
-func describeConfigsVersion(v sarama.KafkaVersion) int16 {
-	switch {
-	case v.IsAtLeast(sarama.V2_6_0_0):
-		return 4
-	case v.IsAtLeast(sarama.V2_0_0_0):
-		return 2
-	case v.IsAtLeast(sarama.V1_1_0_0):
-		return 1
-	}
-	return 0
-}
