@@ -26,18 +26,7 @@ var _ = flag.Bool("update", false, "rewrite testdata/*.golden.json")
 // scenario and returns its STREAM_BROKERS value.
 func seededCluster(t *testing.T) (*kafkatest.Cluster, string) {
 	t.Helper()
-	kc, err := kafkatest.Start(kafkatest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := kc.SeedScenario(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	kc := kafkatest.StartSeeded(t)
 	return kc, strings.Join(kc.Addrs(), ",")
 }
 

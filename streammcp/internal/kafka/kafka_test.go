@@ -31,18 +31,7 @@ var _ = flag.Bool("update", false, "rewrite golden files")
 // client for it.
 func seeded(t *testing.T, opts ...func(*kafka.Options)) (*kafkatest.Cluster, *kafka.Client) {
 	t.Helper()
-	kc, err := kafkatest.Start(kafkatest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := kc.SeedScenario(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
+	kc := kafkatest.StartSeeded(t)
 	return kc, newClient(t, kc.Addrs(), opts...)
 }
 

@@ -27,19 +27,7 @@ type env struct {
 
 func cluster(t *testing.T) *kafkatest.Cluster {
 	t.Helper()
-	kc, err := kafkatest.Start(kafkatest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(kc.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	sd, err := kc.SeedScenario(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sd.Close)
-	return kc
+	return kafkatest.StartSeeded(t)
 }
 
 func newEnv(t *testing.T, addrs []string, o mcpserver.Options) *env {
