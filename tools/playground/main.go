@@ -347,33 +347,23 @@ func waitHealthy(ctx context.Context, port int) error {
 	return fmt.Errorf("no answer on port %d within 30s", port)
 }
 
-// findCodex finds the pinned Codex CLI the installer puts in the cache, or
-// one on PATH; it installs the pinned one when neither exists.
+// findCodex asks the installer for the pinned Codex CLI (it installs it when
+// missing and prints its path: the one place that knows where it lives),
+// falling back to a codex on PATH.
 func findCodex(root string) (string, string) {
-	cache := os.Getenv("MCPFLEET_CACHE")
-	if cache == "" {
-		base := os.Getenv("XDG_CACHE_HOME")
-		if base == "" {
-			home, _ := os.UserHomeDir()
-			base = filepath.Join(home, ".cache")
+	inst := filepath.Join(root, "scripts", "install", "codermcp.sh")
+	out, err := exec.Command("bash", inst).Output()
+	if err == nil {
+		if path := lastLine(out); path != "" {
+			if _, statErr := os.Stat(path); statErr == nil {
+				return path, ""
+			}
 		}
-		cache = filepath.Join(base, "mcpfleet")
 	}
-	pinned := filepath.Join(cache, "codex", "node_modules", ".bin", "codex")
-	if _, err := os.Stat(pinned); err == nil {
-		return pinned, ""
-	}
-	if path, err := exec.LookPath("codex"); err == nil {
+	if path, lookErr := exec.LookPath("codex"); lookErr == nil {
 		return path, ""
 	}
-	inst := filepath.Join(root, "scripts", "install", "codermcp.sh")
-	if out, err := exec.Command("bash", inst).CombinedOutput(); err != nil {
-		return "", fmt.Sprintf("the Codex CLI is not installed and %s failed (%v): %s", inst, err, lastLine(out))
-	}
-	if _, err := os.Stat(pinned); err == nil {
-		return pinned, ""
-	}
-	return "", "the Codex CLI is not installed: run scripts/install/codermcp.sh (npm install @openai/codex@0.169.0)"
+	return "", fmt.Sprintf("the Codex CLI is not installed and %s could not install it (%v): install npm, then run it", inst, err)
 }
 
 func lastLine(b []byte) string {
