@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -22,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/shared/httpauth/idptest"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
@@ -167,33 +165,7 @@ func token(claims map[string]any) string {
 	for k, v := range claims {
 		c[k] = v
 	}
-	return signHS256(jwtSecret, c)
-}
-
-// signHS256 makes an HS256 JWT as OAUTH_PROVIDER=hmac expects. (Written
-// here rather than imported from shared's idptest, which the module proxy
-// copy of shared that go mod tidy resolves does not have yet.)
-func signHS256(secret string, claims map[string]any) string {
-	enc := func(v any) string {
-		b, _ := json.Marshal(v)
-		return base64.RawURLEncoding.EncodeToString(b)
-	}
-	input := enc(map[string]any{"alg": "HS256", "typ": "JWT"}) + "." + enc(claims)
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(input))
-	return input + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
-}
-
-func lastQuery(t *testing.T, sqlText string) trinotest.QueryInfo {
-	t.Helper()
-	qs := trino.Queries()
-	for i := len(qs) - 1; i >= 0; i-- {
-		if qs[i].SQL == sqlText {
-			return qs[i]
-		}
-	}
-	t.Fatalf("the engine never saw %q", sqlText)
-	return trinotest.QueryInfo{}
+	return idptest.SignHS256(jwtSecret, c)
 }
 
 // TestOAuthIdentityReachesTheEngine: over HTTP with OAuth (hmac tokens), the
@@ -208,7 +180,7 @@ func TestOAuthIdentityReachesTheEngine(t *testing.T) {
 	srv := e2e.StartHTTP(t, bin, engineEnv(t, oauth...))
 	cs := e2e.Connect(t, srv.MCPURL(), alice)
 	structured(t, e2e.CallTool(t, cs, "execute_query", map[string]any{"query": "SELECT 'e2e-attribution'"}))
-	qi := lastQuery(t, "SELECT 'e2e-attribution'")
+	qi := trino.LastQuery(t, "SELECT 'e2e-attribution'")
 	if qi.User != "svc" || strings.Join(qi.ClientTags, ",") != "sqlmcp,user:alice" || !strings.Contains(qi.ClientInfo, `"email":"alice@example.com"`) {
 		t.Errorf("attribution: user=%q tags=%q info=%q", qi.User, qi.ClientTags, qi.ClientInfo)
 	}
@@ -216,7 +188,7 @@ func TestOAuthIdentityReachesTheEngine(t *testing.T) {
 	srv = e2e.StartHTTP(t, bin, engineEnv(t, append(oauth, "SQLENGINE_ENABLE_IMPERSONATION=true", "SQLENGINE_IMPERSONATION_FIELD=email")...))
 	cs = e2e.Connect(t, srv.MCPURL(), alice)
 	structured(t, e2e.CallTool(t, cs, "execute_query", map[string]any{"query": "SELECT 'e2e-impersonation'"}))
-	if qi := lastQuery(t, "SELECT 'e2e-impersonation'"); qi.User != "alice@example.com" {
+	if qi := trino.LastQuery(t, "SELECT 'e2e-impersonation'"); qi.User != "alice@example.com" {
 		t.Errorf("impersonation: X-Trino-User = %q", qi.User)
 	}
 	cs = e2e.Connect(t, srv.MCPURL(), nameless)
@@ -329,7 +301,7 @@ func TestProfileFileSuppliesTheConnection(t *testing.T) {
 	if fmt.Sprint(m["rows"]) != "[[10]]" {
 		t.Errorf("rows = %v", m["rows"])
 	}
-	if qi := lastQuery(t, "SELECT count(*) AS n FROM events WHERE id <= 10"); qi.User != "profiled" || qi.Catalog != "warehouse" {
+	if qi := trino.LastQuery(t, "SELECT count(*) AS n FROM events WHERE id <= 10"); qi.User != "profiled" || qi.Catalog != "warehouse" {
 		t.Errorf("engine saw user=%q catalog=%q", qi.User, qi.Catalog)
 	}
 }

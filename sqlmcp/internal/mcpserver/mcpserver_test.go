@@ -358,18 +358,6 @@ func TestAllowedSchemas(t *testing.T) {
 	h.ok(t, "get_table_schema", map[string]any{"table": "sales.mcpallowed.a"})
 }
 
-func lastQuery(t testing.TB, sqlText string) trinotest.QueryInfo {
-	t.Helper()
-	qs := trino.Queries()
-	for i := len(qs) - 1; i >= 0; i-- {
-		if qs[i].SQL == sqlText {
-			return qs[i]
-		}
-	}
-	t.Fatalf("the engine never saw %q", sqlText)
-	return trinotest.QueryInfo{}
-}
-
 func TestImpersonationAndAttribution(t *testing.T) {
 	alice := httpauth.ContextWithIdentity(context.Background(), &httpauth.Identity{Subject: "u-1", Username: "alice", Email: "alice@example.com"})
 	noName := httpauth.ContextWithIdentity(context.Background(), &httpauth.Identity{Subject: "u-2", Email: "bob@example.com"})
@@ -379,7 +367,7 @@ func TestImpersonationAndAttribution(t *testing.T) {
 	if text, isErr := h.call(t, alice, "execute_query", map[string]any{"query": "SELECT 'attr-1'"}); isErr {
 		t.Fatal(text)
 	}
-	qi := lastQuery(t, "SELECT 'attr-1'")
+	qi := trino.LastQuery(t, "SELECT 'attr-1'")
 	if qi.User != "svc" || strings.Join(qi.ClientTags, ",") != "sqlmcp,user:alice" || !strings.Contains(qi.ClientInfo, `"user":"alice"`) {
 		t.Errorf("attribution: user=%q tags=%q info=%q", qi.User, qi.ClientTags, qi.ClientInfo)
 	}
@@ -390,11 +378,11 @@ func TestImpersonationAndAttribution(t *testing.T) {
 		if text, isErr := h.call(t, alice, "execute_query", map[string]any{"query": q}); isErr {
 			t.Fatal(text)
 		}
-		if qi := lastQuery(t, q); qi.User != tc.want {
+		if qi := trino.LastQuery(t, q); qi.User != tc.want {
 			t.Errorf("field %s: X-Trino-User = %q, want %q", tc.field, qi.User, tc.want)
 		}
 		h.call(t, alice, "list_catalogs", nil)
-		if qi := lastQuery(t, "SHOW CATALOGS"); qi.User != tc.want {
+		if qi := trino.LastQuery(t, "SHOW CATALOGS"); qi.User != tc.want {
 			t.Errorf("field %s: list_catalogs ran as %q", tc.field, qi.User)
 		}
 	}

@@ -365,6 +365,20 @@ func (s *Server) Cancelled() []string {
 	return append([]string(nil), s.cancelled...)
 }
 
+// LastQuery returns the newest query whose SQL is exactly sqlText, and
+// fails t when the engine never saw one.
+func (s *Server) LastQuery(t testing.TB, sqlText string) QueryInfo {
+	t.Helper()
+	qs := s.Queries()
+	for i := len(qs) - 1; i >= 0; i-- {
+		if qs[i].SQL == sqlText {
+			return qs[i]
+		}
+	}
+	t.Fatalf("the engine never saw %q", sqlText)
+	return QueryInfo{}
+}
+
 // Queries returns what the engine knows of every query, oldest first.
 func (s *Server) Queries() []QueryInfo {
 	s.mu.Lock()
