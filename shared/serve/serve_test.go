@@ -417,3 +417,36 @@ func TestBadOAuthConfigurationExits2(t *testing.T) {
 		}
 	}
 }
+
+// A request the client cancels is not waited for when input ends: the
+// process exits promptly and the call's work was cancelled.
+func TestStdioCancelledRequestIsNotAwaited(t *testing.T) {
+	bin := echoserver(t)
+	mark := filepath.Join(t.TempDir(), "mark")
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"sleep","arguments":{"ms":20000}}}
+`
+	cmd := exec.Command(bin)
+	cmd.Env = []string{"ECHO_MARK_FILE=" + mark, "MCP_SHUTDOWN_TIMEOUT=15s"}
+	stdin, _ := cmd.StdinPipe()
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, in)
+	time.Sleep(300 * time.Millisecond)
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"user"}}`+"\n")
+	stdin.Close()
+	start := time.Now()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("exit took %s after input ended; the cancelled request was awaited", d)
+	}
+	if got := readMark(t, mark); got != "cancelled" {
+		t.Errorf("sleep ended as %q, want cancelled", got)
+	}
+}

@@ -119,8 +119,19 @@ func (g *stdioGate) admit(line []byte) []byte {
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
 	}
-	if json.Unmarshal(trimmed, &m) == nil && m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" {
+	if json.Unmarshal(trimmed, &m) != nil || m.Method == "" {
+		return line
+	}
+	switch {
+	case m.Method == "notifications/cancelled" && len(m.Params.RequestID) > 0:
+		// The specification lets a server leave a cancelled request
+		// unanswered; never hold the end of input for one.
+		g.answered(normalizeID(m.Params.RequestID))
+	case len(m.ID) > 0 && string(m.ID) != "null":
 		g.mu.Lock()
 		g.pending[normalizeID(m.ID)]++
 		g.mu.Unlock()
@@ -161,6 +172,10 @@ func (g *stdioGate) drain() {
 
 func (g *stdioGate) answered(id string) {
 	g.mu.Lock()
+	if _, ok := g.pending[id]; !ok {
+		g.mu.Unlock()
+		return
+	}
 	if g.pending[id] > 1 {
 		g.pending[id]--
 	} else {
