@@ -372,26 +372,13 @@ func TestRequestBudget(t *testing.T) {
 func TestUnreachableClusterFailsWithinTimeoutAndRecovers(t *testing.T) {
 	// A port that refuses connections, and one that accepts but never answers.
 	refused := freePort(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer conn.Close()
-		}
-	}()
+	silent := kafkatest.SilentBroker(t)
 	tests := []struct {
 		name, addr string
 		want       []string
 	}{
 		{"refused", net.JoinHostPort("127.0.0.1", refused), []string{"connect to Kafka broker 127.0.0.1:" + refused, "STREAM_BROKERS"}},
-		{"silent", ln.Addr().String(), []string{"no answer within 1s", "STREAM_TIMEOUT"}},
+		{"silent", silent, []string{"no answer within 1s", "STREAM_TIMEOUT"}},
 		{"several refused", net.JoinHostPort("127.0.0.1", refused) + "," + net.JoinHostPort("127.0.0.1", freePort(t)),
 			[]string{"no broker answered (127.0.0.1:" + refused + ": dial tcp", "; 127.0.0.1:", "STREAM_BROKERS"}},
 	}
@@ -435,25 +422,12 @@ func TestUnreachableClusterFailsWithinTimeoutAndRecovers(t *testing.T) {
 }
 
 func TestCancellation(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer conn.Close()
-		}
-	}()
-	c := newClient(t, []string{ln.Addr().String()}, func(o *kafka.Options) { o.Timeout = 30 * time.Second })
+	silent := kafkatest.SilentBroker(t)
+	c := newClient(t, []string{silent}, func(o *kafka.Options) { o.Timeout = 30 * time.Second })
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	_, err = c.Groups(ctx)
+	_, err := c.Groups(ctx)
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("cancelled read took %s", d)
 	}
@@ -692,26 +666,13 @@ func TestSeedFailover(t *testing.T) {
 	kc, _ := seeded(t)
 	// A silent address and a stopped broker first in the seed list: the
 	// client moves on to a live broker within the time limit.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			defer conn.Close()
-		}
-	}()
+	silent := kafkatest.SilentBroker(t)
 	addrs := kc.Addrs()
 	stopped := addrs[1]
 	if err := kc.StopBroker(1); err != nil {
 		t.Fatal(err)
 	}
-	c := newClient(t, []string{ln.Addr().String(), stopped, addrs[0]}, func(o *kafka.Options) { o.Timeout = 3 * time.Second })
+	c := newClient(t, []string{silent, stopped, addrs[0]}, func(o *kafka.Options) { o.Timeout = 3 * time.Second })
 	start := time.Now()
 	cl, err := c.Cluster(context.Background())
 	if err != nil {

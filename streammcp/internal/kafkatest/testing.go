@@ -2,6 +2,7 @@ package kafkatest
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 )
@@ -23,4 +24,32 @@ func StartSeeded(t testing.TB) *Cluster {
 	}
 	t.Cleanup(s.Close)
 	return kc
+}
+
+// SilentBroker returns the address of a listener that accepts connections
+// and never answers: a broker that hangs (a small fake, as kfake cannot stop
+// answering at the TCP level). It closes when the test ends.
+func SilentBroker(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				for _, c := range held {
+					c.Close()
+				}
+				return
+			}
+			held = append(held, conn)
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return ln.Addr().String()
 }
