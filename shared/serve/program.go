@@ -5,12 +5,15 @@
 package serve
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+	"github.com/mcpfleet/mcpfleet/shared/logging"
 )
 
 // Exit statuses shared by every server.
@@ -97,4 +100,34 @@ func (p Program) HandleArgs(args []string, stdout, stderr io.Writer) (status int
 func (p Program) ConfigError(stderr io.Writer, err error) int {
 	fmt.Fprintf(stderr, "%s: %v\nRun %s --help for every variable and its accepted values.\n", p.Name, err, p.Name)
 	return ExitUsage
+}
+
+// Configure does what every server does before it builds anything: it
+// handles the shared flags, then reads the shared variables (MCP_*, OAUTH_*,
+// LOG_*) and, through own, the server's, reporting every problem at once.
+// When ok is false the process should exit with status (after --version,
+// --help, a usage error, or a configuration error, exit 2).
+func (p Program) Configure(args []string, getenv func(string) string, stdout, stderr io.Writer, own func(*envconfig.Reader)) (cfg Config, logger *slog.Logger, status int, ok bool) {
+	if status, done := p.HandleArgs(args, stdout, stderr); done {
+		return Config{}, nil, status, false
+	}
+	env := envconfig.New(getenv)
+	cfg = FromEnv(env)
+	if own != nil {
+		own(env)
+	}
+	if err := env.Err(); err != nil {
+		return Config{}, nil, p.ConfigError(stderr, err), false
+	}
+	return cfg, logging.New(cfg.Log, stderr), ExitOK, true
+}
+
+// Serve runs s (see Run) and turns the outcome into the process's exit
+// status, printing a failure to stderr.
+func (p Program) Serve(ctx context.Context, s *Server, cfg Config, o Options, stderr io.Writer) int {
+	if err := Run(ctx, p, s, cfg, o); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
+		return ExitFailure
+	}
+	return ExitOK
 }

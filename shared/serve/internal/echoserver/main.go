@@ -16,7 +16,6 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
-	"github.com/mcpfleet/mcpfleet/shared/logging"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
 )
 
@@ -33,16 +32,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		Name: "echoserver", Version: buildinfo.Version(version), Summary: "echoes for transport tests",
 		Vars: []envconfig.Var{{Name: "ECHO_MARK_FILE", Description: "file that records how sleep calls ended"}},
 	}
-	if status, done := p.HandleArgs(args, stdout, stderr); done {
+	var mark string
+	cfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) {
+		mark = env.String("ECHO_MARK_FILE", "")
+	})
+	if !ok {
 		return status
 	}
-	env := envconfig.New(getenv)
-	cfg := serve.FromEnv(env)
-	mark := env.String("ECHO_MARK_FILE", "")
-	if err := env.Err(); err != nil {
-		return p.ConfigError(stderr, err)
-	}
-	logger := logging.New(cfg.Log, stderr)
 	s := serve.NewServer(p.Name, p.Version)
 	s.AddTool(mcp.NewTool("echo", mcp.WithString("text", mcp.Required())),
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -60,11 +56,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 				return nil, ctx.Err()
 			}
 		})
-	if err := serve.Run(ctx, p, s, cfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}); err != nil {
-		fmt.Fprintf(stderr, "echoserver: %v\n", err)
-		return serve.ExitFailure
-	}
-	return serve.ExitOK
+	return p.Serve(ctx, s, cfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}, stderr)
 }
 
 func record(path, what string) {
