@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
-	"github.com/mcpfleet/mcpfleet/shared/logging"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
@@ -39,16 +37,11 @@ func program() serve.Program {
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	p := program()
-	if status, done := p.HandleArgs(args, stdout, stderr); done {
+	var cfg config.Config
+	scfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) { cfg = config.FromEnv(env) })
+	if !ok {
 		return status
 	}
-	env := envconfig.New(getenv)
-	cfg := config.FromEnv(env)
-	scfg := serve.FromEnv(env)
-	if err := env.Err(); err != nil {
-		return p.ConfigError(stderr, err)
-	}
-	logger := logging.New(scfg.Log, stderr)
 
 	// No network here: a cluster that is down at start-up does not stop the
 	// server; each read reports it until the cluster is back.
@@ -83,9 +76,5 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 
 	logger.Info("streammcp starting", "brokers", cfg.Brokers, "sasl", cfg.SASLMechanism, "tls", cfg.TLSEnabled,
 		"writes", cfg.AllowWrites, "lag_threshold", cfg.LagThreshold, "timeout", cfg.Timeout.String())
-	if err := serve.Run(ctx, p, s, scfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	return 0
+	return p.Serve(ctx, s, scfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}, stderr)
 }
