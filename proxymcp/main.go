@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -19,7 +18,6 @@ import (
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/statspage"
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
-	"github.com/mcpfleet/mcpfleet/shared/logging"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
 )
 
@@ -38,16 +36,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		Summary: "HAProxy administration and monitoring over MCP (runtime API and stats page)",
 		Vars:    config.Vars,
 	}
-	if status, done := p.HandleArgs(args, stdout, stderr); done {
+	var pc config.Config
+	cfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) { pc = config.FromEnv(env) })
+	if !ok {
 		return status
 	}
-	env := envconfig.New(getenv)
-	pc := config.FromEnv(env)
-	cfg := serve.FromEnv(env)
-	if err := env.Err(); err != nil {
-		return p.ConfigError(stderr, err)
-	}
-	logger := logging.New(cfg.Log, stderr)
 
 	var rt *runtimeapi.Client
 	if pc.RuntimeEnabled {
@@ -68,14 +61,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	s := serve.NewServer(p.Name, p.Version)
 	n := mcpserver.Register(s, hp, mcpserver.Options{ReadOnly: pc.ReadOnly, ServerVersion: p.Version})
 	logger.Debug("tools registered", "count", n)
-	if err := serve.Run(ctx, p, s, cfg, serve.Options{
+	return p.Serve(ctx, s, cfg, serve.Options{
 		Logger: logger, Stdin: stdin, Stdout: stdout,
 		MethodAliases: map[string]string{"callTool": "tools/call"},
-	}); err != nil {
-		fmt.Fprintln(stderr, err)
-		return serve.ExitFailure
-	}
-	return serve.ExitOK
+	}, stderr)
 }
 
 // probe logs which HAProxy answers at start-up; a failure is only a warning
