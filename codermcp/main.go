@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -17,7 +16,6 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
-	"github.com/mcpfleet/mcpfleet/shared/logging"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
 )
 
@@ -36,16 +34,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		Summary: "the Codex CLI over MCP, with sessions, resume and live progress",
 		Vars:    config.Vars,
 	}
-	if status, done := p.HandleArgs(args, stdout, stderr); done {
+	var ccfg config.Config
+	cfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) { ccfg = config.FromEnv(env) })
+	if !ok {
 		return status
 	}
-	env := envconfig.New(getenv)
-	cfg := serve.FromEnv(env)
-	ccfg := config.FromEnv(env)
-	if err := env.Err(); err != nil {
-		return p.ConfigError(stderr, err)
-	}
-	logger := logging.New(cfg.Log, stderr)
 
 	client := &cli.Client{Path: ccfg.CLIPath, Home: ccfg.Home, Timeout: ccfg.Timeout}
 	store := session.New(session.Options{Limit: ccfg.SessionLimit, TTL: ccfg.SessionTTL, MaxConcurrency: ccfg.MaxConcurrency})
@@ -62,9 +55,5 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 
 	s := serve.NewServer(p.Name, p.Version, mcpserver.ServerOptions()...)
 	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger}).Register(s.MCPServer)
-	if err := serve.Run(ctx, p, s, cfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}); err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	return 0
+	return p.Serve(ctx, s, cfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}, stderr)
 }
