@@ -104,9 +104,5 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		Impersonation:      cfg.Impersonation,
 		ImpersonationField: cfg.ImpersonationField,
 	}, logger).Register(s.MCPServer)
-	if err := serve.Run(ctx, p, s, cfg.Serve, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}); err != nil {
-		fmt.Fprintf(stderr, "sqlmcp: %v\n", err)
-		return 1
-	}
-	return 0
+	return p.Serve(ctx, s, cfg.Serve, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}, stderr)
 }
