@@ -226,9 +226,11 @@ func TestLagThresholdParameter(t *testing.T) {
 		{uri: mcpserver.URILagReport + "?threshold=1.5", err: []string{"threshold", "non-negative integer"}},
 		{uri: mcpserver.URILagReport + "?threshold=", err: []string{"threshold", "non-negative integer"}},
 		{uri: mcpserver.URILagReport + "?foo=1", err: []string{`unknown query parameter "foo"`, "threshold"}},
-		// mcp-go's template matcher cannot match a second parameter: not found.
-		{uri: mcpserver.URILagReport + "?threshold=7&foo=1", err: []string{"not found"}},
-		{uri: mcpserver.URIOverview + "?x=1", err: []string{"not found"}},
+		// mcp-go alone cannot route these (see routeQuery): they would be "not found".
+		{uri: mcpserver.URILagReport + "?threshold=7&foo=1", err: []string{`unknown query parameter "foo"`, "the only accepted parameter is threshold"}},
+		{uri: mcpserver.URILagReport + "?foo=1&threshold=7", err: []string{`unknown query parameter "foo"`}},
+		{uri: mcpserver.URILagReport + "?threshold=7&threshold=8", err: []string{"threshold given 2 times"}},
+		{uri: mcpserver.URIOverview + "?x=1", err: []string{`unknown query parameter "x"`, "takes no query parameters"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.uri, func(t *testing.T) {
@@ -532,5 +534,28 @@ func TestListenStreamNotifiesOnStatusChange(t *testing.T) {
 	case n := <-updates:
 		t.Errorf("notified after the stream closed: %+v", n)
 	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// URIs mcp-go cannot route on its own get an answer naming the bad
+// parameter in both protocol eras (the modern one has no sessions).
+func TestUnroutableQueriesNameTheParameter(t *testing.T) {
+	kc := cluster(t)
+	e := newEnv(t, kc.Addrs(), mcpserver.Options{})
+	for _, era := range []string{mcp.ProtocolVersion20251125, ""} {
+		c := connect(t, e.s, era)
+		for uri, want := range map[string]string{
+			mcpserver.URILagReport + "?threshold=7&foo=1": `unknown query parameter "foo"`,
+			mcpserver.URIHealthCheck + "?threshold=7":     `unknown query parameter "threshold"`,
+			mcpserver.URIURP + "?topic=orders":            `unknown query parameter "topic"`,
+		} {
+			_, err := readJSON(t, c, uri)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("era %q, %s: error %v, want one containing %s", era, uri, err, want)
+			}
+		}
+		if _, err := readJSON(t, c, "stream-mcp://no-such-report?x=1"); err == nil || !strings.Contains(strings.ToLower(err.Error()), "not found") {
+			t.Errorf("era %q: unknown report answered %v, want not found", era, err)
+		}
 	}
 }

@@ -70,6 +70,7 @@ func New(kc *kafka.Client, o Options) *Handler {
 	}
 	h := &Handler{kc: kc, opts: o, log: o.Logger, subs: newSubscriptions(), listens: map[string]listener{}}
 	h.hooks = &server.Hooks{}
+	h.hooks.AddBeforeReadResource(routeQuery)
 	h.hooks.AddAfterSubscribe(h.onSubscribe)
 	h.hooks.AddAfterUnsubscribe(h.onUnsubscribe)
 	h.hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { h.subs.dropSession(s.SessionID()) })
@@ -117,11 +118,49 @@ func (h *Handler) registerResources(s *server.MCPServer) {
 		mcp.WithTemplateMIMEType("application/json")), h.readResource)
 }
 
+// metaQueryURI is the _meta key that carries a report URI routeQuery
+// redirected, so that readResource judges the URI the client sent.
+const metaQueryURI = "streammcp/query-uri"
+
+// routeQuery sends a report URI whose query mcp-go cannot route (static
+// resources match exactly, and the {?threshold} template matches only that
+// one parameter, so ?threshold=7&foo=1 or overview?x=1 would get a bare
+// "resource not found") to the report's static entry, keeping the URI as
+// sent in _meta: the answer then names the parameter that is wrong.
+func routeQuery(_ context.Context, _ any, req *mcp.ReadResourceRequest) {
+	u, err := url.Parse(req.Params.URI)
+	if err != nil || u.Scheme != "stream-mcp" || u.RawQuery == "" {
+		return
+	}
+	base := "stream-mcp://" + u.Host + u.Path
+	switch base {
+	case URIOverview, URIHealthCheck, URIURP, URILagReport:
+	default:
+		return // not a report: mcp-go's "not found" is the right answer
+	}
+	if q, err := url.ParseQuery(u.RawQuery); err == nil && base == URILagReport && len(q) == 1 && len(q["threshold"]) == 1 {
+		return // the template serves it
+	}
+	if req.Params.Meta == nil {
+		req.Params.Meta = &mcp.Meta{}
+	}
+	if req.Params.Meta.AdditionalFields == nil {
+		req.Params.Meta.AdditionalFields = map[string]any{}
+	}
+	req.Params.Meta.AdditionalFields[metaQueryURI] = req.Params.URI
+	req.Params.URI = base
+}
+
 // readResource serves every report URI; it parses the URI itself because
 // mcp-go matches static resources exactly and template arguments are lost
 // on partial matches.
 func (h *Handler) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	uri := req.Params.URI
+	if m := req.Params.Meta; m != nil {
+		if sent, ok := m.AdditionalFields[metaQueryURI].(string); ok {
+			uri = sent
+		}
+	}
 	v, err := h.Report(ctx, uri)
 	if err != nil {
 		h.log.Warn("resource read failed", "uri", uri, "err", err)
