@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
@@ -163,8 +164,18 @@ func (t *requestTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if o.info != "" {
 		req.Header.Set(HeaderClientInfo, o.info)
 	}
-	resp, err := t.base.RoundTrip(req)
-	if err != nil || req.Method != http.MethodPost || !strings.HasSuffix(req.URL.Path, "/v1/statement") || resp.StatusCode != http.StatusOK {
+	submit := req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/v1/statement")
+	if !submit {
+		return t.base.RoundTrip(req)
+	}
+	// The submit runs to its end even when the caller gives up meanwhile
+	// (Ctrl-C, a cancelled MCP request): its answer carries the query id, and
+	// without it the query could not be cancelled on the engine.
+	caller := req.Context()
+	sctx, stop := context.WithTimeout(context.WithoutCancel(caller), submitTimeout)
+	defer stop()
+	resp, err := t.base.RoundTrip(req.WithContext(sctx))
+	if err != nil || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
 	// The submit answer is small (QUEUED, no data); read it to learn the id.
@@ -179,6 +190,12 @@ func (t *requestTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if json.Unmarshal(body, &head) == nil && head.ID != "" {
 		o.setQueryID(head.ID)
 	}
+	if err := caller.Err(); err != nil {
+		return nil, err // the id is known: the caller's cleanup cancels the query
+	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp, nil
 }
+
+// submitTimeout bounds a statement submit that outlives its caller.
+const submitTimeout = 10 * time.Second
