@@ -235,6 +235,7 @@ func TestReadOnlyThroughTheTool(t *testing.T) {
 
 func TestWritesWhenAllowed(t *testing.T) {
 	h := newHarness(t, mcpserver.Options{AllowWrites: true}, func(c *engine.Config) { c.Schema = "mcpsecret" })
+	h.ok(t, "execute_query", map[string]any{"query": "DROP TABLE IF EXISTS w"}) // a shared engine; -count reruns
 	h.ok(t, "execute_query", map[string]any{"query": "CREATE TABLE w (x INTEGER)"})
 	h.ok(t, "execute_query", map[string]any{"query": "INSERT INTO w VALUES (1), (2)"})
 	m := h.ok(t, "execute_query", map[string]any{"query": "SELECT count(*) FROM w"})
