@@ -515,22 +515,25 @@ func TestCoderTimeoutStopsModelCommands(t *testing.T) {
 // CODER_TIMEOUT bounds the whole call, waiting for a busy session included.
 func TestCoderTimeoutCoversWaitingForSession(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{cfg: func(c *config.Config) { c.Timeout = 2 * time.Second }})
+	// The limit leaves the real CLI room to start on a loaded machine: the
+	// first call must reach the endpoint before its own limit ends it.
+	const limit = 6 * time.Second
+	e := newEnv(t, envOptions{cfg: func(c *config.Config) { c.Timeout = limit }})
 	first := make(chan *mcp.CallToolResult, 1)
 	go func() {
 		first <- e.call(t, "coder", map[string]any{"prompt": "hold the session [[hang]]", "sessionId": "busy"})
 	}()
-	deadline := time.Now().Add(30 * time.Second)
 	for len(e.h.Endpoint.RequestsWith("hold the session")) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the first call never reached the endpoint")
+		select {
+		case res := <-first:
+			t.Fatalf("the first call ended before it reached the endpoint: %v", res.Content)
+		case <-time.After(20 * time.Millisecond):
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	start := time.Now()
-	mustError(t, e.call(t, "coder", map[string]any{"prompt": "queued behind it", "sessionId": "busy"}), "timed out", "2s")
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("the queued call took %s; its 2s limit includes the wait", d)
+	mustError(t, e.call(t, "coder", map[string]any{"prompt": "queued behind it", "sessionId": "busy"}), "timed out", limit.String())
+	if d := time.Since(start); d > limit+time.Second {
+		t.Errorf("the queued call took %s; its %s limit includes the wait", d, limit)
 	}
 	mustError(t, <-first, "timed out")
 }
