@@ -452,6 +452,7 @@ func TestAllowedSchemasWithWrites(t *testing.T) {
 		}
 	}
 	// Writes inside the allowed schemas run.
+	h.ok(t, "execute_query", map[string]any{"query": "DROP TABLE IF EXISTS sales.mcpallowed.written"}) // -count reruns
 	h.ok(t, "execute_query", map[string]any{"query": "CREATE TABLE sales.mcpallowed.written AS SELECT x FROM a"})
 	h.ok(t, "execute_query", map[string]any{"query": "INSERT INTO written VALUES (10)"})
 	m := h.ok(t, "execute_query", map[string]any{"query": "SELECT count(*) FROM written"})
