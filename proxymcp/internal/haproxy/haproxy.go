@@ -149,30 +149,31 @@ func (c *Client) statCSV(ctx context.Context) ([]StatRow, Source, error) {
 // adminChange runs a server state/health/agent change through the runtime
 // API, or through the stats page's admin form when the runtime API cannot
 // be reached and action is not empty.
-func (c *Client) adminChange(ctx context.Context, op, cmd, backend, server, action string) (Source, string, error) {
+func (c *Client) adminChange(ctx context.Context, op string, ch change, backend, server, action string) (Source, Applied, error) {
 	var attempts []Attempt
 	if c.Runtime != nil {
-		out, err := c.Runtime.Execute(ctx, cmd)
+		res, err := c.apply(ctx, ch)
 		if err == nil {
-			return SourceRuntime, strings.TrimSpace(out), nil
+			return SourceRuntime, res, nil
 		}
 		if !unreachable(err) || ctx.Err() != nil {
-			return SourceRuntime, "", err
+			return SourceRuntime, Applied{}, err
 		}
 		attempts = append(attempts, Attempt{SourceRuntime, err})
 	}
 	if c.Stats != nil && action != "" {
 		err := c.Stats.Admin(ctx, backend, server, action)
 		if err == nil {
-			return SourceStats, "", nil
+			// The page answers DONE only when it applied the action.
+			return SourceStats, Applied{Changed: true}, nil
 		}
 		var ae *statspage.AdminError
 		if errors.As(err, &ae) && !ae.Denied() {
-			return SourceStats, "", err // the page answered: the server or backend is wrong
+			return SourceStats, Applied{}, err // the page answered: the server or backend is wrong
 		}
 		attempts = append(attempts, Attempt{SourceStats, err})
 	} else if c.Stats != nil {
 		attempts = append(attempts, Attempt{SourceStats, errors.New("the stats page's admin form cannot do this")})
 	}
-	return "", "", &UnavailableError{Op: op, Attempts: attempts}
+	return "", Applied{}, &UnavailableError{Op: op, Attempts: attempts}
 }

@@ -53,14 +53,14 @@ func (c *Client) Text(ctx context.Context, d Dump) (string, error) {
 	return "", fmt.Errorf("unknown dump %q", d)
 }
 
-// ClearCounters resets statistics counters; all also resets the maxima and totals.
-func (c *Client) ClearCounters(ctx context.Context, all bool) error {
+// ClearCounters resets statistics counters; all also resets the maxima and
+// totals. Counters move on their own, so an unusual answer cannot be checked.
+func (c *Client) ClearCounters(ctx context.Context, all bool) (Applied, error) {
 	cmd := "clear counters"
 	if all {
 		cmd += " all"
 	}
-	_, err := c.exec(ctx, cmd)
-	return err
+	return c.apply(ctx, change{cmd: cmd})
 }
 
 // ServersTable runs "show servers state|conn [backend]" and parses it.
@@ -164,19 +164,25 @@ func (c *Client) AddServer(ctx context.Context, backend, server, addr string, po
 	if !v.AtLeast(2, 6) {
 		cmd = "experimental-mode on;" + cmd
 	}
-	if _, err := c.exec(ctx, cmd); err != nil {
+	name := srv(backend, server)
+	if _, err := c.apply(ctx, change{cmd: cmd, success: exact("New server registered."),
+		check: c.checkServerExists(backend, server, true)}); err != nil {
 		return "", err
 	}
 	if !o.Enable {
 		return "maint", nil
 	}
+	done := []string{"server " + name + " added (in maintenance)"}
 	if o.Check {
-		if _, err := c.exec(ctx, "enable health "+srv(backend, server)); err != nil {
-			return "maint", fmt.Errorf("server added (in maintenance) but enabling its health check failed: %w", err)
+		if _, err := c.apply(ctx, change{cmd: "enable health " + name,
+			check: c.checkEnabledBit(backend, server, "srv_check_state", "health check", true)}); err != nil {
+			return "maint", partial(done, fmt.Errorf("enabling its health check failed: %w", err))
 		}
+		done = append(done, "health check enabled")
 	}
-	if _, err := c.exec(ctx, "set server "+srv(backend, server)+" state ready"); err != nil {
-		return "maint", fmt.Errorf("server added (in maintenance) but putting it in service failed: %w", err)
+	if _, err := c.apply(ctx, change{cmd: "set server " + name + " state ready",
+		check: c.checkAdminState(backend, server, "ready")}); err != nil {
+		return "maint", partial(done, fmt.Errorf("putting it in service failed: %w", err))
 	}
 	return "ready", nil
 }
@@ -199,15 +205,18 @@ func (c *Client) DelServer(ctx context.Context, backend, server string, drain bo
 	}
 	name := srv(backend, server)
 	var res DelServerResult
+	var done []string
 	if drain {
-		if _, err := c.exec(ctx, "set server "+name+" state drain"); err != nil {
+		if _, err := c.apply(ctx, change{cmd: "set server " + name + " state drain",
+			check: c.checkAdminState(backend, server, "drain")}); err != nil {
 			return res, err
 		}
+		done = append(done, name+" set to drain")
 		deadline := time.Now().Add(wait)
 		for {
 			cur, err := c.serverSessions(ctx, backend, server)
 			if err != nil {
-				return res, err
+				return res, partial(done, err)
 			}
 			res.RemainingSessions = cur
 			if cur == 0 || time.Now().After(deadline) {
@@ -215,20 +224,23 @@ func (c *Client) DelServer(ctx context.Context, backend, server string, drain bo
 			}
 			select {
 			case <-ctx.Done():
-				return res, ctx.Err()
+				return res, partial(done, ctx.Err())
 			case <-time.After(200 * time.Millisecond):
 			}
 		}
-		if _, err := c.exec(ctx, "set server "+name+" state maint"); err != nil {
-			return res, err
+		if _, err := c.apply(ctx, change{cmd: "set server " + name + " state maint",
+			check: c.checkAdminState(backend, server, "maint")}); err != nil {
+			return res, partial(done, err)
 		}
 		res.Drained = true
+		done = append(done, name+" put in maintenance")
 		if res.RemainingSessions > 0 {
-			return res, fmt.Errorf("%w after waiting %s (%d left); it is now in maintenance and was not deleted: end them with shutdown_server_sessions, or retry with a longer drain_timeout", ErrStillBusy, wait, res.RemainingSessions)
+			return res, partial(done, fmt.Errorf("%w after waiting %s (%d left); it is now in maintenance and was not deleted: end them with shutdown_server_sessions, or retry with a longer drain_timeout", ErrStillBusy, wait, res.RemainingSessions))
 		}
 	}
-	_, err := c.exec(ctx, "del server "+name)
-	return res, err
+	_, err := c.apply(ctx, change{cmd: "del server " + name, success: exact("Server deleted."),
+		check: c.checkServerExists(backend, server, false)})
+	return res, partial(done, err)
 }
 
 func (c *Client) serverSessions(ctx context.Context, backend, server string) (int64, error) {
@@ -252,37 +264,42 @@ func (c *Client) serverSessions(ctx context.Context, backend, server string) (in
 var stateActions = map[string]string{"ready": statspage.ActionReady, "drain": statspage.ActionDrain, "maint": statspage.ActionMaint}
 
 // SetServerState sets ready, drain or maint (falls back to the stats page).
-func (c *Client) SetServerState(ctx context.Context, backend, server, state string) (Source, string, error) {
+func (c *Client) SetServerState(ctx context.Context, backend, server, state string) (Source, Applied, error) {
 	return c.adminChange(ctx, "set the state of "+srv(backend, server),
-		"set server "+srv(backend, server)+" state "+state, backend, server, stateActions[state])
+		change{cmd: "set server " + srv(backend, server) + " state " + state, check: c.checkAdminState(backend, server, state)},
+		backend, server, stateActions[state])
 }
 
 var healthActions = map[string]string{"up": statspage.ActionHealthUp, "stopping": statspage.ActionHealthNoLB, "down": statspage.ActionHealthDown}
 
-// SetServerHealth forces the health-check state (falls back to the stats page).
-func (c *Client) SetServerHealth(ctx context.Context, backend, server, health string) (Source, string, error) {
+// SetServerHealth forces the health-check state (falls back to the stats
+// page). The next check may change it again at once, so an unusual answer
+// cannot be checked against the state.
+func (c *Client) SetServerHealth(ctx context.Context, backend, server, health string) (Source, Applied, error) {
 	return c.adminChange(ctx, "set the health of "+srv(backend, server),
-		"set server "+srv(backend, server)+" health "+health, backend, server, healthActions[health])
+		change{cmd: "set server " + srv(backend, server) + " health " + health}, backend, server, healthActions[health])
 }
 
 // SetHealthCheck enables or disables the health check (falls back to the stats page).
-func (c *Client) SetHealthCheck(ctx context.Context, backend, server string, enable bool) (Source, string, error) {
+func (c *Client) SetHealthCheck(ctx context.Context, backend, server string, enable bool) (Source, Applied, error) {
 	verb, action := "disable", statspage.ActionHealthDisable
 	if enable {
 		verb, action = "enable", statspage.ActionHealthEnable
 	}
 	return c.adminChange(ctx, verb+" the health check of "+srv(backend, server),
-		verb+" health "+srv(backend, server), backend, server, action)
+		change{cmd: verb + " health " + srv(backend, server), check: c.checkEnabledBit(backend, server, "srv_check_state", "health check", enable), always: true},
+		backend, server, action)
 }
 
 // SetAgentCheck enables or disables the agent check (falls back to the stats page).
-func (c *Client) SetAgentCheck(ctx context.Context, backend, server string, enable bool) (Source, string, error) {
+func (c *Client) SetAgentCheck(ctx context.Context, backend, server string, enable bool) (Source, Applied, error) {
 	verb, action := "disable", statspage.ActionAgentDisable
 	if enable {
 		verb, action = "enable", statspage.ActionAgentEnable
 	}
 	return c.adminChange(ctx, verb+" the agent check of "+srv(backend, server),
-		verb+" agent "+srv(backend, server), backend, server, action)
+		change{cmd: verb + " agent " + srv(backend, server), check: c.checkEnabledBit(backend, server, "srv_agent_state", "agent check", enable), always: true},
+		backend, server, action)
 }
 
 // AgentSettings are the agent parameters set_server_agent changes; empty
@@ -294,11 +311,13 @@ type AgentSettings struct {
 	Send  string // raw; escaped here
 }
 
-// SetServerAgent changes the agent's state, address, port and send string.
-// A change of state alone can go through the stats page.
+// SetServerAgent changes the agent's state, address, port and send string,
+// in that order, and returns HAProxy's messages. A change of state alone can
+// go through the stats page. When a later step fails, the error says which
+// earlier ones took effect.
 func (c *Client) SetServerAgent(ctx context.Context, backend, server string, a AgentSettings) (Source, []string, error) {
 	name := srv(backend, server)
-	var msgs []string
+	var msgs, done []string
 	var src Source = SourceRuntime
 	if a.State != "" {
 		action := statspage.ActionAgentUp
@@ -308,30 +327,42 @@ func (c *Client) SetServerAgent(ctx context.Context, backend, server string, a A
 		if a.Addr != "" || a.Port != 0 || a.Send != "" {
 			action = "" // the other settings need the runtime API anyway
 		}
-		s, m, err := c.adminChange(ctx, "set the agent state of "+name, "set server "+name+" agent "+a.State, backend, server, action)
+		// The agent's next answer may change the state again at once: no check.
+		s, res, err := c.adminChange(ctx, "set the agent state of "+name, change{cmd: "set server " + name + " agent " + a.State}, backend, server, action)
 		if err != nil {
 			return s, msgs, err
 		}
 		src = s
-		msgs = appendMsg(msgs, m)
+		msgs = appendMsg(msgs, res.Message)
+		done = append(done, "agent state set to "+a.State)
 	}
 	steps := []struct {
-		set bool
-		cmd string
+		set  bool
+		what string
+		ch   change
 	}{
-		{a.Addr != "", "set server " + name + " agent-addr " + a.Addr},
-		{a.Port != 0, "set server " + name + " agent-port " + strconv.Itoa(a.Port)},
-		{a.Send != "", "set server " + name + " agent-send " + validate.Escape(a.Send)},
+		{a.Addr != "", "agent address set to " + a.Addr, change{cmd: "set server " + name + " agent-addr " + a.Addr,
+			check: c.checkServer(backend, server, func(row map[string]any) (string, bool) {
+				got, _ := row["srv_agent_addr"].(string)
+				return "has agent address " + got, sameAddr(got, a.Addr)
+			})}},
+		{a.Port != 0, "agent port set to " + strconv.Itoa(a.Port), change{cmd: "set server " + name + " agent-port " + strconv.Itoa(a.Port),
+			check: c.checkServer(backend, server, func(row map[string]any) (string, bool) {
+				got := intField(row, "srv_agent_port")
+				return "has agent port " + strconv.FormatInt(got, 10), got == int64(a.Port)
+			})}},
+		{a.Send != "", "agent send string set", change{cmd: "set server " + name + " agent-send " + validate.Escape(a.Send)}},
 	}
 	for _, s := range steps {
 		if !s.set {
 			continue
 		}
-		out, err := c.exec(ctx, s.cmd)
+		res, err := c.apply(ctx, s.ch)
 		if err != nil {
-			return SourceRuntime, msgs, err
+			return SourceRuntime, msgs, partial(done, err)
 		}
-		msgs = appendMsg(msgs, strings.TrimSpace(out))
+		msgs = appendMsg(msgs, res.Message)
+		done = append(done, s.what)
 	}
 	return src, msgs, nil
 }
@@ -343,49 +374,91 @@ func appendMsg(msgs []string, m string) []string {
 	return msgs
 }
 
-// change runs a runtime-only change and returns HAProxy's message, if any.
-func (c *Client) change(ctx context.Context, cmd string) (string, error) {
-	out, err := c.exec(ctx, cmd)
-	return strings.TrimSpace(out), err
-}
+// maxconnOf reads a statistics row's limit (empty: unlimited, 0).
+func maxconnOf(r StatRow) int64 { return r.Int("slim") }
 
 // SetServerMaxconn sets a server's connection limit (0: unlimited).
-func (c *Client) SetServerMaxconn(ctx context.Context, backend, server string, n int64) (string, error) {
-	return c.change(ctx, "set maxconn server "+srv(backend, server)+" "+strconv.FormatInt(n, 10))
+func (c *Client) SetServerMaxconn(ctx context.Context, backend, server string, n int64) (Applied, error) {
+	return c.apply(ctx, change{cmd: "set maxconn server " + srv(backend, server) + " " + strconv.FormatInt(n, 10),
+		check: c.checkStat(backend, server, func(r StatRow) (string, bool) {
+			return fmt.Sprintf("%s has maxconn %d", srv(backend, server), maxconnOf(r)), maxconnOf(r) == n
+		})})
 }
 
 // SetFrontendMaxconn sets a frontend's connection limit.
-func (c *Client) SetFrontendMaxconn(ctx context.Context, frontend string, n int64) (string, error) {
-	return c.change(ctx, "set maxconn frontend "+frontend+" "+strconv.FormatInt(n, 10))
+func (c *Client) SetFrontendMaxconn(ctx context.Context, frontend string, n int64) (Applied, error) {
+	return c.apply(ctx, change{cmd: "set maxconn frontend " + frontend + " " + strconv.FormatInt(n, 10),
+		check: c.checkStat(frontend, "FRONTEND", func(r StatRow) (string, bool) {
+			return fmt.Sprintf("frontend %s has maxconn %d", frontend, maxconnOf(r)), maxconnOf(r) == n
+		})})
 }
 
-// SetFrontendEnabled resumes (true) or pauses (false) a frontend.
-func (c *Client) SetFrontendEnabled(ctx context.Context, frontend string, enable bool) (string, error) {
+// SetFrontendEnabled resumes (true) or pauses (false) a frontend. HAProxy
+// answers "All sockets are already enabled." (or disabled) at severity 5
+// when there is nothing to do.
+func (c *Client) SetFrontendEnabled(ctx context.Context, frontend string, enable bool) (Applied, error) {
 	verb := "disable"
 	if enable {
 		verb = "enable"
 	}
-	return c.change(ctx, verb+" frontend "+frontend)
+	return c.apply(ctx, change{cmd: verb + " frontend " + frontend,
+		already: exact("All sockets are already " + verb + "d."),
+		check: c.checkStat(frontend, "FRONTEND", func(r StatRow) (string, bool) {
+			st := r.Str("status")
+			paused := st == "PAUSED" || st == "STOP"
+			return "frontend " + frontend + " is " + st, paused != enable
+		})})
 }
 
 // ShutdownSession aborts one stream (id validated as 0x + hex).
-func (c *Client) ShutdownSession(ctx context.Context, id string) (string, error) {
-	return c.change(ctx, "shutdown session "+id)
+func (c *Client) ShutdownSession(ctx context.Context, id string) (Applied, error) {
+	return c.apply(ctx, change{cmd: "shutdown session " + id,
+		check: func(ctx context.Context) (string, bool, error) {
+			_, err := c.ShowSession(ctx, id)
+			var nf *NotFoundError
+			if errors.As(err, &nf) {
+				return "session " + id + " is gone", true, nil
+			}
+			if err != nil {
+				return "", false, err
+			}
+			return "session " + id + " still exists", false, nil
+		}})
 }
 
-// ShutdownServerSessions aborts every stream of one server.
-func (c *Client) ShutdownServerSessions(ctx context.Context, backend, server string) (string, error) {
-	return c.change(ctx, "shutdown sessions server "+srv(backend, server))
+// ShutdownServerSessions aborts every stream of one server. Sessions end
+// asynchronously and new ones may arrive, so an unusual answer cannot be
+// checked against the state.
+func (c *Client) ShutdownServerSessions(ctx context.Context, backend, server string) (Applied, error) {
+	return c.apply(ctx, change{cmd: "shutdown sessions server " + srv(backend, server)})
 }
 
-// SetServerCheckPort changes the port the health check connects to.
-func (c *Client) SetServerCheckPort(ctx context.Context, backend, server string, port int) (string, error) {
-	return c.change(ctx, "set server "+srv(backend, server)+" check-port "+strconv.Itoa(port))
+// SetServerCheckPort changes the port the health check connects to. HAProxy
+// answers "health checks are not enabled on this server" at severity 4 and
+// changes nothing on a server without checks.
+func (c *Client) SetServerCheckPort(ctx context.Context, backend, server string, port int) (Applied, error) {
+	return c.apply(ctx, change{cmd: "set server " + srv(backend, server) + " check-port " + strconv.Itoa(port),
+		check: c.checkServer(backend, server, func(row map[string]any) (string, bool) {
+			got := intField(row, "srv_check_port")
+			return "has check port " + strconv.FormatInt(got, 10), got == int64(port)
+		})})
 }
 
-// SetServerWeight sets a weight (0-256 or N%).
-func (c *Client) SetServerWeight(ctx context.Context, backend, server, weight string) (string, error) {
-	return c.change(ctx, "set server "+srv(backend, server)+" weight "+weight)
+// SetServerWeight sets a weight (0-256 or N%, as validated).
+func (c *Client) SetServerWeight(ctx context.Context, backend, server, weight string) (Applied, error) {
+	return c.apply(ctx, change{cmd: "set server " + srv(backend, server) + " weight " + weight,
+		check: func(ctx context.Context) (string, bool, error) {
+			cur, initial, err := c.GetServerWeight(ctx, backend, server)
+			if err != nil {
+				return "", false, err
+			}
+			want, _ := strconv.ParseInt(strings.TrimSuffix(weight, "%"), 10, 64)
+			if strings.HasSuffix(weight, "%") {
+				// HAProxy's own arithmetic: percent of the initial weight, capped.
+				want = min(initial*min(want, 25600)/100, 256)
+			}
+			return fmt.Sprintf("%s has weight %d (initial %d)", srv(backend, server), cur, initial), cur == want, nil
+		}})
 }
 
 var weightReply = regexp.MustCompile(`^(\d+) \(initial (\d+)\)`)
@@ -405,13 +478,46 @@ func (c *Client) GetServerWeight(ctx context.Context, backend, server string) (c
 	return current, initial, nil
 }
 
+// addrParts splits HAProxy's warning-level answer to "set server ... addr"
+// ("IP changed from 'a' to 'b', port changed from 'p' to 'q' by 'stats
+// socket command'") into its parts.
+func addrParts(msg string) []string {
+	if i := strings.LastIndex(msg, " by '"); i >= 0 {
+		msg = msg[:i]
+	}
+	return strings.Split(msg, ", ")
+}
+
+// addrAnswer reports whether every part of the answer is a documented one,
+// and whether any says something changed. Anything else is checked by
+// reading the state back.
+func addrAnswer(msg string) (known, changed bool) {
+	for _, p := range addrParts(msg) {
+		switch {
+		case strings.HasPrefix(p, "IP changed from '"), strings.HasPrefix(p, "port changed from '"):
+			changed = true
+		case p == "no need to change the addr", p == "no need to change the port":
+		default:
+			return false, false
+		}
+	}
+	return true, changed
+}
+
 // SetServerAddr changes a server's address and optionally its port.
-func (c *Client) SetServerAddr(ctx context.Context, backend, server, addr string, port int) (string, error) {
+func (c *Client) SetServerAddr(ctx context.Context, backend, server, addr string, port int) (Applied, error) {
 	cmd := "set server " + srv(backend, server) + " addr " + addr
 	if port != 0 {
 		cmd += " port " + strconv.Itoa(port)
 	}
-	return c.change(ctx, cmd)
+	return c.apply(ctx, change{cmd: cmd,
+		success: func(msg string) bool { known, changed := addrAnswer(msg); return known && changed },
+		already: func(msg string) bool { known, changed := addrAnswer(msg); return known && !changed },
+		check: c.checkServer(backend, server, func(row map[string]any) (string, bool) {
+			gotAddr, _ := row["srv_addr"].(string)
+			gotPort := intField(row, "srv_port")
+			return fmt.Sprintf("has address %s port %d", gotAddr, gotPort), sameAddr(gotAddr, addr) && (port == 0 || gotPort == int64(port))
+		})})
 }
 
 // Sessions returns the streams "show sess" lists, without the runtime API
@@ -491,32 +597,40 @@ func (c *Client) GetPattern(ctx context.Context, kind MapKind, ref, sample strin
 	return ParseKeyValues(out), nil
 }
 
+// Map and ACL entries can be listed but not looked up exactly (keys may
+// repeat, "get" matches samples, "show" splits keys at spaces), so an
+// unusual answer to adding, setting or deleting one cannot be checked
+// against the state; HAProxy answers those with an empty line on success.
+
 // AddEntry adds a map entry (key, value) or an ACL pattern (key only).
-func (c *Client) AddEntry(ctx context.Context, kind MapKind, ref, key, value string) error {
+func (c *Client) AddEntry(ctx context.Context, kind MapKind, ref, key, value string) (Applied, error) {
 	cmd := "add " + string(kind) + " " + ref + " " + validate.Escape(key)
 	if kind == KindMap {
 		cmd += " " + validate.Escape(value)
 	}
-	_, err := c.exec(ctx, cmd)
-	return err
+	return c.apply(ctx, change{cmd: cmd})
 }
 
 // SetMapEntry changes the value of an existing map key.
-func (c *Client) SetMapEntry(ctx context.Context, ref, key, value string) error {
-	_, err := c.exec(ctx, "set map "+ref+" "+validate.Escape(key)+" "+validate.Escape(value))
-	return err
+func (c *Client) SetMapEntry(ctx context.Context, ref, key, value string) (Applied, error) {
+	return c.apply(ctx, change{cmd: "set map " + ref + " " + validate.Escape(key) + " " + validate.Escape(value)})
 }
 
 // DelEntry removes a map key or an ACL pattern.
-func (c *Client) DelEntry(ctx context.Context, kind MapKind, ref, key string) error {
-	_, err := c.exec(ctx, "del "+string(kind)+" "+ref+" "+validate.Escape(key))
-	return err
+func (c *Client) DelEntry(ctx context.Context, kind MapKind, ref, key string) (Applied, error) {
+	return c.apply(ctx, change{cmd: "del " + string(kind) + " " + ref + " " + validate.Escape(key)})
 }
 
 // ClearPatterns removes every entry of a map or ACL.
-func (c *Client) ClearPatterns(ctx context.Context, kind MapKind, ref string) error {
-	_, err := c.exec(ctx, "clear "+string(kind)+" "+ref)
-	return err
+func (c *Client) ClearPatterns(ctx context.Context, kind MapKind, ref string) (Applied, error) {
+	return c.apply(ctx, change{cmd: "clear " + string(kind) + " " + ref,
+		check: func(ctx context.Context) (string, bool, error) {
+			e, err := c.ShowPatterns(ctx, kind, ref)
+			if err != nil {
+				return "", false, err
+			}
+			return fmt.Sprintf("%s %s has %d entries", kind, ref, len(e)), len(e) == 0, nil
+		}})
 }
 
 // MapEntry is a key and value for ReplaceMap.
@@ -544,13 +658,13 @@ func (c *Client) ReplaceMap(ctx context.Context, ref string, entries []MapEntry)
 	}
 	ver := "@" + m[1]
 	for i, e := range entries {
-		if _, err := c.exec(ctx, "add map "+ver+" "+ref+" "+validate.Escape(e.Key)+" "+validate.Escape(e.Value)); err != nil {
+		if _, err := c.apply(ctx, change{cmd: "add map " + ver + " " + ref + " " + validate.Escape(e.Key) + " " + validate.Escape(e.Value)}); err != nil {
 			// Best effort: drop the uncommitted version (a later prepare would anyway).
 			_, _ = c.exec(context.WithoutCancel(ctx), "clear map "+ver+" "+ref)
 			return 0, fmt.Errorf("entry %d (key %q) was refused, nothing was changed: %w", i, e.Key, err)
 		}
 	}
-	if _, err := c.exec(ctx, "commit map "+ver+" "+ref); err != nil {
+	if _, err := c.apply(ctx, change{cmd: "commit map " + ver + " " + ref}); err != nil {
 		return 0, err
 	}
 	return len(entries), nil

@@ -34,6 +34,10 @@ type Options struct {
 	BigServers int
 	// Binary is the haproxy executable; "haproxy" from PATH when empty.
 	Binary string
+	// Extra is appended to the configuration: sections one test needs
+	// beyond the standard ones (a static balance algorithm, servers
+	// without checks, ...).
+	Extra string
 }
 
 // Fixed names of the test configuration.
@@ -229,6 +233,7 @@ listen stats_noadmin
 			fmt.Fprintf(&cfg, "    server big%04d %s weight %d\n", i, web[i%len(web)], 1+i%100)
 		}
 	}
+	cfg.WriteString(o.Extra)
 	h.ConfigPath = filepath.Join(dir, "haproxy.cfg")
 	if err := os.WriteFile(h.ConfigPath, []byte(cfg.String()), 0o644); err != nil {
 		return h, err

@@ -110,18 +110,18 @@ func (t *tools) add(name, title, desc string, eff effect, props []prop, h handle
 	t.reg.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		a := newArgs(req.Params.Arguments, allowed)
 		if a.err != nil {
-			return toolError(name, a.err), nil
+			return toolError(name, eff, a.err), nil
 		}
 		res, err := h(ctx, a)
 		if err == nil && a.err != nil {
 			err = a.err
 		}
 		if err != nil {
-			return toolError(name, err), nil
+			return toolError(name, eff, err), nil
 		}
 		body, merr := json.Marshal(res.data)
 		if merr != nil {
-			return toolError(name, merr), nil
+			return toolError(name, eff, merr), nil
 		}
 		text := string(body)
 		if res.text != "" {
@@ -133,12 +133,16 @@ func (t *tools) add(name, title, desc string, eff effect, props []prop, h handle
 }
 
 // toolError maps an error onto an isError result with an actionable message.
-func toolError(tool string, err error) *mcp.CallToolResult {
-	return mcperr.ToolResult(classify(tool, err))
+func toolError(tool string, eff effect, err error) *mcp.CallToolResult {
+	return mcperr.ToolResult(classify(tool, eff != read, err))
 }
 
-func classify(tool string, err error) error {
+// classify turns err into an error kind, a message and a hint. For a tool
+// that changes state (change), it says whether the change was applied.
+func classify(tool string, change bool, err error) error {
 	var (
+		part  *haproxy.PartialError
+		notap *haproxy.NotAppliedError
 		verr  *validate.Error
 		reply *runtimeapi.ReplyError
 		conn  *runtimeapi.ConnError
@@ -150,6 +154,13 @@ func classify(tool string, err error) error {
 	)
 	op := tool
 	switch {
+	case errors.As(err, &part):
+		return mcperr.New(mcperr.Conflict, op, err, "The steps listed took effect and were not undone; check the current state (get_server, list_servers) before retrying")
+	case errors.As(err, &notap):
+		if notap.Unverified || notap.ReadErr != nil {
+			return mcperr.New(mcperr.Conflict, op, err, "Check the current state with the matching read tool before relying on this change")
+		}
+		return mcperr.New(mcperr.Conflict, op, err, "Nothing was changed; HAProxy's answer says why")
 	case errors.As(err, &verr):
 		return mcperr.New(mcperr.Invalid, op, err, "")
 	case errors.Is(err, runtimeapi.ErrUnsafeCommand):
@@ -161,6 +172,10 @@ func classify(tool string, err error) error {
 	case errors.As(err, &unav):
 		return mcperr.New(mcperr.Unavailable, op, err, "Check that HAProxy is running and that PROXY_RUNTIME_URL and PROXY_STATS_URL point at it")
 	case errors.As(err, &reply):
+		if change {
+			// HAProxy refused the one command outright: it did nothing.
+			op += ": not applied, nothing was changed"
+		}
 		switch {
 		case reply.PermissionDenied():
 			return mcperr.New(mcperr.Permission, op, err, "The runtime API socket's level is too low for this command; give it \"level admin\"")

@@ -100,10 +100,10 @@ func (t *tools) healthTools() {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			msg, err := t.hp.SetServerCheckPort(ctx, b, s, p)
+			res, err := t.hp.SetServerCheckPort(ctx, b, s, p)
 			if err != nil {
 				return result{}, err
 			}
-			return ok(haproxy.SourceRuntime, withMessage(map[string]any{"backend": b, "server": s, "check_port": p}, msg)), nil
+			return ok(haproxy.SourceRuntime, applied(map[string]any{"backend": b, "server": s, "check_port": p}, res)), nil
 		})
 }

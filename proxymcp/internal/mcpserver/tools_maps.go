@@ -25,10 +25,11 @@ func (t *tools) mapTools() {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			if err := t.hp.SetMapEntry(ctx, ref, key, val); err != nil {
+			res, err := t.hp.SetMapEntry(ctx, ref, key, val)
+			if err != nil {
 				return result{}, err
 			}
-			return ok(haproxy.SourceRuntime, map[string]any{"map": ref, "key": key, "value": val, "changed": true, "persisted": false, "note": runtimeOnly}), nil
+			return ok(haproxy.SourceRuntime, applied(map[string]any{"map": ref, "key": key, "value": val, "persisted": false, "note": runtimeOnly}, res)), nil
 		})
 
 	t.add("replace_map", "Replace a map",
@@ -47,7 +48,7 @@ func (t *tools) mapTools() {
 			if err != nil {
 				return result{}, err
 			}
-			return ok(haproxy.SourceRuntime, map[string]any{"map": ref, "entries": n, "replaced": true, "persisted": false, "note": runtimeOnly}), nil
+			return ok(haproxy.SourceRuntime, map[string]any{"map": ref, "entries": n, "replaced": true, "changed": true, "persisted": false, "note": runtimeOnly}), nil
 		})
 }
 
@@ -151,10 +152,11 @@ func (t *tools) patternTools(kind haproxy.MapKind) {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			if err := t.hp.AddEntry(ctx, kind, ref, key, val); err != nil {
+			res, err := t.hp.AddEntry(ctx, kind, ref, key, val)
+			if err != nil {
 				return result{}, err
 			}
-			f := map[string]any{k: ref, "added": true, "persisted": false, "note": runtimeOnly}
+			f := applied(map[string]any{k: ref, "added": true, "persisted": false, "note": runtimeOnly}, res)
 			if kind == haproxy.KindMap {
 				f["key"], f["value"] = key, val
 			} else {
@@ -174,10 +176,11 @@ func (t *tools) patternTools(kind haproxy.MapKind) {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			if err := t.hp.DelEntry(ctx, kind, ref, key); err != nil {
+			res, err := t.hp.DelEntry(ctx, kind, ref, key)
+			if err != nil {
 				return result{}, err
 			}
-			return ok(haproxy.SourceRuntime, map[string]any{k: ref, delName: key, "deleted": true, "persisted": false, "note": runtimeOnly}), nil
+			return ok(haproxy.SourceRuntime, applied(map[string]any{k: ref, delName: key, "deleted": true, "persisted": false, "note": runtimeOnly}, res)), nil
 		})
 
 	t.add("clear_"+k, "Clear a "+upper, "Remove every entry of a "+upper+" (`clear "+k+"`). "+runtimeOnly, destructive,
@@ -187,9 +190,10 @@ func (t *tools) patternTools(kind haproxy.MapKind) {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			if err := t.hp.ClearPatterns(ctx, kind, ref); err != nil {
+			res, err := t.hp.ClearPatterns(ctx, kind, ref)
+			if err != nil {
 				return result{}, err
 			}
-			return ok(haproxy.SourceRuntime, map[string]any{k: ref, "cleared": true, "persisted": false, "note": runtimeOnly}), nil
+			return ok(haproxy.SourceRuntime, applied(map[string]any{k: ref, "cleared": true, "persisted": false, "note": runtimeOnly}, res)), nil
 		})
 }

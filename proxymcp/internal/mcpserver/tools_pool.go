@@ -59,7 +59,7 @@ func (t *tools) poolTools() {
 			if state == "ready" {
 				note = "the server is in service"
 			}
-			return ok(haproxy.SourceRuntime, map[string]any{"added": true, "backend": b, "server": s, "address": addr,
+			return ok(haproxy.SourceRuntime, map[string]any{"added": true, "changed": true, "backend": b, "server": s, "address": addr,
 				"port": port, "state": state, "note": note + ". " + notPersisted}), nil
 		})
 
@@ -83,7 +83,7 @@ func (t *tools) poolTools() {
 			if err != nil {
 				return result{}, err
 			}
-			return ok(haproxy.SourceRuntime, map[string]any{"deleted": true, "backend": b, "server": s, "drained": res.Drained, "note": notPersisted}), nil
+			return ok(haproxy.SourceRuntime, map[string]any{"deleted": true, "changed": true, "backend": b, "server": s, "drained": res.Drained, "note": notPersisted}), nil
 		})
 
 	t.add("set_server_state", "Set server state",
@@ -123,11 +123,11 @@ func (t *tools) poolTools() {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			msg, err := t.hp.SetServerWeight(ctx, b, s, w)
+			res, err := t.hp.SetServerWeight(ctx, b, s, w)
 			if err != nil {
 				return result{}, err
 			}
-			return ok(haproxy.SourceRuntime, withMessage(map[string]any{"backend": b, "server": s, "weight": w}, msg)), nil
+			return ok(haproxy.SourceRuntime, applied(map[string]any{"backend": b, "server": s, "weight": w}, res)), nil
 		})
 
 	t.add("get_server_weight", "Get server weight",
@@ -157,7 +157,7 @@ func (t *tools) poolTools() {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			msg, err := t.hp.SetServerAddr(ctx, b, s, addr, port)
+			res, err := t.hp.SetServerAddr(ctx, b, s, addr, port)
 			if err != nil {
 				return result{}, err
 			}
@@ -165,7 +165,7 @@ func (t *tools) poolTools() {
 			if port != 0 {
 				f["port"] = port
 			}
-			return ok(haproxy.SourceRuntime, withMessage(f, msg)), nil
+			return ok(haproxy.SourceRuntime, applied(f, res)), nil
 		})
 
 	t.add("set_server_maxconn", "Set server maxconn",
@@ -178,11 +178,11 @@ func (t *tools) poolTools() {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			msg, err := t.hp.SetServerMaxconn(ctx, b, s, n)
+			res, err := t.hp.SetServerMaxconn(ctx, b, s, n)
 			if err != nil {
 				return result{}, err
 			}
-			return ok(haproxy.SourceRuntime, withMessage(map[string]any{"backend": b, "server": s, "maxconn": n}, msg)), nil
+			return ok(haproxy.SourceRuntime, applied(map[string]any{"backend": b, "server": s, "maxconn": n}, res)), nil
 		})
 
 	t.add("set_frontend_maxconn", "Set frontend maxconn",
@@ -195,11 +195,11 @@ func (t *tools) poolTools() {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			msg, err := t.hp.SetFrontendMaxconn(ctx, f, n)
+			res, err := t.hp.SetFrontendMaxconn(ctx, f, n)
 			if err != nil {
 				return result{}, err
 			}
-			return ok(haproxy.SourceRuntime, withMessage(map[string]any{"frontend": f, "maxconn": n}, msg)), nil
+			return ok(haproxy.SourceRuntime, applied(map[string]any{"frontend": f, "maxconn": n}, res)), nil
 		})
 
 	for _, v := range []struct{ name, title, desc, verb string }{
@@ -213,29 +213,35 @@ func (t *tools) poolTools() {
 				if err := a.check(); err != nil {
 					return result{}, err
 				}
-				msg, err := t.hp.SetFrontendEnabled(ctx, f, verb == "enable")
+				res, err := t.hp.SetFrontendEnabled(ctx, f, verb == "enable")
 				if err != nil {
 					return result{}, err
 				}
-				return ok(haproxy.SourceRuntime, withMessage(map[string]any{"frontend": f, "enabled": verb == "enable"}, msg)), nil
+				return ok(haproxy.SourceRuntime, applied(map[string]any{"frontend": f, "enabled": verb == "enable"}, res)), nil
 			})
 	}
 }
 
-func withMessage(f map[string]any, msg string) map[string]any {
-	if msg != "" {
-		f["message"] = msg
+// applied adds what a change did to its result: "changed" (false when the
+// requested state already held), HAProxy's "message" and, when its answer
+// was not the documented success, the "state" read back that confirmed it.
+func applied(f map[string]any, a haproxy.Applied) map[string]any {
+	f["changed"] = a.Changed
+	if a.Message != "" {
+		f["message"] = a.Message
+	}
+	if a.State != "" {
+		f["state_read_back"] = a.State
 	}
 	return f
 }
 
 // stateChange shapes the answer of a change that may have gone through the stats page.
-func (t *tools) stateChange(src haproxy.Source, msg string, err error) func(map[string]any) (result, error) {
+func (t *tools) stateChange(src haproxy.Source, a haproxy.Applied, err error) func(map[string]any) (result, error) {
 	return func(f map[string]any) (result, error) {
 		if err != nil {
 			return result{}, err
 		}
-		f["changed"] = true
-		return ok(src, withMessage(f, msg)), nil
+		return ok(src, applied(f, a)), nil
 	}
 }

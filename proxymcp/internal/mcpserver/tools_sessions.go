@@ -54,11 +54,11 @@ func (t *tools) sessionTools() {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			msg, err := t.hp.ShutdownSession(ctx, id)
+			res, err := t.hp.ShutdownSession(ctx, id)
 			if err != nil {
 				return result{}, err
 			}
-			return ok(haproxy.SourceRuntime, withMessage(map[string]any{"session_id": id, "shut_down": true}, msg)), nil
+			return ok(haproxy.SourceRuntime, applied(map[string]any{"session_id": id, "shut_down": true}, res)), nil
 		})
 
 	t.add("shutdown_server_sessions", "End a server's sessions",
@@ -69,10 +69,10 @@ func (t *tools) sessionTools() {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			msg, err := t.hp.ShutdownServerSessions(ctx, b, s)
+			res, err := t.hp.ShutdownServerSessions(ctx, b, s)
 			if err != nil {
 				return result{}, err
 			}
-			return ok(haproxy.SourceRuntime, withMessage(map[string]any{"backend": b, "server": s, "shut_down": true}, msg)), nil
+			return ok(haproxy.SourceRuntime, applied(map[string]any{"backend": b, "server": s, "shut_down": true}, res)), nil
 		})
 }

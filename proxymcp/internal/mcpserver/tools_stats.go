@@ -55,10 +55,11 @@ func (t *tools) statsTools() {
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			if err := t.hp.ClearCounters(ctx, all); err != nil {
+			res, err := t.hp.ClearCounters(ctx, all)
+			if err != nil {
 				return result{}, err
 			}
-			return ok(haproxy.SourceRuntime, map[string]any{"cleared": true, "all": all}), nil
+			return ok(haproxy.SourceRuntime, applied(map[string]any{"cleared": true, "all": all}, res)), nil
 		})
 
 	t.add("show_activity", "Scheduler activity",
