@@ -71,6 +71,11 @@ func (c Config) problems() []envconfig.Problem {
 			failSecret("OIDC_CLIENT_SECRET", "", "required when OAUTH_MODE=proxy: this server's client secret at the identity provider")
 		}
 	}
+	switch c.RequiredIdentity {
+	case "", IdentityUsername, IdentityEmail, IdentitySubject:
+	default:
+		fail("RequiredIdentity", c.RequiredIdentity, "one of username, email, subject")
+	}
 	switch len(c.RedirectURIs) {
 	case 0:
 	case 1:

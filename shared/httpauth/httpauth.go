@@ -35,6 +35,13 @@ type Config struct {
 	JWTSecret    string
 	BaseURL      string // public base URL of this server, no trailing slash
 
+	// RequiredIdentity, when set, names the identity field every token must
+	// carry: IdentityUsername, IdentityEmail or IdentitySubject. A server
+	// that acts as the caller on its back end (sqlmcp impersonation) sets
+	// it, so that such a token is refused with 401 before any MCP message
+	// instead of failing later inside a tool. Not read from the environment.
+	RequiredIdentity string
+
 	// HTTPClient talks to the identity provider (discovery, JWKS, token
 	// exchange). Nil means a client with a 15-second timeout. Not read from
 	// the environment; tests and embedders set it.
@@ -51,6 +58,13 @@ const (
 	ProviderGoogle = "google"
 	ProviderAzure  = "azure"
 	ProviderOIDC   = "oidc"
+)
+
+// Identity fields RequiredIdentity can name.
+const (
+	IdentityUsername = "username"
+	IdentityEmail    = "email"
+	IdentitySubject  = "subject"
 )
 
 // googleIssuer is the default issuer for OAUTH_PROVIDER=google.
@@ -103,7 +117,8 @@ func FromEnv(r *envconfig.Reader, defaultBaseURL string) Config {
 // Identity is the verified caller. It is shared by every request made with
 // the same token (the verification cache), so treat it as read-only.
 type Identity struct {
-	Subject  string
+	Issuer   string // iss of the token (of the provider's token in proxy mode)
+	Subject  string // sub; never empty: tokens without one are refused
 	Username string
 	Email    string
 	Claims   map[string]any

@@ -1,10 +1,12 @@
 package httpauth
 
+import "strings"
+
 // identityFromClaims builds the caller's identity from verified claims.
 // The username is preferred_username, with the usual fallbacks of providers
 // that do not send it in access tokens.
 func identityFromClaims(provider string, claims map[string]any) *Identity {
-	id := &Identity{Subject: str(claims, "sub"), Claims: claims}
+	id := &Identity{Issuer: str(claims, "iss"), Subject: str(claims, "sub"), Claims: claims}
 	id.Username = str(claims, "preferred_username")
 	if id.Username == "" {
 		switch provider {
@@ -25,4 +27,37 @@ func identityFromClaims(provider string, claims map[string]any) *Identity {
 		id.Email = ""
 	}
 	return id
+}
+
+// Owner is the key a session is bound to: issuer and subject together, as
+// a subject is unique only within its issuer.
+func (id *Identity) Owner() string {
+	if id == nil {
+		return ""
+	}
+	return id.Issuer + "\x00" + id.Subject
+}
+
+// checkIdentity refuses an identity without a subject, or without the
+// field the configuration requires.
+func checkIdentity(id *Identity, required string) error {
+	if strings.TrimSpace(id.Subject) == "" {
+		return invalid("token has no subject (sub); the identity provider must name the caller in sub")
+	}
+	var have string
+	var claim string
+	switch required {
+	case "":
+		return nil
+	case IdentityUsername:
+		have, claim = id.Username, "preferred_username"
+	case IdentityEmail:
+		have, claim = id.Email, "email (verified)"
+	case IdentitySubject:
+		have, claim = id.Subject, "sub"
+	}
+	if strings.TrimSpace(have) == "" {
+		return invalid("token has no %s (claim %s), which this server needs to act as the caller; ask the identity provider to include it", required, claim)
+	}
+	return nil
 }

@@ -49,14 +49,31 @@ func splitJWT(raw string) (h jwtHeader, claims map[string]any, signingInput stri
 	if err1 != nil || err2 != nil || err3 != nil {
 		return h, nil, "", nil, invalid("malformed token: bad base64url encoding")
 	}
-	if json.Unmarshal(hb, &h) != nil {
-		return h, nil, "", nil, invalid("malformed token: header is not JSON")
+	if h, err = decodeHeader(hb); err != nil {
+		return h, nil, "", nil, err
 	}
 	claims, err = decodeClaims(cb)
 	if err != nil {
 		return h, nil, "", nil, err
 	}
 	return h, claims, parts[0] + "." + parts[1], sig, nil
+}
+
+// decodeHeader reads a JOSE header and refuses one with a "crit" parameter:
+// this verifier implements no JWS extension, and RFC 7515 §4.1.11 requires
+// rejecting a JWS whose critical extensions are not understood. Any "crit"
+// is refused, whatever its value (an empty list is itself invalid, and
+// go-jose would accept "b64", an extension JWTs must not use).
+func decodeHeader(b []byte) (jwtHeader, error) {
+	var h jwtHeader
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(b, &fields) != nil || fields == nil || json.Unmarshal(b, &h) != nil {
+		return h, invalid("malformed token: header is not a JSON object")
+	}
+	if _, ok := fields["crit"]; ok {
+		return h, invalid("token header lists critical extensions (crit) this server does not understand; the issuer must not mark extensions critical")
+	}
+	return h, nil
 }
 
 func decodeClaims(b []byte) (map[string]any, error) {
@@ -190,6 +207,11 @@ func checkTimes(claims map[string]any, now time.Time) (time.Time, error) {
 	}
 	if ok && now.Add(nbfLeeway).Before(nbf) {
 		return exp, invalid("token is not valid before %s", nbf.UTC().Format(time.RFC3339))
+	}
+	// iat is informational, but a malformed one means a malformed token
+	// (go-oidc refuses it too).
+	if _, _, err := numericDate(claims, "iat"); err != nil {
+		return exp, err
 	}
 	return exp, nil
 }

@@ -45,8 +45,8 @@ func TestNegativeCorpus(t *testing.T) {
 		{"bad base64", "Bearer ###.###.###", true, "malformed"},
 		{"expired", "Bearer " + idp.Sign(claims(func(c map[string]any) { c["exp"] = now.Add(-time.Hour).Unix() })), true, "expired"},
 		{"no exp", "Bearer " + idp.Sign(claims(func(c map[string]any) { delete(c, "exp") })), true, "expired"},
-		{"nbf in the future", "Bearer " + idp.Sign(claims(func(c map[string]any) { c["nbf"] = now.Add(time.Hour).Unix() })), true, "nbf"},
-		{"wrong issuer", "Bearer " + idp.Sign(claims(func(c map[string]any) { c["iss"] = "https://evil.example" })), true, "different provider"},
+		{"nbf in the future", "Bearer " + idp.Sign(claims(func(c map[string]any) { c["nbf"] = now.Add(time.Hour).Unix() })), true, "not valid before"},
+		{"wrong issuer", "Bearer " + idp.Sign(claims(func(c map[string]any) { c["iss"] = "https://evil.example" })), true, "issuer"},
 		{"wrong audience", "Bearer " + idp.Sign(claims(func(c map[string]any) { c["aud"] = "api://other" })), true, "audience"},
 		{"no audience", "Bearer " + idp.Sign(claims(func(c map[string]any) { delete(c, "aud") })), true, "audience"},
 		{"alg none", "Bearer " + idp.NoneToken(claims(keep)), true, `'none'`},
@@ -68,6 +68,21 @@ func TestNegativeCorpus(t *testing.T) {
 		{"alg none", "Bearer " + idp.NoneToken(hclaims(keep)), true, `'none'`},
 		{"RS256 token", "Bearer " + idp.Sign(hclaims(keep)), true, `'RS256'`},
 		{"tampered payload", "Bearer " + idptest.Tamper(idptest.SignHS256(testSecret, hclaims(keep)), hclaims(func(c map[string]any) { c["sub"] = "admin" })), true, "signature"},
+	}
+	// Issue 12 item 8: a token must name its subject, and a JWS with
+	// critical extensions is refused (RFC 7515 §4.1.11).
+	for _, v := range subjectVariants() {
+		oidcCases = append(oidcCases, tc{"sub: " + v.name, "Bearer " + idp.Sign(claims(v.mutate)), true, "sub"})
+		hmacCases = append(hmacCases, tc{"sub: " + v.name, "Bearer " + idptest.SignHS256(testSecret, hclaims(v.mutate)), true, "sub"})
+	}
+	for _, v := range critHeaders() {
+		rs := `{"alg":"RS256","typ":"JWT","kid":"` + idptest.RSAKeyID + `",` + v.fields + `}`
+		es := `{"alg":"ES256","typ":"JWT","kid":"` + idptest.ECKeyID + `",` + v.fields + `}`
+		hs := `{"alg":"HS256","typ":"JWT",` + v.fields + `}`
+		oidcCases = append(oidcCases,
+			tc{"RS256 " + v.name, "Bearer " + idp.SignHeaderJSON(idptest.RSAKeyID, rs, claims(keep)), true, v.want},
+			tc{"ES256 " + v.name, "Bearer " + idp.SignHeaderJSON(idptest.ECKeyID, es, claims(keep)), true, v.want})
+		hmacCases = append(hmacCases, tc{v.name, "Bearer " + idptest.SignHS256HeaderJSON(testSecret, hs, hclaims(keep)), true, v.want})
 	}
 	for _, suite := range []struct {
 		name  string
@@ -108,5 +123,51 @@ func TestNegativeCorpus(t *testing.T) {
 				t.Fatalf("tool handler ran %d times, want 1 for the good call", n)
 			}
 		})
+	}
+}
+
+type claimVariant struct {
+	name   string
+	mutate func(map[string]any)
+}
+
+// subjectVariants are claim sets whose sub names nobody.
+func subjectVariants() []claimVariant {
+	set := func(v any) func(map[string]any) { return func(c map[string]any) { c["sub"] = v } }
+	return []claimVariant{
+		{"absent", func(c map[string]any) { delete(c, "sub") }},
+		{"empty", set("")},
+		{"blank", set("   ")},
+		{"tab and newline", set("\t\n")},
+		{"null", set(nil)},
+		{"number", set(42)},
+		{"zero", set(0)},
+		{"true", set(true)},
+		{"array", set([]string{"alice"})},
+		{"object", set(map[string]any{"id": "alice"})},
+		{"only in another case", func(c map[string]any) { delete(c, "sub"); c["Sub"] = "alice" }},
+		{"only as subject", func(c map[string]any) { delete(c, "sub"); c["subject"] = "alice" }},
+	}
+}
+
+type headerVariant struct{ name, fields, want string }
+
+// critHeaders are JOSE header members (after alg, typ, kid) that mark
+// extensions critical, in the spellings and shapes a verifier must refuse.
+func critHeaders() []headerVariant {
+	const want = "crit"
+	return []headerVariant{
+		{"crit naming an unknown extension", `"crit":["http://example.com/ext"],"http://example.com/ext":true`, want},
+		{"crit naming a registered claim", `"crit":["exp"],"exp":1`, want},
+		{"crit b64 false (RFC 7797, go-jose understands it)", `"crit":["b64"],"b64":false`, want},
+		{"crit b64 true", `"crit":["b64"],"b64":true`, want},
+		{"crit empty list", `"crit":[]`, want},
+		{"crit null", `"crit":null`, want},
+		{"crit string", `"crit":"exp"`, want},
+		{"crit object", `"crit":{"exp":true}`, want},
+		{"crit naming a missing member", `"crit":["nope"]`, want},
+		{"crit with an escaped name", `"\u0063rit":["nope"]`, want},
+		{"crit twice, the last empty", `"crit":["nope"],"crit":[]`, want},
+		{"crit twice, the last null", `"crit":["nope"],"crit":null`, want},
 	}
 }

@@ -204,16 +204,7 @@ func (o *oidcVerifier) verifyIDToken(ctx context.Context, raw string) (map[strin
 func (o *oidcVerifier) check(ctx context.Context, v *oidc.IDTokenVerifier, raw string, auds []string) (map[string]any, time.Time, error) {
 	tok, err := v.Verify(ctx, raw)
 	if err != nil {
-		var expired *oidc.TokenExpiredError
-		if errors.As(err, &expired) {
-			return nil, time.Time{}, invalid("token expired at %s", expired.Expiry.UTC().Format(time.RFC3339))
-		}
-		// go-oidc flattens its JWKS fetch error into text; an unreachable
-		// JWKS is the provider's fault, not the token's.
-		if strings.Contains(err.Error(), "fetching keys") {
-			return nil, time.Time{}, fmt.Errorf("%w: %v", errUnavailable, err)
-		}
-		return nil, time.Time{}, invalid("%s", strings.TrimPrefix(err.Error(), "oidc: "))
+		return nil, time.Time{}, o.rejection(err, raw)
 	}
 	var claims map[string]any
 	if err := tok.Claims(&claims); err != nil {
@@ -228,6 +219,50 @@ func (o *oidcVerifier) check(ctx context.Context, v *oidc.IDTokenVerifier, raw s
 		return nil, time.Time{}, err
 	}
 	return claims, tok.Expiry, nil
+}
+
+// rejection turns a go-oidc verification error into one the client may
+// read. go-oidc's own texts are not passed on: they carry process internals
+// (times printed with the monotonic clock reading "m=+0.01", Go type names,
+// go-jose package prefixes). Claims are read from the unverified payload only
+// to describe the failure, never to accept anything.
+func (o *oidcVerifier) rejection(err error, raw string) error {
+	var expired *oidc.TokenExpiredError
+	if errors.As(err, &expired) {
+		return invalid("token expired at %s", expired.Expiry.UTC().Format(time.RFC3339))
+	}
+	msg := err.Error()
+	// go-oidc flattens its JWKS fetch error into text; an unreachable JWKS
+	// is the provider's fault, not the token's.
+	if strings.Contains(msg, "fetching keys") {
+		return fmt.Errorf("%w: %v", errUnavailable, err)
+	}
+	claims := map[string]any{}
+	if parts := strings.Split(raw, "."); len(parts) == 3 {
+		if cb, err := b64.DecodeString(parts[1]); err == nil {
+			if c, err := decodeClaims(cb); err == nil {
+				claims = c
+			}
+		}
+	}
+	switch {
+	case strings.Contains(msg, "nbf"):
+		if nbf, ok, err := numericDate(claims, "nbf"); ok && err == nil {
+			return invalid("token is not valid before %s", nbf.UTC().Format(time.RFC3339))
+		}
+		return invalid("token is not valid yet (nbf)")
+	case strings.Contains(msg, "different provider"):
+		return invalid("token issuer %q is not accepted; expected %q", str(claims, "iss"), o.cfg.Issuer)
+	case strings.Contains(msg, "critical"):
+		return invalid("token header lists critical extensions (crit) this server does not understand; the issuer must not mark extensions critical")
+	case strings.Contains(msg, "unmarshal"):
+		return invalid("malformed token: a registered claim (iss, sub, aud, exp, nbf, iat) has the wrong JSON type")
+	case strings.Contains(msg, "malformed"):
+		return invalid("malformed token: not a JWT the identity provider issued")
+	case strings.Contains(msg, "signature"), strings.Contains(msg, "public key"), strings.Contains(msg, "verify"):
+		return invalid("token signature is invalid: it was not signed by a key the identity provider %s publishes", o.cfg.Issuer)
+	}
+	return invalid("token is not valid for the identity provider %s", o.cfg.Issuer)
 }
 
 // checkAzureIssuer accepts the configured (or tenant-templated) v2 issuer
@@ -277,9 +312,9 @@ func checkAlg(raw string) error {
 	if err != nil {
 		return invalid("malformed token: bad base64url encoding")
 	}
-	var h jwtHeader
-	if json.Unmarshal(hb, &h) != nil {
-		return invalid("malformed token: header is not JSON")
+	h, err := decodeHeader(hb)
+	if err != nil {
+		return err
 	}
 	for _, a := range asymmetricAlgs {
 		if h.Alg == a {

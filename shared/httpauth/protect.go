@@ -45,6 +45,9 @@ func (l *Layer) Verify(ctx context.Context, token string) (*Identity, error) {
 	if own {
 		id = ownIdentity(l.cfg.Provider, claims)
 	}
+	if err := checkIdentity(id, l.cfg.RequiredIdentity); err != nil {
+		return nil, err
+	}
 	l.cache.put(key, id, exp, now)
 	return id, nil
 }

@@ -284,13 +284,25 @@ func (p *IdP) Sign(claims map[string]any) string {
 // SignWith signs claims with the key kid (RSAKeyID, ECKeyID, a rotated key,
 // or "unpublished", a key never in the JWKS).
 func (p *IdP) SignWith(kid string, claims map[string]any) string {
+	return p.SignHeaderJSON(kid, "", claims)
+}
+
+// SignHeaderJSON signs claims with the key kid under a header whose JSON
+// text is exactly header ("" means {"alg":...,"typ":"JWT","kid":kid}), so
+// that tests can send headers with duplicate or escaped member names.
+func (p *IdP) SignHeaderJSON(kid, header string, claims map[string]any) string {
 	p.mu.Lock()
 	k := p.keys[kid]
 	p.mu.Unlock()
 	if k == nil {
 		panic("idptest: unknown key " + kid)
 	}
-	input := encode(map[string]any{"alg": k.alg, "typ": "JWT", "kid": k.kid}, claims)
+	if header == "" {
+		hb, _ := json.Marshal(map[string]any{"alg": k.alg, "typ": "JWT", "kid": k.kid})
+		header = string(hb)
+	}
+	cb, _ := json.Marshal(claims)
+	input := b64.EncodeToString([]byte(header)) + "." + b64.EncodeToString(cb)
 	h := sha256.Sum256([]byte(input))
 	var sig []byte
 	if k.rsa != nil {
@@ -308,6 +320,13 @@ func (p *IdP) SignWith(kid string, claims map[string]any) string {
 		s.FillBytes(sig[32:])
 	}
 	return input + "." + b64.EncodeToString(sig)
+}
+
+// KeyAlg returns the JWS algorithm of the key kid (e.g. "RS256").
+func (p *IdP) KeyAlg(kid string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.keys[kid].alg
 }
 
 // NoneToken returns an unsigned token with "alg": "none".
@@ -331,7 +350,14 @@ func (p *IdP) HS256WithPublicKey(claims map[string]any) string {
 
 // SignHS256 returns an HS256 token signed with secret (OAUTH_PROVIDER=hmac).
 func SignHS256(secret string, claims map[string]any) string {
-	input := encode(map[string]any{"alg": "HS256", "typ": "JWT"}, claims)
+	return SignHS256HeaderJSON(secret, `{"alg":"HS256","typ":"JWT"}`, claims)
+}
+
+// SignHS256HeaderJSON returns an HS256 token whose header JSON text is
+// exactly header.
+func SignHS256HeaderJSON(secret, header string, claims map[string]any) string {
+	cb, _ := json.Marshal(claims)
+	input := b64.EncodeToString([]byte(header)) + "." + b64.EncodeToString(cb)
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte(input))
 	return input + "." + b64.EncodeToString(mac.Sum(nil))
