@@ -81,6 +81,11 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return p.ConfigError(stderr, err)
 	}
+	if cfg.Impersonation {
+		// A token without the impersonated field is refused with 401 at the
+		// door, not later inside a tool.
+		cfg.Serve.Auth.RequiredIdentity = cfg.ImpersonationField
+	}
 	logger := logging.New(cfg.Serve.Log, stderr)
 	eng, err := engine.New(cfg.Engine)
 	if err != nil {

@@ -191,10 +191,23 @@ func TestOAuthIdentityReachesTheEngine(t *testing.T) {
 	if qi := trino.LastQuery(t, "SELECT 'e2e-impersonation'"); qi.User != "alice@example.com" {
 		t.Errorf("impersonation: X-Trino-User = %q", qi.User)
 	}
-	cs = e2e.Connect(t, srv.MCPURL(), nameless)
-	res := e2e.CallTool(t, cs, "execute_query", map[string]any{"query": "SELECT 'e2e-nameless'"})
-	if !res.IsError || !strings.Contains(e2e.Text(res), "email") {
-		t.Errorf("a caller without the claim: %s", e2e.Text(res))
+	// A caller without the claim is refused at the door (401), before any
+	// MCP message: it can neither list nor call tools.
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"execute_query","arguments":{"query":"SELECT 'e2e-nameless'"}}}`,
+	} {
+		req, _ := http.NewRequest(http.MethodPost, srv.MCPURL(), strings.NewReader(msg))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := nameless.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if ch := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(ch, "email") {
+			t.Errorf("a caller without the claim: HTTP %d, challenge %q", resp.StatusCode, ch)
+		}
 	}
 	for _, q := range trino.Queries() {
 		if q.SQL == "SELECT 'e2e-nameless'" {
