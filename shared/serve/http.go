@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -106,8 +107,7 @@ func hostGuard(next http.Handler, cfg Config) http.Handler {
 	if u, err := url.Parse(cfg.Auth.BaseURL); err == nil && u.Hostname() != "" {
 		allowed = append(allowed, strings.ToLower(u.Hostname()))
 	}
-	ok := func(hostport string) bool {
-		h := strings.ToLower(strings.Trim(hostOnly(hostport), "[]"))
+	allowedHost := func(h string) bool {
 		if slices.Contains(allowed, h) {
 			return true
 		}
@@ -116,19 +116,40 @@ func hostGuard(next http.Handler, cfg Config) http.Handler {
 	}
 	strictHost := len(cfg.AllowedHosts) > 0
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if origin := r.Header.Get("Origin"); origin != "" && origin != "null" {
-			u, err := url.Parse(origin)
-			if err != nil || !ok(u.Host) {
-				http.Error(w, "Forbidden: Origin "+origin+" is not allowed; add its host to MCP_ALLOWED_HOSTS", http.StatusForbidden)
+		if origins := r.Header.Values("Origin"); len(origins) > 0 {
+			// An opaque origin ("null": sandboxed frames, file: pages,
+			// redirects) cannot be told apart from an attacker's page.
+			host, err := parseOrigin(origins[0])
+			if len(origins) > 1 || err != nil || !allowedHost(host) {
+				forbid(w, "Origin "+strconvQuote(strings.Join(origins, ", "))+" is not allowed; send an http(s)://host[:port] origin whose host is this server's, or add the host to MCP_ALLOWED_HOSTS")
 				return
 			}
 		}
-		if !ok(r.Host) && (strictHost || onLoopback(r)) {
-			http.Error(w, "Forbidden: Host "+r.Host+" is not allowed; add it to MCP_ALLOWED_HOSTS", http.StatusForbidden)
+		host, err := parseHostPort(r.Host)
+		if err != nil {
+			forbid(w, "Host "+strconvQuote(r.Host)+" is malformed; send host[:port] with a port from 1 to 65535 (IPv6 in brackets)")
+			return
+		}
+		if !allowedHost(host) && (strictHost || onLoopback(r)) {
+			forbid(w, "Host "+strconvQuote(r.Host)+" is not allowed; add it to MCP_ALLOWED_HOSTS")
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// forbid answers 403 with a reason the caller can act on.
+func forbid(w http.ResponseWriter, reason string) {
+	http.Error(w, "Forbidden: "+reason, http.StatusForbidden)
+}
+
+// strconvQuote quotes a header value for an error message, escaping
+// control and non-ASCII characters so that the answer cannot be forged.
+func strconvQuote(s string) string {
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return strconv.QuoteToASCII(s)
 }
 
 func hostOnly(hostport string) string {

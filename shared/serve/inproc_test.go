@@ -1,0 +1,135 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpfleet/mcpfleet/shared/httpauth"
+)
+
+// inproc is the real HTTP surface every server uses (NewServer +
+// NewHTTPHandler) served in-process, with one tool that counts its calls.
+type inproc struct {
+	base  string
+	addr  string
+	calls atomic.Int32
+	srv   *httptest.Server
+	read  *atomic.Int64 // bytes the server read from its sockets
+}
+
+func newInproc(t *testing.T, cfg Config, auth *httpauth.Layer) *inproc {
+	t.Helper()
+	p := &inproc{read: new(atomic.Int64)}
+	s := NewServer("inproc", "0.0.1")
+	s.AddTool(mcp.NewTool("whoami", mcp.WithDescription("returns the verified caller")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			p.calls.Add(1)
+			if id, ok := httpauth.IdentityFromContext(ctx); ok {
+				return mcp.NewToolResultText(id.Subject), nil
+			}
+			return mcp.NewToolResultText("anonymous"), nil
+		})
+	p.srv = httptest.NewUnstartedServer(nil)
+	p.srv.Listener = countingListener{p.srv.Listener, p.read}
+	p.addr = p.srv.Listener.Addr().String()
+	p.base = "http://" + p.addr
+	if cfg.Transport == "" {
+		cfg.Transport = "http"
+	}
+	if cfg.Host == "" {
+		cfg.Host = "127.0.0.1"
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		logger = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	}
+	p.srv.Config.Handler = NewHTTPHandler(Program{Name: "inproc", Version: "0.0.1"}, s, cfg, auth, Options{Logger: logger})
+	p.srv.Start()
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+// countingListener counts the bytes the server reads from every connection,
+// so that a test can prove how much of a body was consumed.
+type countingListener struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{c, l.n}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c countingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// raw sends head (request line and headers, CRLF-separated, without the
+// blank line) and body over a fresh TCP connection, exactly as given, and
+// returns the response. A body write the server cuts short is not an error.
+func (p *inproc) raw(t *testing.T, head string, body io.Reader) (*http.Response, string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.WriteString(c, head+"\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		go io.Copy(c, body)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("read the answer to %q: %v", strings.SplitN(head, "\r\n", 2)[0], err)
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	return resp, string(b)
+}
+
+const (
+	initializeMsg = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	callMsg       = `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`
+)
+
+// post builds a raw POST /mcp head with the given Host and extra headers.
+func post(host string, length int, extra ...string) string {
+	h := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d", host, length)
+	for _, e := range extra {
+		h += "\r\n" + e
+	}
+	return h
+}
