@@ -18,9 +18,17 @@ type Config struct {
 	Port            int
 	AllowedHosts    []string
 	ShutdownTimeout time.Duration
+	// MaxRequestBytes caps one HTTP request body on /mcp and /message and
+	// one stdio line (MCP_MAX_REQUEST_BYTES). Zero means DefaultMaxRequestBytes.
+	MaxRequestBytes int64
 	Log             logging.Config
 	Auth            httpauth.Config
 }
+
+// DefaultMaxRequestBytes is the default of MCP_MAX_REQUEST_BYTES: far above
+// any real MCP request, far below what would let one caller grow the
+// process by hundreds of megabytes.
+const DefaultMaxRequestBytes = 4 << 20
 
 // TransportVars documents the transport variables.
 var TransportVars = []envconfig.Var{
@@ -28,6 +36,7 @@ var TransportVars = []envconfig.Var{
 	{Name: "MCP_HOST", Default: "127.0.0.1", Description: "address the HTTP transport listens on"},
 	{Name: "MCP_PORT", Default: "8080", Description: "port the HTTP transport listens on"},
 	{Name: "MCP_ALLOWED_HOSTS", Description: "extra Host/Origin names accepted (comma-separated), for deployments behind a proxy or in a container"},
+	{Name: "MCP_MAX_REQUEST_BYTES", Default: "4194304", Description: "largest request accepted, in bytes: an HTTP body on /mcp or /message (413 beyond it) or one stdio line (a JSON-RPC error for that line)"},
 	{Name: "MCP_SHUTDOWN_TIMEOUT", Default: "5s", Description: "how long in-flight calls may finish after SIGINT/SIGTERM before they are cancelled"},
 }
 
@@ -42,6 +51,7 @@ func FromEnv(r *envconfig.Reader) Config {
 		Port:            r.Int("MCP_PORT", 8080, 0, 65535),
 		AllowedHosts:    r.List("MCP_ALLOWED_HOSTS", nil),
 		ShutdownTimeout: r.Duration("MCP_SHUTDOWN_TIMEOUT", 5*time.Second, 0),
+		MaxRequestBytes: r.Int64("MCP_MAX_REQUEST_BYTES", DefaultMaxRequestBytes, 1024, 1<<30),
 		Log:             logging.FromEnv(r),
 	}
 	c.Auth = httpauth.FromEnv(r, "http://"+net.JoinHostPort(baseHost(c.Host), strconv.Itoa(c.Port)))
@@ -62,4 +72,12 @@ func baseHost(h string) string {
 
 func (c Config) String() string {
 	return fmt.Sprintf("transport=%s addr=%s", c.Transport, c.Addr())
+}
+
+// maxRequestBytes returns the request cap with its default applied.
+func (c Config) maxRequestBytes() int64 {
+	if c.MaxRequestBytes <= 0 {
+		return DefaultMaxRequestBytes
+	}
+	return c.MaxRequestBytes
 }

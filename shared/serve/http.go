@@ -51,6 +51,7 @@ func NewHTTPHandler(p Program, s *Server, cfg Config, auth *httpauth.Layer, o Op
 		if len(o.MethodAliases) > 0 {
 			h = aliasMethods(h, o.MethodAliases)
 		}
+		h = limitBody(h, cfg.maxRequestBytes())
 		if auth != nil {
 			h = auth.Protect(h)
 		}
@@ -172,7 +173,7 @@ func onLoopback(r *http.Request) bool {
 func aliasMethods(next http.Handler, aliases map[string]string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+			body, err := io.ReadAll(r.Body) // bounded by limitBody
 			if err == nil {
 				body = rewriteMethod(body, aliases)
 				r.Body = io.NopCloser(bytes.NewReader(body))

@@ -46,7 +46,7 @@ func Run(ctx context.Context, p Program, s *Server, cfg Config, o Options) error
 }
 
 func runStdio(ctx context.Context, s *Server, cfg Config, o Options) error {
-	g := newStdioGate(o.Stdin, o.Stdout, o.MethodAliases, cfg.ShutdownTimeout, s.calls)
+	g := newStdioGate(o.Stdin, o.Stdout, o.MethodAliases, cfg.maxRequestBytes(), cfg.ShutdownTimeout, s.calls)
 	defer g.close()
 	go func() {
 		<-ctx.Done()

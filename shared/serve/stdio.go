@@ -21,6 +21,7 @@ type stdioGate struct {
 	stop    chan struct{}
 	stopped sync.Once
 	aliases map[string]string
+	max     int64 // longest line accepted (MCP_MAX_REQUEST_BYTES)
 	timeout time.Duration
 	calls   *calls
 
@@ -33,8 +34,9 @@ type stdioGate struct {
 	out *stdoutTap
 }
 
-func newStdioGate(stdin io.Reader, stdout io.Writer, aliases map[string]string, timeout time.Duration, c *calls) *stdioGate {
+func newStdioGate(stdin io.Reader, stdout io.Writer, aliases map[string]string, max int64, timeout time.Duration, c *calls) *stdioGate {
 	g := &stdioGate{
+		max:     max,
 		lines:   make(chan []byte),
 		stop:    make(chan struct{}),
 		aliases: aliases,
@@ -51,8 +53,12 @@ func newStdioGate(stdin io.Reader, stdout io.Writer, aliases map[string]string, 
 func (g *stdioGate) readLines(stdin io.Reader) {
 	r := bufio.NewReaderSize(stdin, 64<<10)
 	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
+		line, tooLong, err := readLine(r, g.max)
+		if tooLong {
+			// The line is answered here and never reaches mcp-go; the
+			// next line is served as usual.
+			g.out.Write(append(tooLargeError(leadingID(line), g.max), '\n'))
+		} else if len(line) > 0 {
 			select {
 			case g.lines <- line:
 			case <-g.stop:
@@ -65,6 +71,61 @@ func (g *stdioGate) readLines(stdin io.Reader) {
 			return
 		}
 	}
+}
+
+// idPrefixBytes is how much of an oversized line is kept to find its id.
+const idPrefixBytes = 4 << 10
+
+// readLine reads one line (with its newline) of at most max bytes. A longer
+// line is consumed to its end without being kept: tooLong is true and line
+// holds only its first idPrefixBytes, so memory stays bounded by max.
+func readLine(r *bufio.Reader, max int64) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			if int64(len(line)+len(chunk)) > max+1 || (int64(len(line)+len(chunk)) == max+1 && chunk[len(chunk)-1] != '\n') {
+				tooLong = true
+				keep := min(idPrefixBytes-len(line), len(chunk))
+				if keep > 0 {
+					line = append(line, chunk[:keep]...)
+				}
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, tooLong, err
+	}
+}
+
+// leadingID returns the "id" of a JSON-RPC request from the start of its
+// text when the id comes before anything too long to read (clients write
+// jsonrpc, id and method before params), or nil.
+func leadingID(prefix []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+		if key == "id" {
+			switch t := bytes.TrimSpace(v); {
+			case len(t) > 0 && (t[0] == '"' || t[0] == '-' || t[0] >= '0' && t[0] <= '9'):
+				return t
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // shutdown ends input after in-flight requests (signal path).
