@@ -2,9 +2,12 @@ package haproxy
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -78,10 +81,56 @@ func TestParseStatCSVQuotedFields(t *testing.T) {
 		t.Errorf("row = %#v", r)
 	}
 	// The JSON form keeps column order, numbers as numbers, and escapes like encoding/json.
-	got, _ := r.MarshalJSON()
-	want := `{"pxname":"be_app","svname":"app1","status":"DOWN","last_chk":"Busy, try \"later\"","weight":7,"type":2,"extra":"x","object_type":"server"}`
+	all, _ := StatTable{Rows: rows, h: rows[0].h}.Columns(nil)
+	got := all.AppendJSON(nil)
+	want := `[{"pxname":"be_app","svname":"app1","status":"DOWN","last_chk":"Busy, try \"later\"","weight":7,"type":2,"extra":"x","object_type":"server"}]`
 	if string(got) != want {
 		t.Errorf("JSON = %s\nwant   %s", got, want)
+	}
+}
+
+// TestStatTableColumns: chosen columns come in the order asked, object_type
+// always, unknown names are refused by name, and only JSON-valid integers
+// are written as numbers.
+func TestStatTableColumns(t *testing.T) {
+	in := "# pxname,svname,scur,status,weight,type,addr,qtime,-,\n" +
+		"be,s1,3,UP,+5,2,10.0.0.1:80,007,,\n" +
+		"be,s2,-4,DOWN,9223372036854775808,2,,-9223372036854775808,,\n" +
+		"be,BACKEND,0,UP,,1,,,,\n"
+	rows, err := ParseStatCSV([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := StatTable{Rows: rows, h: rows[0].h}
+	sel, err := tab.Columns([]string{"status", "svname", "object_type", "weight", "qtime", "status"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(sel.Names(), ","); got != "status,svname,weight,qtime" {
+		t.Errorf("names = %s", got)
+	}
+	want := `[{"status":"UP","svname":"s1","weight":"+5","qtime":"007","object_type":"server"},` +
+		`{"status":"DOWN","svname":"s2","weight":"9223372036854775808","qtime":-9223372036854775808,"object_type":"server"},` +
+		`{"status":"UP","svname":"BACKEND","object_type":"backend"}]`
+	got := sel.AppendJSON(nil)
+	if string(got) != want {
+		t.Errorf("JSON = %s\nwant   %s", got, want)
+	}
+	if !json.Valid(got) {
+		t.Error("invalid JSON")
+	}
+	var uc *UnknownColumnsError
+	if _, err := tab.Columns([]string{"scur", "nosuch", "Status"}); !errors.As(err, &uc) || strings.Join(uc.Names, ",") != "nosuch,Status" {
+		t.Errorf("unknown columns: %v", err)
+	}
+	if got := string(StatTable{}.AppendJSON(nil)); got != "[]" {
+		t.Errorf("empty table = %s", got)
+	}
+	for s, want := range map[string]bool{"0": true, "-0": true, "12": true, "-12": true, "": false, "-": false, "01": false, "+1": false,
+		"1.5": false, "1e3": false, "9223372036854775807": true, "9223372036854775808": false, "99999999999999999999": false, " 1": false} {
+		if isInt(s) != want {
+			t.Errorf("isInt(%q) = %v", s, !want)
+		}
 	}
 }
 
@@ -225,5 +274,56 @@ func TestParseServersConn(t *testing.T) {
 	}
 	if _, ok := rows[0]["-"]; ok {
 		t.Error("separator column kept")
+	}
+}
+
+// TestParseStatCSVMatchesEncodingCSV: the in-place splitter gives the same
+// records as encoding/csv on every shape HAProxy can send, and hostile ones.
+func TestParseStatCSVMatchesEncodingCSV(t *testing.T) {
+	head := "# pxname,svname,status,last_chk,type,-,\n"
+	for _, body := range []string{
+		"",
+		"be,s1,UP,ok,2,,\n",
+		"be,s1,UP,ok,2,,",                      // no final newline
+		"be,s1,UP,ok,2,,\r\nbe,s2,UP,,2,,\r\n", // CRLF
+		"\n\nbe,s1,UP,ok,2,,\n\n",              // empty lines
+		"be,s1,DOWN,\"Busy, try \"\"later\"\"\",2,,\n",     // quoted comma and quotes
+		"be,s1,DOWN,\"two\nlines\",2,,\nbe,s2,UP,,2,,\n",   // newline inside quotes
+		"be,s1,DOWN,\"a\"\"\",2,,\nbe,\"s,2\",UP,\"\",2,,", // several quoted rows
+		"be,s1,UP,ok,2,,,extra,more\n",                     // more cells than header
+		"be,s1\n",                                          // fewer cells
+		"be,s1,\"ü ✓ \xff\",x,2,,\n",                       // non-ASCII and invalid UTF-8
+	} {
+		in := head + body
+		rows, err := ParseStatCSV([]byte(in))
+		if err != nil {
+			t.Errorf("%q: %v", body, err)
+			continue
+		}
+		r := csv.NewReader(strings.NewReader(in[2:]))
+		r.FieldsPerRecord = -1
+		want, err := r.ReadAll()
+		if err != nil {
+			t.Fatalf("%q: reference: %v", body, err)
+		}
+		want = want[1:]
+		if len(rows) != len(want) {
+			t.Errorf("%q: %d rows, want %d", body, len(rows), len(want))
+			continue
+		}
+		for i := range want {
+			w := want[i]
+			if len(w) > len(rows[i].cells) {
+				w = w[:len(rows[i].cells)]
+			}
+			if strings.Join(rows[i].cells, "|") != strings.Join(w, "|") {
+				t.Errorf("%q row %d: %q, want %q", body, i, rows[i].cells, w)
+			}
+		}
+	}
+	for _, bad := range []string{"be,s\"1,UP\n", "be,\"unterminated,UP\n"} {
+		if _, err := ParseStatCSV([]byte(head + bad)); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
 	}
 }

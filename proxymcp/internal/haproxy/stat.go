@@ -5,8 +5,8 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -30,37 +30,10 @@ type statHeader struct {
 }
 
 // StatRow is one CSV row of "show stat" / the stats page, addressed by
-// header name. It marshals to a JSON object in HAProxy's column order with
-// numbers as numbers, empty cells left out, and "object_type" added
-// ("frontend", "backend", "server" or "listener").
+// header name; StatTable writes rows as JSON.
 type StatRow struct {
 	h     *statHeader
 	cells []string // the CSV record as read; numbers are parsed on access
-}
-
-// StatRows marshals a list of rows into one buffer.
-type StatRows []StatRow
-
-// MarshalJSON writes the rows as a JSON array.
-func (rs StatRows) MarshalJSON() ([]byte, error) {
-	n := 2
-	for _, r := range rs {
-		n += 48 // braces, object_type
-		for i, v := range r.cells {
-			if v != "" {
-				n += len(r.h.names[i]) + len(v) + 6
-			}
-		}
-	}
-	b := make([]byte, 0, n)
-	b = append(b, '[')
-	for i, r := range rs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = r.AppendJSON(b)
-	}
-	return append(b, ']'), nil
 }
 
 // ParseStatCSV parses HAProxy's CSV statistics by header name. It accepts
@@ -71,10 +44,9 @@ func ParseStatCSV(data []byte) ([]StatRow, error) {
 	if !bytes.HasPrefix(data, []byte("# ")) {
 		return nil, errors.New("statistics CSV: no \"# pxname,...\" header line")
 	}
-	r := csv.NewReader(bytes.NewReader(data[2:]))
-	r.FieldsPerRecord = -1
-	r.ReuseRecord = false // each row keeps its record
-	header, err := r.Read()
+	// One copy of the answer; every cell is a substring of it.
+	rest := string(data[2:])
+	header, rest, err := nextRecord(rest)
 	if err != nil {
 		return nil, fmt.Errorf("statistics CSV header: %w", err)
 	}
@@ -93,14 +65,14 @@ func ParseStatCSV(data []byte) ([]StatRow, error) {
 			h.typ = i
 		}
 	}
-	rows := make([]StatRow, 0, bytes.Count(data, []byte("\n")))
-	for {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
+	rows := make([]StatRow, 0, strings.Count(rest, "\n")+1)
+	for rest != "" {
+		var rec []string
+		if rec, rest, err = nextRecord(rest); err != nil {
 			return nil, fmt.Errorf("statistics CSV: %w", err)
+		}
+		if rec == nil {
+			continue // empty line
 		}
 		if len(rec) > len(h.names) {
 			rec = rec[:len(h.names)]
@@ -108,6 +80,26 @@ func ParseStatCSV(data []byte) ([]StatRow, error) {
 		rows = append(rows, StatRow{h: h, cells: rec})
 	}
 	return rows, nil
+}
+
+// nextRecord splits the first CSV record off s. Lines without a quote (all
+// but the rare health-check message quoted for its comma or quote) are split
+// in place; the others go through encoding/csv. An empty line gives nil.
+func nextRecord(s string) (rec []string, rest string, err error) {
+	line, rest, _ := strings.Cut(s, "\n")
+	line = strings.TrimSuffix(line, "\r")
+	if !strings.Contains(line, `"`) {
+		if line == "" {
+			return nil, rest, nil
+		}
+		return strings.Split(line, ","), rest, nil
+	}
+	r := csv.NewReader(strings.NewReader(s))
+	r.FieldsPerRecord = -1
+	if rec, err = r.Read(); err != nil {
+		return nil, "", err
+	}
+	return rec, s[r.InputOffset():], nil
 }
 
 // cell returns a column's raw text and whether it is set.
@@ -180,43 +172,6 @@ func (r StatRow) Type() string {
 	return ""
 }
 
-// MarshalJSON writes the row as an object in column order.
-func (r StatRow) MarshalJSON() ([]byte, error) {
-	return r.AppendJSON(make([]byte, 0, 1024)), nil
-}
-
-// AppendJSON appends the row's JSON object to b.
-func (r StatRow) AppendJSON(b []byte) []byte {
-	b = append(b, '{')
-	first := true
-	if r.h != nil {
-		for i, v := range r.cells {
-			if v == "" || r.h.names[i] == "" {
-				continue
-			}
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			b = appendJSONString(b, r.h.names[i])
-			b = append(b, ':')
-			if n, ok := r.num(i); ok {
-				b = strconv.AppendInt(b, n, 10)
-			} else {
-				b = appendJSONString(b, v)
-			}
-		}
-	}
-	if t := r.Type(); t != "" {
-		if !first {
-			b = append(b, ',')
-		}
-		b = append(b, `"object_type":`...)
-		b = appendJSONString(b, t)
-	}
-	return append(b, '}')
-}
-
 const hexDigits = "0123456789abcdef"
 
 // appendJSONString quotes s as encoding/json does (without HTML escaping):
@@ -268,4 +223,150 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// StatTable is rows of one statistics answer and the columns to show.
+type StatTable struct {
+	Rows []StatRow
+	h    *statHeader
+	cols []int // header positions in the order to show; nil: every column
+}
+
+// UnknownColumnsError names requested columns the answer does not have.
+type UnknownColumnsError struct {
+	Names []string
+}
+
+func (e *UnknownColumnsError) Error() string {
+	return fmt.Sprintf("this HAProxy's statistics have no column %q", e.Names)
+}
+
+// Columns returns t showing only the named columns, in that order
+// ("object_type" is always shown); nil names means every column.
+func (t StatTable) Columns(names []string) (StatTable, error) {
+	if names == nil || t.h == nil {
+		t.cols = nil
+		return t, nil
+	}
+	cols := make([]int, 0, len(names))
+	var unknown []string
+	seen := make(map[int]bool, len(names))
+	for _, n := range names {
+		if n == "object_type" {
+			continue
+		}
+		i, ok := t.h.index[n]
+		if !ok {
+			unknown = append(unknown, n)
+			continue
+		}
+		if !seen[i] {
+			seen[i] = true
+			cols = append(cols, i)
+		}
+	}
+	if unknown != nil {
+		return t, &UnknownColumnsError{Names: unknown}
+	}
+	t.cols = cols
+	return t, nil
+}
+
+// Names lists the columns shown, in order (without object_type).
+func (t StatTable) Names() []string {
+	if t.h == nil {
+		return []string{}
+	}
+	if t.cols == nil {
+		out := make([]string, 0, len(t.h.names))
+		for _, n := range t.h.names {
+			if n != "" {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	out := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		out[i] = t.h.names[c]
+	}
+	return out
+}
+
+// AppendJSON appends the rows as a JSON array of objects: the chosen columns
+// in order, numbers as numbers written as HAProxy sent them, empty cells
+// left out, and "object_type". Keys are quoted once per answer, not per row.
+func (t StatTable) AppendJSON(b []byte) []byte {
+	if t.h == nil || len(t.Rows) == 0 {
+		return append(b, "[]"...)
+	}
+	cols := t.cols
+	if cols == nil {
+		cols = make([]int, 0, len(t.h.names))
+		for i, n := range t.h.names {
+			if n != "" {
+				cols = append(cols, i)
+			}
+		}
+	}
+	keys := make([][]byte, len(cols))
+	for k, i := range cols {
+		keys[k] = append(appendJSONString(nil, t.h.names[i]), ':')
+	}
+	b = append(b, '[')
+	for n, r := range t.Rows {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '{')
+		first := true
+		for k, i := range cols {
+			if i >= len(r.cells) || r.cells[i] == "" {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = append(b, keys[k]...)
+			if v := r.cells[i]; !t.h.text[i] && isInt(v) {
+				b = append(b, v...) // already a JSON number: no parse, no re-format
+			} else {
+				b = appendJSONString(b, v)
+			}
+		}
+		if typ := r.Type(); typ != "" {
+			if !first {
+				b = append(b, ',')
+			}
+			b = append(b, `"object_type":"`...)
+			b = append(b, typ...)
+			b = append(b, '"')
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+// isInt reports whether s is a base-10 integer JSON can carry as written:
+// an optional minus, then digits without a leading zero, fitting in int64
+// (what num accepts, minus "+1" and "007", which JSON does not allow).
+func isInt(s string) bool {
+	d := s
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 19 || (len(d) > 1 && d[0] == '0') {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	if len(d) == 19 {
+		_, err := strconv.ParseInt(s, 10, 64)
+		return err == nil
+	}
+	return true
 }

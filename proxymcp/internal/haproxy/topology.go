@@ -117,19 +117,27 @@ func (f StatFilter) match(r StatRow) bool {
 	return true
 }
 
-// ShowStat returns the statistics rows matching f, filtered on our side.
-func (c *Client) ShowStat(ctx context.Context, f StatFilter) ([]StatRow, Source, error) {
+// ShowStat returns the statistics rows matching f, filtered on our side,
+// with every column; StatTable.Columns narrows them.
+func (c *Client) ShowStat(ctx context.Context, f StatFilter) (StatTable, Source, error) {
 	rows, src, err := c.statCSV(ctx)
 	if err != nil {
-		return nil, src, err
+		return StatTable{}, src, err
 	}
-	out := rows[:0:0]
+	t := StatTable{Rows: rows[:0:0]}
+	if len(rows) > 0 {
+		t.h = rows[0].h
+	}
+	if f == (StatFilter{}) {
+		t.Rows = rows
+		return t, src, nil
+	}
 	for _, r := range rows {
 		if f.match(r) {
-			out = append(out, r)
+			t.Rows = append(t.Rows, r)
 		}
 	}
-	return out, src, nil
+	return t, src, nil
 }
 
 // ListFrontends returns every frontend.

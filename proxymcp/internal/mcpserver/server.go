@@ -46,10 +46,12 @@ const (
 type handlerFunc func(ctx context.Context, a *args) (result, error)
 
 // result is a tool's JSON answer; text, when set, is the text content
-// instead of the JSON (free-text dumps such as help).
+// instead of the JSON (free-text dumps such as help). raw, when set, is the
+// JSON answer already encoded (large results built without a map).
 type result struct {
 	data map[string]any
 	text string
+	raw  []byte
 }
 
 func ok(src haproxy.Source, fields map[string]any) result {
@@ -119,9 +121,12 @@ func (t *tools) add(name, title, desc string, eff effect, props []prop, h handle
 		if err != nil {
 			return toolError(name, eff, err), nil
 		}
-		body, merr := json.Marshal(res.data)
-		if merr != nil {
-			return toolError(name, eff, merr), nil
+		body := res.raw
+		if body == nil {
+			var merr error
+			if body, merr = json.Marshal(res.data); merr != nil {
+				return toolError(name, eff, merr), nil
+			}
 		}
 		text := string(body)
 		if res.text != "" {

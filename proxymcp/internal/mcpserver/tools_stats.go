@@ -2,6 +2,10 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -23,28 +27,37 @@ func (t *tools) statsTools() {
 		})
 
 	t.add("show_stat", "Statistics",
-		"Every statistics row (frontends, backends, servers, listeners) parsed by CSV header name; numbers are numbers. "+
+		"Statistics rows (frontends, backends, servers, listeners) parsed by CSV header name; numbers are numbers, empty cells are left out, and every row has `object_type`. "+
 			"`filter` narrows the rows on our side: empty means everything, otherwise a proxy name, a server name or a type "+
-			"(frontend, backend, server, listener). `proxy`, `type` and `server` narrow further. Answered by the runtime API, or by the stats page when the runtime API cannot be reached.",
+			"(frontend, backend, server, listener). `proxy`, `type` and `server` narrow further. "+
+			"`fields` chooses the columns: by default "+strings.Join(defaultStatFields, ", ")+
+			" (identity, state, load, traffic, errors and health); [\"all\"] gives every column HAProxy sends. "+
+			"Answered by the runtime API, or by the stats page when the runtime API cannot be reached.",
 		read, []prop{
 			{"filter", mcp.WithString("filter", mcp.Description("Empty for everything; else a proxy name, server name or type to match."), mcp.MaxLength(validate.MaxNameLen))},
 			pOptName("proxy", "Only rows of this frontend/backend."),
 			{"type", mcp.WithString("type", mcp.Description(typeEnumDesc), mcp.Enum("frontend", "backend", "server", "listener"))},
 			pOptName("server", "Only rows whose server name (svname) is this."),
+			{"fields", mcp.WithArray("fields", mcp.Description("CSV column names to return, in this order (e.g. [\"pxname\",\"svname\",\"status\",\"scur\"]); [\"all\"] for every column. Default: "+strings.Join(defaultStatFields, ", ")+"."),
+				mcp.MaxItems(maxStatFields), mcp.WithStringItems(mcp.Pattern(statFieldPattern.String())))},
 		}, func(ctx context.Context, a *args) (result, error) {
 			f := haproxy.StatFilter{Text: a.str("filter", false), Proxy: a.name("proxy", false),
 				Type: a.enum("type", false, "frontend", "backend", "server", "listener"), Server: a.name("server", false)}
 			if f.Text != "" {
 				a.set(validate.Name("filter", f.Text))
 			}
+			fields := statFields(a)
 			if err := a.check(); err != nil {
 				return result{}, err
 			}
-			rows, src, err := t.hp.ShowStat(ctx, f)
+			table, src, err := t.hp.ShowStat(ctx, f)
 			if err != nil {
 				return result{}, err
 			}
-			return ok(src, map[string]any{"count": len(rows), "rows": haproxy.StatRows(rows)}), nil
+			if table, err = table.Columns(fields); err != nil {
+				return result{}, &validate.Error{Arg: "fields", Rule: err.Error() + "; call show_stat with fields [\"all\"] to see every column"}
+			}
+			return result{raw: statJSON(src, table)}, nil
 		})
 
 	t.add("clear_counters", "Clear statistics counters",
@@ -75,6 +88,68 @@ func (t *tools) statsTools() {
 			}
 			return ok(haproxy.SourceRuntime, map[string]any{"version": v}), nil
 		})
+}
+
+// defaultStatFields are the columns show_stat returns unless asked: what
+// identifies a row (pxname, svname, addr), its state (status, weight, act,
+// bck, check_status, check_code, agent_status, chkdown, lastchg, downtime),
+// its load (scur, smax, slim, qcur, rate, stot), traffic (bin, bout),
+// errors (ereq, econ, eresp, hrsp_5xx) and response time (rtime). The other
+// hundred columns (per-status-code counters, compression, caches, SSL, H1/H2
+// protocol counters, ...) are a fields ["all"] away.
+var defaultStatFields = []string{"pxname", "svname", "status", "weight", "act", "bck", "addr",
+	"scur", "smax", "slim", "qcur", "rate", "stot", "bin", "bout", "ereq", "econ", "eresp", "hrsp_5xx",
+	"check_status", "check_code", "chkdown", "lastchg", "downtime", "rtime", "agent_status"}
+
+const maxStatFields = 256
+
+var statFieldPattern = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
+
+// statFields reads show_stat's fields argument: nil for every column.
+func statFields(a *args) []string {
+	if a.err != nil {
+		return nil
+	}
+	if !a.has("fields") {
+		return defaultStatFields
+	}
+	list, isList := a.m["fields"].([]any)
+	if !isList || len(list) == 0 || len(list) > maxStatFields {
+		a.set(&validate.Error{Arg: "fields", Rule: "must be a non-empty array of at most 256 column names, or [\"all\"]"})
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, v := range list {
+		s, isStr := v.(string)
+		if !isStr || !statFieldPattern.MatchString(s) {
+			a.set(&validate.Error{Arg: "fields", Rule: "items must be CSV column names (a-z, 0-9, _), such as \"scur\""})
+			return nil
+		}
+		if s == "all" {
+			if len(list) > 1 {
+				a.set(&validate.Error{Arg: "fields", Rule: "\"all\" stands alone"})
+			}
+			return nil
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// statJSON encodes show_stat's result in one pass, straight from the CSV
+// cells: {"source":…,"count":…,"fields":[…],"rows":[…]}.
+func statJSON(src haproxy.Source, t haproxy.StatTable) []byte {
+	b := make([]byte, 0, 256+len(t.Rows)*(32+16*len(t.Names())))
+	b = append(b, `{"source":`...)
+	b = strconv.AppendQuote(b, string(src))
+	b = append(b, `,"count":`...)
+	b = strconv.AppendInt(b, int64(len(t.Rows)), 10)
+	b = append(b, `,"fields":`...)
+	names, _ := json.Marshal(t.Names())
+	b = append(b, names...)
+	b = append(b, `,"rows":`...)
+	b = t.AppendJSON(b)
+	return append(b, '}')
 }
 
 // rawTool answers with a free-text dump: text content is HAProxy's output.

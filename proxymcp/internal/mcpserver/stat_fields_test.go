@@ -1,0 +1,85 @@
+package mcpserver
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
+)
+
+// TestShowStatFields: show_stat returns the default columns unless asked,
+// every column with ["all"], exactly the columns asked otherwise, and
+// refuses malformed column lists and columns HAProxy does not have.
+func TestShowStatFields(t *testing.T) {
+	h := haproxytest.Run(t, haproxytest.Options{})
+	e := newEnv(t, h, h.Runtime("unix"), nil, Options{})
+	keys := func(out map[string]any) map[string]bool {
+		seen := map[string]bool{}
+		for _, r := range list(t, out, "rows") {
+			for k := range r {
+				seen[k] = true
+			}
+		}
+		return seen
+	}
+	total := len(statRows(t, h))
+
+	out := e.call(t, "show_stat", nil)
+	if int(out["count"].(float64)) != total {
+		t.Errorf("count = %v, HAProxy has %d rows", out["count"], total)
+	}
+	allowed := map[string]bool{"object_type": true}
+	for _, f := range defaultStatFields {
+		allowed[f] = true
+	}
+	for k := range keys(out) {
+		if !allowed[k] {
+			t.Errorf("default result has column %q", k)
+		}
+	}
+	if got := len(out["fields"].([]any)); got != len(defaultStatFields) {
+		t.Errorf("fields lists %d names", got)
+	}
+
+	all := e.call(t, "show_stat", map[string]any{"fields": []any{"all"}})
+	if k := keys(all); !k["hrsp_2xx"] || !k["check_rise"] || !k["iid"] || len(k) < 60 {
+		t.Errorf("all columns: %d keys", len(k))
+	}
+
+	one := e.call(t, "show_stat", map[string]any{"proxy": "be_app", "fields": []any{"svname", "weight", "svname"}})
+	rows := list(t, one, "rows")
+	if len(rows) != 4 {
+		t.Fatalf("be_app rows = %d", len(rows))
+	}
+	for _, r := range rows {
+		for k := range r {
+			if k != "svname" && k != "weight" && k != "object_type" {
+				t.Errorf("asked svname, weight; got %q", k)
+			}
+		}
+		if r["svname"] == "app1" && r["weight"] != float64(100) {
+			t.Errorf("app1 weight = %#v, want the number 100", r["weight"])
+		}
+	}
+	if txt := text(e.raw(t, "show_stat", map[string]any{"fields": []any{"scur"}})); !strings.HasPrefix(txt, `{"source":"runtime_api","count":`) {
+		t.Errorf("text content = %.80s", txt)
+	}
+
+	for _, bad := range []struct {
+		fields any
+		want   string
+	}{
+		{[]any{"scur", "nosuch"}, `no column ["nosuch"]`},
+		{[]any{"SCUR"}, "column names"},
+		{[]any{"all", "scur"}, "stands alone"},
+		{[]any{}, "non-empty array"},
+		{"scur", "non-empty array"},
+		{[]any{1}, "column names"},
+		{[]any{"scur;show info"}, "column names"},
+		{[]any{"s\ncur"}, "column names"},
+		{[]any{strings.Repeat("a", 65)}, "column names"},
+		{make([]any, 257), "at most 256"},
+	} {
+		e.fail(t, "show_stat", map[string]any{"fields": bad.fields}, `"fields"`, bad.want)
+	}
+}
