@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
+	"github.com/mcpfleet/mcpfleet/shared/e2e"
+)
+
+// BenchmarkShowStatEndToEnd measures show_stat on a HAProxy with 1,000
+// servers the way an assistant meets it: the proxymcp binary started over
+// stdio, called through the official Go SDK client (request, HAProxy round
+// trip, parsing, encoding, the pipe, and the client decoding the result),
+// every row returned. Beside it, on the same HAProxy, the floors: "show
+// stat" through socat (one process per call, as an operator would) and
+// over a raw Unix socket connection.
+//
+//	go test -run XXX -bench BenchmarkShowStatEndToEnd -benchtime 200x ./proxymcp/
+//
+// ns/op is the mean; the p50_ms metric is the median of the same calls.
+// PROXYMCP_BENCH_BIN runs another build instead (an older commit, to
+// measure before and after on the same machine and load); one without the
+// fields argument fails the all_fields case.
+func BenchmarkShowStatEndToEnd(b *testing.B) {
+	bin := os.Getenv("PROXYMCP_BENCH_BIN")
+	if bin == "" {
+		bin = e2e.Build(b, ".")
+	}
+	h := haproxytest.Run(b, haproxytest.Options{BigServers: 1000})
+	cs := e2e.Stdio(b, bin, haproxyEnv(h, "unix"))
+	rows := countRows(b, h)
+
+	for _, v := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"mcp_stdio/default_fields", map[string]any{}},
+		{"mcp_stdio/all_fields", map[string]any{"fields": []any{"all"}}},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			ctx := context.Background()
+			var size int
+			timed(b, func() {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "show_stat", Arguments: v.args})
+				if err != nil || res.IsError {
+					b.Fatalf("show_stat: %v %s", err, e2e.Text(res))
+				}
+				var out struct {
+					Count int `json:"count"`
+				}
+				raw, _ := json.Marshal(res.StructuredContent)
+				if err := json.Unmarshal(raw, &out); err != nil || out.Count != rows {
+					b.Fatalf("show_stat returned %d rows, HAProxy has %d (%v)", out.Count, rows, err)
+				}
+				size = len(raw)
+			})
+			b.ReportMetric(float64(size), "structured_bytes")
+		})
+	}
+
+	b.Run("socat", func(b *testing.B) {
+		if _, err := exec.LookPath("socat"); err != nil {
+			b.Skip("socat is not installed")
+		}
+		timed(b, func() {
+			cmd := exec.Command("socat", "stdio", "unix-connect:"+h.Socket)
+			cmd.Stdin = strings.NewReader("show stat\n")
+			out, err := cmd.Output()
+			if err != nil || !strings.HasPrefix(string(out), "# pxname") {
+				b.Fatalf("socat: %v", err)
+			}
+		})
+	})
+
+	b.Run("raw_socket", func(b *testing.B) {
+		timed(b, func() {
+			if _, err := rawShowStat(h.Socket); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
+// timed runs f b.N times and reports the median call as p50_ms.
+func timed(b *testing.B, f func()) {
+	b.Helper()
+	f() // warm up: connections, version detection, page cache
+	d := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		f()
+		d = append(d, time.Since(start))
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(median(d).Microseconds())/1000, "p50_ms")
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s[len(s)/2]
+}
+
+// rawShowStat sends "show stat" on a new connection and reads to EOF.
+func rawShowStat(socket string) ([]byte, error) {
+	c, err := net.DialTimeout("unix", socket, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, "show stat\n"); err != nil {
+		return nil, err
+	}
+	out, err := io.ReadAll(c)
+	if err == nil && !strings.HasPrefix(string(out), "# pxname") {
+		err = errors.New("show stat: unexpected answer")
+	}
+	return out, err
+}
+
+// countRows is the number of statistics rows HAProxy has.
+func countRows(b *testing.B, h *haproxytest.HAProxy) int {
+	b.Helper()
+	out, err := rawShowStat(h.Socket)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			n++
+		}
+	}
+	return n
+}
+
+// BenchmarkShowStatInProcess is the same path as the stdio benchmark with
+// the server in the benchmark's process (its stdio transport over pipes), so
+// that one CPU profile covers server and client:
+//
+//	go test -run XXX -bench BenchmarkShowStatInProcess -benchtime 100x -cpuprofile cpu.out ./proxymcp/
+//	go tool pprof -top -cum proxymcp.test cpu.out
+func BenchmarkShowStatInProcess(b *testing.B) {
+	h := haproxytest.Run(b, haproxytest.Options{BigServers: 1000})
+	env := map[string]string{}
+	for _, kv := range haproxyEnv(h, "unix") {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	env["LOG_LEVEL"] = "error"
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, nil, func(k string) string { return env[k] }, toServer, fromServer, io.Discard)
+	}()
+	b.Cleanup(func() {
+		cancel()
+		fromClient.Close()
+		<-done
+	})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).
+		Connect(ctx, &mcp.IOTransport{Reader: toClient, Writer: fromClient, MaxLineLength: -1}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	rows := countRows(b, h)
+	for _, v := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"default_fields", map[string]any{}},
+		{"all_fields", map[string]any{"fields": []any{"all"}}},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			timed(b, func() {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "show_stat", Arguments: v.args})
+				if err != nil || res.IsError {
+					b.Fatalf("show_stat: %v %s", err, e2e.Text(res))
+				}
+				if m, _ := res.StructuredContent.(map[string]any); m == nil || int(m["count"].(float64)) != rows {
+					b.Fatalf("show_stat: wrong count, HAProxy has %d rows", rows)
+				}
+			})
+		})
+	}
+}
