@@ -371,7 +371,8 @@ func runExplain(a *app, args []string) error {
 		return err
 	}
 	start := time.Now()
-	plan, err := s.client.Explain(a.ctx, engine.Query{SQL: stmts[0], Catalog: s.catalog, Schema: s.schema}, "", "")
+	// st.Inner is the text the scope check planned: explain exactly that.
+	plan, err := s.client.Explain(a.ctx, engine.Query{SQL: st.Inner, Catalog: s.catalog, Schema: s.schema}, "", "")
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,10 @@ import (
 // sqlguard.Check: the engine says which tables it reads and writes
 // (EXPLAIN (TYPE IO, FORMAT JSON)); any outside scope, or an answer that does
 // not tell, refuses it. Nothing is executed. Both the MCP tools and the CLI
-// call it, so the rule is the same in either mode.
+// call it, so the rule is the same in either mode. The statement planned is
+// st.Inner, a suffix of st.SQL: the caller runs st.SQL (or explains
+// st.Inner) and nothing else; q gives only the session (catalog, schema,
+// timeout), its SQL is ignored.
 func (c *Client) CheckScope(ctx context.Context, scope *sqlguard.Scope, st *sqlguard.Statement, q Query) error {
 	if !scope.Enabled() {
 		return nil

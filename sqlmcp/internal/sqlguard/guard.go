@@ -21,7 +21,11 @@ type Options struct {
 
 // Statement is a statement Check accepted.
 type Statement struct {
-	// SQL is the statement to send: the input without its one trailing ';'.
+	// SQL is the statement to send, and the only text checked: the input's
+	// tokens with every comment replaced by one space, without the one
+	// trailing ';' and surrounding space. Comments go because an engine
+	// whose comment rules differ from the guard's (nested block comments)
+	// would otherwise read different statement text than the guard did.
 	SQL string
 	// Keyword is the statement's first keyword in upper case ("(" for a
 	// parenthesised query); InnerKeyword is that of Inner.
@@ -30,7 +34,8 @@ type Statement struct {
 	// ReadOnly reports that the statement cannot change anything.
 	ReadOnly bool
 	// Explain is set for EXPLAIN (Analyze for EXPLAIN ANALYZE); Inner is
-	// then the SQL of the statement explained (innermost), else SQL.
+	// then the SQL of the statement explained (innermost), else SQL. Inner
+	// is always a suffix of SQL, byte for byte.
 	Explain bool
 	Analyze bool
 	Inner   string
@@ -39,6 +44,9 @@ type Statement struct {
 	TableFunction bool
 	// InformationSchema reports a reference to an information_schema name.
 	InformationSchema bool
+
+	// toks are the tokens of SQL (positions in SQL), for Relations.
+	toks []Token
 }
 
 // Refusal is a statement Check refused: what, why, and which setting (if
@@ -87,7 +95,6 @@ func Check(sql string, opts Options) (*Statement, error) {
 	}
 	end := len(sql)
 	if len(toks) > 0 && toks[len(toks)-1].IsSymbol(";") {
-		end = toks[len(toks)-1].Pos
 		toks = toks[:len(toks)-1]
 	}
 	if len(toks) == 0 {
@@ -98,7 +105,11 @@ func Check(sql string, opts Options) (*Statement, error) {
 			return nil, &Refusal{What: "more than one statement", Why: "only one statement runs per call (a single trailing ';' is allowed)", Allow: "send the statements one at a time"}
 		}
 	}
-	st := &Statement{SQL: strings.TrimSpace(sql[:end])}
+	// From here on only the normalised text exists: it is what is judged,
+	// explained and run.
+	sql, toks = normalize(sql, toks)
+	end = len(sql)
+	st := &Statement{SQL: sql, toks: toks}
 	for i, t := range toks {
 		if t.Name() == "information_schema" {
 			st.InformationSchema = true
@@ -118,6 +129,27 @@ func Check(sql string, opts Options) (*Statement, error) {
 		return nil, err
 	}
 	return st, nil
+}
+
+// normalize rebuilds the statement from its tokens: the source between two
+// tokens is kept when it is only white space, else (a comment) replaced by
+// one space. The tokens are returned with their positions in the new text.
+func normalize(sql string, toks []Token) (string, []Token) {
+	var b strings.Builder
+	out := make([]Token, len(toks))
+	for i, t := range toks {
+		if i > 0 {
+			gap := sql[toks[i-1].Pos+len(toks[i-1].Text) : t.Pos]
+			if strings.Trim(gap, " \t\r\n") != "" {
+				gap = " "
+			}
+			b.WriteString(gap)
+		}
+		t.Pos = b.Len()
+		b.WriteString(t.Text)
+		out[i] = t
+	}
+	return b.String(), out
 }
 
 // judge classifies the statement in toks (ending at byte end of sql),
