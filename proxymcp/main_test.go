@@ -174,6 +174,9 @@ func TestConfigurationErrors(t *testing.T) {
 	}{
 		{[]string{"PROXY_RUNTIME_ENABLED=false", "PROXY_STATS_ENABLED=false"}, "at least one back end"},
 		{[]string{"PROXY_RUNTIME_MODE=udp"}, "PROXY_RUNTIME_MODE"},
+		// The URL overrides the mode, but a bad mode is still an error.
+		{[]string{"PROXY_RUNTIME_MODE=udp", "PROXY_RUNTIME_URL=tcp://127.0.0.1:9999"}, "PROXY_RUNTIME_MODE"},
+		{[]string{"PROXY_RUNTIME_MODE=unixgram", "PROXY_RUNTIME_URL=unix:///run/h.sock"}, "PROXY_RUNTIME_MODE"},
 		{[]string{"PROXY_STATS_URL=http://u:hunter2@x:1/stats", "PROXY_STATS_TIMEOUT=-1"}, "PROXY_STATS_TIMEOUT"},
 	} {
 		cmd := exec.Command(bin)

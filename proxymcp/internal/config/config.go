@@ -84,6 +84,10 @@ func FromEnv(r *envconfig.Reader) Config {
 
 // runtimeAddr resolves PROXY_RUNTIME_URL or the mode/host/port/socket variables.
 func runtimeAddr(r *envconfig.Reader) (network, address string) {
+	// The mode is validated even when PROXY_RUNTIME_URL overrides it: a bad
+	// value is a mistake in the deployment, and silently ignoring it would
+	// hide that mistake until someone removes the URL.
+	mode := r.Enum("PROXY_RUNTIME_MODE", "tcp4", "tcp4", "unix")
 	if raw := r.Lookup("PROXY_RUNTIME_URL"); raw != "" {
 		network, address, ok := ParseRuntimeURL(raw)
 		if !ok {
@@ -91,7 +95,6 @@ func runtimeAddr(r *envconfig.Reader) (network, address string) {
 		}
 		return network, address
 	}
-	mode := r.Enum("PROXY_RUNTIME_MODE", "tcp4", "tcp4", "unix")
 	if mode == "unix" {
 		return "unix", r.String("PROXY_RUNTIME_SOCKET", "/var/run/proxy/admin.sock")
 	}

@@ -72,6 +72,31 @@ func TestProblems(t *testing.T) {
 			t.Errorf("%v: err = %v", tc.env, err)
 		}
 	}
+	// An invalid mode is an error whatever overrides it (PROXY_RUNTIME_URL
+	// in any of its spellings) and whatever it looks like.
+	for _, mode := range []string{"udp", "tcp", "tcp6", "unixgram", "unix4", "tcp4;unix", "unix\x00", "tcp4\nunix", "tcp4 unix", "'unix'", "%75nix", "ünix", "0", "true", strings.Repeat("u", 4096)} {
+		for _, url := range []string{"", "tcp://127.0.0.1:9999", "unix:///run/h.sock", "/run/h.sock", "ipv4@127.0.0.1:9999"} {
+			env := map[string]string{"PROXY_RUNTIME_MODE": mode}
+			if url != "" {
+				env["PROXY_RUNTIME_URL"] = url
+			}
+			if _, err := read(env); err == nil || !strings.Contains(err.Error(), "PROXY_RUNTIME_MODE") {
+				t.Errorf("mode %.20q url %q: err = %v", mode, url, err)
+			}
+		}
+	}
+	// Valid modes in any case (surrounding white space is trimmed, as for
+	// every variable) still work next to a URL, and the URL wins.
+	for _, mode := range []string{"tcp4", "unix", "UNIX", "Tcp4", " unix\n"} {
+		c, err := read(map[string]string{"PROXY_RUNTIME_MODE": mode, "PROXY_RUNTIME_URL": "tcp://127.0.0.2:7000"})
+		if err != nil || c.RuntimeNetwork != "tcp4" || c.RuntimeAddress != "127.0.0.2:7000" {
+			t.Errorf("mode %q with URL: %+v %v", mode, c, err)
+		}
+	}
+	// With the runtime API disabled the mode is not read at all.
+	if _, err := read(map[string]string{"PROXY_RUNTIME_ENABLED": "false", "PROXY_RUNTIME_MODE": "udp"}); err != nil {
+		t.Errorf("runtime disabled: %v", err)
+	}
 	// Only the stats page: host and port are not needed (and not read).
 	if _, err := read(map[string]string{"PROXY_RUNTIME_ENABLED": "false", "PROXY_PORT": "bogus"}); err != nil {
 		t.Errorf("stats only: %v", err)
