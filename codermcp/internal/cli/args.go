@@ -2,7 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"strconv"
+	"strings"
 )
 
 // Sandbox modes the CLI accepts.
@@ -36,13 +36,40 @@ type ReviewRequest struct {
 	Dir         string
 }
 
-// quoteTOML renders s as a TOML basic string for a -c key=value override.
-func quoteTOML(s string) string { return strconv.Quote(s) }
+// tomlString renders s as a TOML basic string for a --config key=value
+// override: quotes, backslashes and every control character escaped, so the
+// value cannot end the string or start another key.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, "\\u%04X", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// Every value that comes from a caller is passed so the CLI cannot read it
+// as an option: options as one "--name=value" item (verified with CLI
+// 0.169.0: clap takes everything after the first "=" as the value, even
+// "--uncommitted" or "-c x"), positionals after "--". Validate runs first,
+// in ExecArgs and ReviewArgs themselves, so no argv is built from a value
+// that was not checked.
 
 // ExecArgs builds the argv (without the program name) for req on a CLI with
-// caps. Options come before the prompt, and the prompt follows "--", so a
-// prompt starting with "-" is still a prompt.
-func ExecArgs(caps Caps, req ExecRequest) []string {
+// caps, or refuses req.
+func ExecArgs(caps Caps, req ExecRequest) ([]string, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	sandbox := req.Sandbox
 	if req.ResumeID != "" && caps.Resume {
 		// exec resume has no -s/-C: the sandbox goes through a config override
@@ -55,18 +82,18 @@ func ExecArgs(caps Caps, req ExecRequest) []string {
 			args = append(args, "--skip-git-repo-check")
 		}
 		if req.Model != "" {
-			args = append(args, "-m", req.Model)
+			args = append(args, "--model="+req.Model)
 		}
 		if req.ReasoningEffort != "" {
-			args = append(args, "-c", "model_reasoning_effort="+quoteTOML(req.ReasoningEffort))
+			args = append(args, "--config=model_reasoning_effort="+tomlString(req.ReasoningEffort))
 		}
 		if sandbox == "" && req.FullAuto {
 			sandbox = SandboxWorkspaceWrite
 		}
 		if sandbox != "" {
-			args = append(args, "-c", "sandbox_mode="+quoteTOML(sandbox))
+			args = append(args, "--config=sandbox_mode="+tomlString(sandbox))
 		}
-		return append(args, req.ResumeID, "--", req.Prompt)
+		return append(args, "--", req.ResumeID, req.Prompt), nil
 	}
 	args := []string{"exec"}
 	if caps.JSON {
@@ -76,10 +103,10 @@ func ExecArgs(caps Caps, req ExecRequest) []string {
 		args = append(args, "--skip-git-repo-check")
 	}
 	if req.Model != "" {
-		args = append(args, "-m", req.Model)
+		args = append(args, "--model="+req.Model)
 	}
 	if req.ReasoningEffort != "" {
-		args = append(args, "-c", "model_reasoning_effort="+quoteTOML(req.ReasoningEffort))
+		args = append(args, "--config=model_reasoning_effort="+tomlString(req.ReasoningEffort))
 	}
 	if req.FullAuto {
 		if caps.FullAutoFlag {
@@ -90,20 +117,61 @@ func ExecArgs(caps Caps, req ExecRequest) []string {
 		}
 	}
 	if sandbox != "" {
-		args = append(args, "-s", sandbox)
+		args = append(args, "--sandbox="+sandbox)
 	}
 	if req.Dir != "" {
-		args = append(args, "-C", req.Dir)
+		args = append(args, "--cd="+req.Dir)
 	}
-	return append(args, "--", req.Prompt)
+	return append(args, "--", req.Prompt), nil
 }
 
-// ReviewTargetError explains the review target combinations the CLI runs.
+// ReviewTargets explains the review target combinations the CLI runs.
 const ReviewTargets = "exactly one of: uncommitted=true, base=<branch>, commit=<sha> (optionally with title), or prompt (custom review instructions)"
 
 // Validate checks that the request names exactly one review target the CLI
-// can run, and that title comes with commit.
+// can run, that title comes with commit, and every value that reaches the
+// CLI's argv: base by git's branch-name rules, commit as a hex object name
+// or a ref, title as one line of text, prompt as one argument.
 func (r ReviewRequest) Validate() error {
+	if err := r.validateTargets(); err != nil {
+		return err
+	}
+	switch {
+	case r.Base != "":
+		if err := CheckBranch("base", r.Base); err != nil {
+			return err
+		}
+	case r.Commit != "":
+		if err := CheckCommit("commit", r.Commit); err != nil {
+			return err
+		}
+		if r.Title != "" {
+			if err := CheckTitle("title", r.Title); err != nil {
+				return err
+			}
+		}
+	case r.Prompt != "":
+		if err := CheckPrompt("prompt", r.Prompt, MaxArgBytes); err != nil {
+			return err
+		}
+	}
+	if r.Model != "" {
+		if err := checkModel(r.Model); err != nil {
+			return err
+		}
+	}
+	if r.Dir != "" {
+		return checkDir(r.Dir)
+	}
+	return nil
+}
+
+// TargetError is a review request naming no target, or more than one.
+type TargetError struct{ msg string }
+
+func (e *TargetError) Error() string { return e.msg }
+
+func (r ReviewRequest) validateTargets() error {
 	n := 0
 	for _, set := range []bool{r.Uncommitted, r.Base != "", r.Commit != "", r.Prompt != ""} {
 		if set {
@@ -112,11 +180,11 @@ func (r ReviewRequest) Validate() error {
 	}
 	switch {
 	case n == 0:
-		return fmt.Errorf("review needs a target; give %s", ReviewTargets)
+		return &TargetError{fmt.Sprintf("review needs a target; give %s", ReviewTargets)}
 	case n > 1:
-		return fmt.Errorf("review cannot combine %s; give %s", r.targetList(), ReviewTargets)
+		return &TargetError{fmt.Sprintf("review cannot combine %s; give %s", r.targetList(), ReviewTargets)}
 	case r.Title != "" && r.Commit == "":
-		return fmt.Errorf("title applies only to a commit review; give %s", ReviewTargets)
+		return &TargetError{fmt.Sprintf("title applies only to a commit review; give %s", ReviewTargets)}
 	}
 	return nil
 }
@@ -144,15 +212,19 @@ func (r ReviewRequest) targetList() string {
 	return s
 }
 
-// ReviewArgs builds the argv for a review: the model as a config override and
-// the directory as -C, both before the review subcommand.
-func ReviewArgs(caps Caps, req ReviewRequest) []string {
+// ReviewArgs builds the argv for a review, or refuses req: the model as a
+// config override and the directory as --cd, both before the review
+// subcommand.
+func ReviewArgs(caps Caps, req ReviewRequest) ([]string, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	args := []string{"exec"}
 	if req.Model != "" {
-		args = append(args, "-c", "model="+quoteTOML(req.Model))
+		args = append(args, "--config=model="+tomlString(req.Model))
 	}
 	if req.Dir != "" {
-		args = append(args, "-C", req.Dir)
+		args = append(args, "--cd="+req.Dir)
 	}
 	args = append(args, "review")
 	if caps.JSON {
@@ -165,14 +237,14 @@ func ReviewArgs(caps Caps, req ReviewRequest) []string {
 	case req.Uncommitted:
 		args = append(args, "--uncommitted")
 	case req.Base != "":
-		args = append(args, "--base", req.Base)
+		args = append(args, "--base="+req.Base)
 	case req.Commit != "":
-		args = append(args, "--commit", req.Commit)
+		args = append(args, "--commit="+req.Commit)
 		if req.Title != "" {
-			args = append(args, "--title", req.Title)
+			args = append(args, "--title="+req.Title)
 		}
 	default:
 		args = append(args, "--", req.Prompt)
 	}
-	return args
+	return args, nil
 }

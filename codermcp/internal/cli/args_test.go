@@ -52,23 +52,27 @@ func TestExecArgs(t *testing.T) {
 		want string
 	}{
 		{"new turn, every option", current, ExecRequest{Prompt: "-rm -rf? no", Model: "m1", ReasoningEffort: "high", Sandbox: "read-only", Dir: "/w"},
-			`exec --json --skip-git-repo-check -m m1 -c model_reasoning_effort="high" -s read-only -C /w -- -rm -rf? no`},
+			`exec --json --skip-git-repo-check --model=m1 --config=model_reasoning_effort="high" --sandbox=read-only --cd=/w -- -rm -rf? no`},
 		{"fullAuto on a current CLI is the workspace-write sandbox", current, ExecRequest{Prompt: "p", Model: "m", FullAuto: true},
-			`exec --json --skip-git-repo-check -m m -s workspace-write -- p`},
+			`exec --json --skip-git-repo-check --model=m --sandbox=workspace-write -- p`},
 		{"explicit sandbox wins over fullAuto", current, ExecRequest{Prompt: "p", Model: "m", FullAuto: true, Sandbox: "danger-full-access"},
-			`exec --json --skip-git-repo-check -m m -s danger-full-access -- p`},
+			`exec --json --skip-git-repo-check --model=m --sandbox=danger-full-access -- p`},
 		{"fullAuto on a CLI that still has the flag", mid, ExecRequest{Prompt: "p", Model: "m", FullAuto: true},
-			`exec --json --skip-git-repo-check -m m --full-auto -- p`},
+			`exec --json --skip-git-repo-check --model=m --full-auto -- p`},
 		{"resume moves sandbox into a config override", current, ExecRequest{Prompt: "p", Model: "m", Sandbox: "workspace-write", ResumeID: "T1", Dir: "/w", ReasoningEffort: "low"},
-			`exec resume --json --skip-git-repo-check -m m -c model_reasoning_effort="low" -c sandbox_mode="workspace-write" T1 -- p`},
+			`exec resume --json --skip-git-repo-check --model=m --config=model_reasoning_effort="low" --config=sandbox_mode="workspace-write" -- T1 p`},
 		{"resume with fullAuto", current, ExecRequest{Prompt: "p", Model: "m", FullAuto: true, ResumeID: "T1"},
-			`exec resume --json --skip-git-repo-check -m m -c sandbox_mode="workspace-write" T1 -- p`},
+			`exec resume --json --skip-git-repo-check --model=m --config=sandbox_mode="workspace-write" -- T1 p`},
 		{"old CLI: no --json, no resume", old, ExecRequest{Prompt: "p", Model: "m", ResumeID: "T1", FullAuto: true},
-			`exec --skip-git-repo-check -m m --full-auto -- p`},
+			`exec --skip-git-repo-check --model=m --full-auto -- p`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := strings.Join(ExecArgs(tc.caps, tc.req), " ")
+			argv, err := ExecArgs(tc.caps, tc.req)
+			if err != nil {
+				t.Fatalf("ExecArgs: %v", err)
+			}
+			got := strings.Join(argv, " ")
 			if got != tc.want {
 				t.Errorf("ExecArgs =\n  %s\nwant\n  %s", got, tc.want)
 			}
@@ -83,13 +87,13 @@ func TestReviewArgsAndValidate(t *testing.T) {
 		want    string
 		invalid string
 	}{
-		{ReviewRequest{Uncommitted: true, Model: "m", Dir: "/r"}, `exec -c model="m" -C /r review --json --skip-git-repo-check --uncommitted`, ""},
-		{ReviewRequest{Base: "main", Model: "m"}, `exec -c model="m" review --json --skip-git-repo-check --base main`, ""},
-		{ReviewRequest{Commit: "abc", Title: "T", Model: "m"}, `exec -c model="m" review --json --skip-git-repo-check --commit abc --title T`, ""},
-		{ReviewRequest{Prompt: "-check errors", Model: "m"}, `exec -c model="m" review --json --skip-git-repo-check -- -check errors`, ""},
+		{ReviewRequest{Uncommitted: true, Model: "m", Dir: "/r"}, `exec --config=model="m" --cd=/r review --json --skip-git-repo-check --uncommitted`, ""},
+		{ReviewRequest{Base: "main", Model: "m"}, `exec --config=model="m" review --json --skip-git-repo-check --base=main`, ""},
+		{ReviewRequest{Commit: "abc1", Title: "T", Model: "m"}, `exec --config=model="m" review --json --skip-git-repo-check --commit=abc1 --title=T`, ""},
+		{ReviewRequest{Prompt: "-check errors", Model: "m"}, `exec --config=model="m" review --json --skip-git-repo-check -- -check errors`, ""},
 		{ReviewRequest{}, "", "needs a target"},
 		{ReviewRequest{Uncommitted: true, Base: "main"}, "", "cannot combine uncommitted and base"},
-		{ReviewRequest{Prompt: "p", Commit: "abc"}, "", "cannot combine commit and prompt"},
+		{ReviewRequest{Prompt: "p", Commit: "abc1"}, "", "cannot combine commit and prompt"},
 		{ReviewRequest{Base: "main", Title: "T"}, "", "title applies only to a commit"},
 	}
 	for _, tc := range cases {
@@ -103,7 +107,12 @@ func TestReviewArgsAndValidate(t *testing.T) {
 		if err != nil {
 			t.Errorf("Validate(%+v) = %v", tc.req, err)
 		}
-		if got := strings.Join(ReviewArgs(caps, tc.req), " "); got != tc.want {
+		argv, err := ReviewArgs(caps, tc.req)
+		if err != nil {
+			t.Errorf("ReviewArgs(%+v): %v", tc.req, err)
+			continue
+		}
+		if got := strings.Join(argv, " "); got != tc.want {
 			t.Errorf("ReviewArgs =\n  %s\nwant\n  %s", got, tc.want)
 		}
 	}

@@ -146,15 +146,25 @@ func dropFromChild(k string) bool {
 // Exec runs one coder turn. onEvent (may be nil) sees every event as it
 // arrives, from one goroutine.
 func (c *Client) Exec(ctx context.Context, req ExecRequest, onEvent func(Event)) (*Result, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err // before anything, even the version probe, runs
+	}
 	caps, err := c.Caps(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return c.run(ctx, caps, ExecArgs(caps, req), req.Dir, req.CallbackURI, onEvent)
+	args, err := ExecArgs(caps, req)
+	if err != nil {
+		return nil, err
+	}
+	return c.run(ctx, caps, args, req.Dir, req.CallbackURI, onEvent)
 }
 
 // Review runs one review.
 func (c *Client) Review(ctx context.Context, req ReviewRequest, onEvent func(Event)) (*Result, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err // before anything, even the version probe, runs
+	}
 	caps, err := c.Caps(ctx)
 	if err != nil {
 		return nil, err
@@ -162,7 +172,11 @@ func (c *Client) Review(ctx context.Context, req ReviewRequest, onEvent func(Eve
 	if !caps.Review {
 		return nil, &Error{Kind: FailExec, Cause: fmt.Sprintf("Codex CLI %s has no `exec review`; upgrade to %s or later", caps.Version, versionReview)}
 	}
-	return c.run(ctx, caps, ReviewArgs(caps, req), req.Dir, "", onEvent)
+	args, err := ReviewArgs(caps, req)
+	if err != nil {
+		return nil, err
+	}
+	return c.run(ctx, caps, args, req.Dir, "", onEvent)
 }
 
 // ErrTimeout is the cancellation cause of the configured time limit. Callers

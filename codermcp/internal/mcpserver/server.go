@@ -117,6 +117,11 @@ func (s *Server) decodeCoder(req mcp.CallToolRequest) (coderInput, error) {
 	if strings.TrimSpace(in.Prompt) == "" {
 		return in, mcperr.New(mcperr.Invalid, "prompt is empty", nil, "Pass the task for the coding assistant in prompt")
 	}
+	// The caller's prompt gets a tighter bound than one argv item, so the
+	// context prepended from earlier turns still fits.
+	if err := cli.CheckPrompt("prompt", in.Prompt, cli.MaxPromptBytes); err != nil {
+		return in, invalidInput(err)
+	}
 	var err error
 	if in.Model, err = s.model(in.Model); err != nil {
 		return in, err
@@ -129,7 +134,27 @@ func (s *Server) decodeCoder(req mcp.CallToolRequest) (coderInput, error) {
 	} else if u, perr := url.Parse(in.CallbackURI); perr != nil || u.Scheme == "" {
 		return in, mcperr.New(mcperr.Invalid, fmt.Sprintf("callbackUri %q is not an absolute URI", in.CallbackURI), nil, "Pass a URI such as http://127.0.0.1:9000/callback, or omit it")
 	}
+	// Everything that reaches the CLI's argv or environment, checked as the
+	// cli package will check it again before building the argv.
+	check := cli.ExecRequest{Prompt: in.Prompt, Model: in.Model, ReasoningEffort: in.ReasoningEffort,
+		Sandbox: in.Sandbox, Dir: in.Dir, CallbackURI: in.CallbackURI}
+	if err := check.Validate(); err != nil {
+		return in, invalidInput(err)
+	}
 	return in, nil
+}
+
+// invalidInput turns a refused value into the error the caller reads.
+func invalidInput(err error) error {
+	var ie *cli.InputError
+	if errors.As(err, &ie) {
+		return mcperr.New(mcperr.Invalid, ie.Error(), nil, ie.Hint+"; no CLI process was started")
+	}
+	var te *cli.TargetError
+	if errors.As(err, &te) {
+		return mcperr.New(mcperr.Invalid, "Invalid review arguments", err, "")
+	}
+	return err
 }
 
 // model applies the default and checks the catalogue.
@@ -264,8 +289,10 @@ func (s *Server) review(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		Commit:      req.GetString("commit", ""),
 		Title:       req.GetString("title", ""),
 	}
-	if err := rr.Validate(); err != nil {
-		return mcperr.ToolResult(mcperr.New(mcperr.Invalid, "Invalid review arguments", err, "")), nil
+	var te *cli.TargetError
+	if err := rr.Validate(); errors.As(err, &te) {
+		// Which targets were given decides what else is checked: say that first.
+		return mcperr.ToolResult(invalidInput(err)), nil
 	}
 	var err error
 	if rr.Model, err = s.model(req.GetString("model", "")); err != nil {
@@ -273,6 +300,9 @@ func (s *Server) review(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	}
 	if rr.Dir, err = workingDir(req.GetString("workingDirectory", "")); err != nil {
 		return mcperr.ToolResult(err), nil
+	}
+	if err := rr.Validate(); err != nil {
+		return mcperr.ToolResult(invalidInput(err)), nil
 	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -325,6 +355,10 @@ func (s *Server) failure(err error, model string) *mcp.CallToolResult {
 
 // classify turns a cli failure into the error a user reads.
 func (s *Server) classify(err error, model string) error {
+	var ie *cli.InputError
+	if errors.As(err, &ie) {
+		return invalidInput(err)
+	}
 	var e *cli.Error
 	if !errors.As(err, &e) {
 		return err
