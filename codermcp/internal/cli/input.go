@@ -177,9 +177,14 @@ func invisibleControl(r rune) bool {
 }
 
 // CheckPrompt accepts any text a process can receive as one argument: no
-// NUL (which cannot be passed) and at most limit bytes.
+// NUL (which cannot be passed), at most limit bytes, and not the CLI's
+// stdin marker "-".
 func CheckPrompt(param, prompt string, limit int) error {
 	switch {
+	case prompt == "-":
+		// Verified with CLI 0.169.0: even after "--", a prompt of exactly
+		// "-" means "read the prompt from stdin".
+		return refuse(param, prompt, `a prompt of just "-" means "read from stdin" to the CLI`, "Write the task out in words")
 	case strings.IndexByte(prompt, 0) >= 0:
 		return refuse(param, prompt, "it contains a NUL character, which cannot be passed to a process", "Remove the NUL characters")
 	case len(prompt) > limit:

@@ -165,12 +165,12 @@ func TestCheckTitle(t *testing.T) {
 }
 
 func TestCheckPrompt(t *testing.T) {
-	for _, p := range []string{"a\x00", "\x00", strings.Repeat("p", 11)} {
+	for _, p := range []string{"a\x00", "\x00", strings.Repeat("p", 11), "-"} {
 		if err := CheckPrompt("prompt", p, 10); err == nil {
 			t.Errorf("CheckPrompt(%.20q, 10) accepted", p)
 		}
 	}
-	for _, p := range []string{"line\nbreak", "-c x", "\u2212", strings.Repeat("p", 10)} {
+	for _, p := range []string{"line\nbreak", "-c x", "\u2212", strings.Repeat("p", 10), " -", "- ", "--", "-x"} {
 		if err := CheckPrompt("prompt", p, 10); err != nil {
 			t.Errorf("CheckPrompt(%q, 10) = %v", p, err)
 		}
