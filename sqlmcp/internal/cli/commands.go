@@ -133,12 +133,13 @@ func commandTree() *command {
 				run:      runTables,
 			},
 			{
-				name: "describe", argsHelp: "a table name: catalog.schema.table (or schema.table, or table with the defaults)", minArgs: 1, maxArgs: 1,
-				synopsis: []string{"sqlmcp describe <catalog.schema.table> [flags]"},
+				name: "describe", argsHelp: "a table name: catalog.schema.table (or schema.table, or table with the defaults), or the catalog, schema and table as three arguments", minArgs: 1, maxArgs: 3,
+				synopsis: []string{"sqlmcp describe <catalog.schema.table> [flags]", "sqlmcp describe <catalog> <schema> <table> [flags]"},
 				summary:  "Show the columns of a table.",
 				desc: []string{"Prints the columns of a table in ordinal order with their type, nullability, comment and extra information. " +
-					"Parts of the name may be double-quoted to contain dots or spaces, as in SQL: 'c.s.\"my table\"'."},
-				examples: [][2]string{{"sqlmcp describe tpch.tiny.nation", "Describe the nation table."}},
+					"Parts of the name may be double-quoted to contain dots or spaces, as in SQL: 'c.s.\"my table\"'. " +
+					"Given as three arguments, each is one name taken as it is (dots and quotes included)."},
+				examples: [][2]string{{"sqlmcp describe tpch.tiny.nation", "Describe the nation table."}, {"sqlmcp describe sales 'Odd Schema' 'weird \"name\"'", "Describe a table whose name has a quote."}},
 				run:      runDescribe,
 			},
 			{

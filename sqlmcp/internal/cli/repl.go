@@ -358,7 +358,8 @@ running statement (or the line being typed); Ctrl-D or \q leaves.
   \catalogs                  list the catalogs
   \schemas [catalog]         list the schemas of a catalog (default: current)
   \tables [catalog schema]   list the tables of a schema (default: current)
-  \describe <table>          show a table's columns (table, schema.table or catalog.schema.table)
+  \describe <table>          show a table's columns (table, schema.table or catalog.schema.table,
+                             or catalog schema table as three names)
   \format <table|json|csv>   change the output format
   USE catalog.schema;        change the defaults for unqualified names
 `
@@ -408,11 +409,14 @@ func (sh *shellState) meta(line string) bool {
 			err = errors.New(`\tables takes no arguments or a catalog and a schema`)
 		}
 	case `\describe`, `\d`:
-		if len(args) != 1 {
-			err = errors.New(`\describe takes a table name`)
-			break
+		switch len(args) {
+		case 1:
+			err = sh.a.describe(ctx, sh.s, args[0], sh.format, w)
+		case 3:
+			err = sh.a.describeTable(ctx, sh.s, args[0], args[1], args[2], sh.format, w)
+		default:
+			err = errors.New(`\describe takes a table name, or a catalog, a schema and a table`)
 		}
-		err = sh.a.describe(ctx, sh.s, args[0], sh.format, w)
 	default:
 		err = fmt.Errorf(`unknown command %s; \help lists the commands`, cmd)
 	}

@@ -307,7 +307,13 @@ func runDescribe(a *app, args []string) error {
 		return err
 	}
 	defer s.close()
-	return a.describe(a.ctx, s, args[0], a.format(), a.stdout)
+	switch len(args) {
+	case 1:
+		return a.describe(a.ctx, s, args[0], a.format(), a.stdout)
+	case 3:
+		return a.describeTable(a.ctx, s, args[0], args[1], args[2], a.format(), a.stdout)
+	}
+	return usagef("describe", "describe takes a table name, or the catalog, schema and table as three arguments")
 }
 
 // describe prints the columns of name (table, schema.table or
@@ -330,6 +336,17 @@ func (a *app) describe(ctx context.Context, s *session, name, format string, w i
 	}
 	if catalog == "" || schema == "" {
 		return usagef("describe", "table name %q needs a catalog and schema: give catalog.schema.table (or set default ones)", name)
+	}
+	return a.describeTable(ctx, s, catalog, schema, table, format, w)
+}
+
+// describeTable prints the columns of catalog.schema.table, each part one
+// name taken as it is.
+func (a *app) describeTable(ctx context.Context, s *session, catalog, schema, table, format string, w io.Writer) error {
+	for _, p := range [][2]string{{"catalog", catalog}, {"schema", schema}, {"table", table}} {
+		if err := engine.CheckName(p[1]); err != nil {
+			return usagef("describe", "the %s name %q is not a valid name: %v", p[0], p[1], err)
+		}
 	}
 	if err := s.scope.CheckSchema(catalog, schema); err != nil {
 		return err

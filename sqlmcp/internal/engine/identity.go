@@ -89,6 +89,9 @@ func withRequestOptions(ctx context.Context, cfg Config, catalog, schema string)
 	} else if schema != "" {
 		o.schema = schema
 	}
+	if err := checkNames("choose the default catalog and schema of the query", "catalog", o.catalog, "schema", o.schema); err != nil {
+		return ctx, err
+	}
 	if o.schema != "" && o.catalog == "" {
 		return ctx, mcperr.New(mcperr.Invalid, "choose schema "+QuoteIdentifier(o.schema), errors.New("a schema needs a catalog"),
 			"give a catalog as well, or configure SQLENGINE_CATALOG")

@@ -95,6 +95,9 @@ func (c *Client) Schemas(ctx context.Context, catalog string) ([]string, error) 
 	if err := needCatalog(catalog, "list schemas"); err != nil {
 		return nil, err
 	}
+	if err := checkNames("list schemas", "catalog", catalog); err != nil {
+		return nil, err
+	}
 	res, err := c.scanSQL(ctx, Query{SQL: "SHOW SCHEMAS FROM " + QuoteIdentifier(catalog), Catalog: catalog})
 	if err != nil {
 		return nil, classify(err, "list schemas of catalog "+QuoteIdentifier(catalog))
@@ -113,6 +116,9 @@ func (c *Client) Tables(ctx context.Context, catalog, schema, pattern string) ([
 		return nil, err
 	}
 	if err := needSchema(schema, "list tables"); err != nil {
+		return nil, err
+	}
+	if err := checkNames("list tables", "catalog", catalog, "schema", schema); err != nil {
 		return nil, err
 	}
 	where := QualifiedName(catalog, schema)
@@ -168,6 +174,12 @@ func (c *Client) TableSchema(ctx context.Context, catalog, schema, table string)
 	}
 	if err := needSchema(schema, "describe table "+QuoteIdentifier(table)); err != nil {
 		return nil, err
+	}
+	if err := checkNames("describe a table", "catalog", catalog, "schema", schema, "table", table); err != nil {
+		return nil, err
+	}
+	if table == "" {
+		return nil, mcperr.New(mcperr.Invalid, "describe a table", errors.New("no table name given"), "give the table's name")
 	}
 	name := QualifiedName(catalog, schema, table)
 	res, err := c.scanSQL(ctx, Query{SQL: "DESCRIBE " + name, Catalog: catalog, Schema: schema})

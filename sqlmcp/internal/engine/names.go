@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 )
 
 // QuoteIdentifier returns name as a Trino delimited identifier: in double
@@ -87,4 +91,46 @@ func SplitName(s string) ([]string, error) {
 			return nil, fmt.Errorf("empty name part in %q", s)
 		}
 	}
+}
+
+// maxNameBytes bounds one identifier; Trino's own names are far shorter.
+const maxNameBytes = 1024
+
+// CheckName reports why name cannot be one catalog, schema or table name
+// sent to the engine: it is empty, too long, not UTF-8, or holds a
+// character that is not printable (CR, LF and other control characters,
+// which would split an HTTP header, and invisible format characters such
+// as zero-width spaces, which make one name look like another). nil means
+// the name is acceptable; it still has to exist.
+func CheckName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("it is empty")
+	case len(name) > maxNameBytes:
+		return fmt.Errorf("it is %d bytes long, more than the %d allowed", len(name), maxNameBytes)
+	case !utf8.ValidString(name):
+		return errors.New("it is not valid UTF-8")
+	}
+	for _, r := range name {
+		if r != ' ' && !unicode.IsPrint(r) {
+			return fmt.Errorf("it contains the character %U, which is not printable (line breaks and other control characters are not allowed in names)", r)
+		}
+	}
+	return nil
+}
+
+// checkNames validates the non-empty names in pairs of (what, name), e.g.
+// ("catalog", c), ("schema", s), as Invalid errors of op naming what.
+func checkNames(op string, pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		what, name := pairs[i], pairs[i+1]
+		if name == "" {
+			continue
+		}
+		if err := CheckName(name); err != nil {
+			return mcperr.New(mcperr.Invalid, op, fmt.Errorf("the %s name %q is not a valid name: %v", what, name, err),
+				"give the "+what+" name as it is listed by the engine")
+		}
+	}
+	return nil
 }

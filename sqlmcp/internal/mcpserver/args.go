@@ -9,6 +9,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 )
 
 // args reads a tool's arguments strictly: unknown names and wrong types are
@@ -68,6 +70,21 @@ func (a *args) str(name string, required bool) string {
 	}
 	if required && strings.TrimSpace(s) == "" {
 		a.fail(mcperr.Invalidf("%s: argument %q must not be empty", a.tool, name))
+		return ""
+	}
+	return s
+}
+
+// name returns a catalog, schema or table argument: one identifier, taken
+// verbatim (never split on dots), that must be a valid name (no control
+// characters) before any request is made. "" when absent.
+func (a *args) name(arg string, required bool) string {
+	s := a.str(arg, required)
+	if s == "" || a.err != nil {
+		return s
+	}
+	if err := engine.CheckName(s); err != nil {
+		a.fail(mcperr.Invalidf("%s: argument %q is not a valid name: %v; give one %s name, without line breaks or other control characters", a.tool, arg, err, arg))
 		return ""
 	}
 	return s

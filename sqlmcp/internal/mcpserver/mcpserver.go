@@ -202,7 +202,7 @@ func (t *Tools) executeQuery(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	a := readArgs(tool, req, "query", "limit", "catalog", "schema")
 	query := a.str("query", true)
 	limit, given := a.integer("limit")
-	catalog, schema := a.str("catalog", false), a.str("schema", false)
+	catalog, schema := a.name("catalog", false), a.name("schema", false)
 	if a.err != nil {
 		return t.fail(ctx, tool, a.err)
 	}
@@ -259,7 +259,7 @@ func (t *Tools) listCatalogs(ctx context.Context, req mcp.CallToolRequest) (*mcp
 func (t *Tools) listSchemas(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	const tool = "list_schemas"
 	a := readArgs(tool, req, "catalog")
-	catalog := a.str("catalog", false)
+	catalog := a.name("catalog", false)
 	if a.err != nil {
 		return t.fail(ctx, tool, a.err)
 	}
@@ -288,7 +288,7 @@ func (t *Tools) listSchemas(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 func (t *Tools) listTables(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	const tool = "list_tables"
 	a := readArgs(tool, req, "catalog", "schema", "pattern")
-	catalog, schema, pattern := a.str("catalog", false), a.str("schema", false), a.str("pattern", false)
+	catalog, schema, pattern := a.name("catalog", false), a.name("schema", false), a.str("pattern", false)
 	if a.err != nil {
 		return t.fail(ctx, tool, a.err)
 	}
@@ -313,39 +313,38 @@ func (t *Tools) listTables(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 func (t *Tools) getTableSchema(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	const tool = "get_table_schema"
 	a := readArgs(tool, req, "table", "catalog", "schema")
-	name, catalog, schema := a.str("table", true), a.str("catalog", false), a.str("schema", false)
+	name, catalog, schema := a.str("table", true), a.name("catalog", false), a.name("schema", false)
 	if a.err != nil {
 		return t.fail(ctx, tool, a.err)
 	}
-	parts, err := engine.SplitName(name)
-	if err != nil {
-		return t.fail(ctx, tool, mcperr.Invalidf("%s: table %q: %v", tool, name, err))
-	}
 	var table string
-	pick := func(arg, fromName, what string) (string, error) {
-		if arg != "" && arg != fromName {
-			return "", mcperr.Invalidf("%s: the table name gives %s %q but the %s argument is %q; give it once", tool, what, fromName, what, arg)
+	if catalog != "" || schema != "" {
+		// The parts come as separate arguments: table is one identifier,
+		// whatever dots or quotes it holds, quoted for the engine as it is.
+		if err := engine.CheckName(name); err != nil {
+			return t.fail(ctx, tool, mcperr.Invalidf("%s: argument \"table\" is not a valid name: %v; give one table name, without line breaks or other control characters", tool, err))
 		}
-		return fromName, nil
-	}
-	switch len(parts) {
-	case 1:
-		table = parts[0]
-	case 2:
-		if schema, err = pick(schema, parts[0], "schema"); err != nil {
-			return t.fail(ctx, tool, err)
+		table = name
+	} else {
+		parts, err := engine.SplitName(name)
+		if err != nil {
+			return t.fail(ctx, tool, mcperr.Invalidf("%s: table %q: %v; or pass the catalog and schema arguments, and table is then taken as one name", tool, name, err))
 		}
-		table = parts[1]
-	case 3:
-		if catalog, err = pick(catalog, parts[0], "catalog"); err != nil {
-			return t.fail(ctx, tool, err)
+		switch len(parts) {
+		case 1:
+			table = parts[0]
+		case 2:
+			schema, table = parts[0], parts[1]
+		case 3:
+			catalog, schema, table = parts[0], parts[1], parts[2]
+		default:
+			return t.fail(ctx, tool, mcperr.Invalidf(`%s: table %q has %d parts; give table, schema.table or catalog.schema.table, and quote parts that contain dots ("my.table"), or pass the catalog and schema arguments`, tool, name, len(parts)))
 		}
-		if schema, err = pick(schema, parts[1], "schema"); err != nil {
-			return t.fail(ctx, tool, err)
+		for i, what := range []string{"catalog", "schema", "table"}[3-len(parts):] {
+			if err := engine.CheckName(parts[i]); err != nil {
+				return t.fail(ctx, tool, mcperr.Invalidf("%s: the %s part of table %q is not a valid name: %v", tool, what, name, err))
+			}
 		}
-		table = parts[2]
-	default:
-		return t.fail(ctx, tool, mcperr.Invalidf(`%s: table %q has %d parts; give table, schema.table or catalog.schema.table, and quote parts that contain dots ("my.table")`, tool, name, len(parts)))
 	}
 	catalog = t.eng.DefaultCatalog(catalog)
 	schema = t.eng.DefaultSchema(catalog, schema)
@@ -354,7 +353,7 @@ func (t *Tools) getTableSchema(ctx context.Context, req mcp.CallToolRequest) (*m
 			return t.fail(ctx, tool, err)
 		}
 	}
-	ctx, err = t.caller(ctx)
+	ctx, err := t.caller(ctx)
 	if err != nil {
 		return t.fail(ctx, tool, err)
 	}

@@ -269,7 +269,8 @@ func TestDiscoveryTools(t *testing.T) {
 			t.Errorf("get_table_schema(%s) = %v", name, m)
 		}
 	}
-	h.refused(t, "get_table_schema", map[string]any{"table": "warehouse.logs.events", "catalog": "sales"}, "give it once")
+	// With a catalog argument the table is one name, never a dotted path.
+	h.refused(t, "get_table_schema", map[string]any{"table": "warehouse.logs.events", "catalog": "sales"}, "does not exist")
 	h.refused(t, "get_table_schema", map[string]any{"table": "a.b.c.d"}, "4 parts")
 	h.refused(t, "get_table_schema", map[string]any{"table": "nope"}, "does not exist")
 	h.refused(t, "list_schemas", map[string]any{"catalog": 3}, "must be a string")

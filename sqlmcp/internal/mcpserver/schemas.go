@@ -94,9 +94,9 @@ var tablesOutput = obj(map[string]any{
 }, "catalog", "schema", "tables")
 
 var tableSchemaInput = obj(map[string]any{
-	"table":   map[string]any{"type": "string", "minLength": 1, "description": `table, schema.table or catalog.schema.table; quote parts containing dots: "my.table"`},
-	"catalog": str("catalog when the table name does not give one (default: the configured catalog)"),
-	"schema":  str("schema when the table name does not give one (default: the configured schema)"),
+	"table":   map[string]any{"type": "string", "minLength": 1, "description": `the table: one name as it is when catalog or schema is given; otherwise table, schema.table or catalog.schema.table, with parts containing dots or quotes in double quotes ("my.table")`},
+	"catalog": str("catalog when the table name does not give one (default: the configured catalog); when catalog or schema is given, table is taken as one name"),
+	"schema":  str("schema when the table name does not give one (default: the configured schema); when catalog or schema is given, table is taken as one name"),
 }, "table")
 
 var tableSchemaOutput = obj(map[string]any{
