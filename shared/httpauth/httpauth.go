@@ -234,3 +234,8 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Layer, error) {
 }
 
 func (l *Layer) clock() time.Time { return l.now() }
+
+// SessionKey returns a key for binding transport sessions to identities,
+// derived from JWT_SECRET (or this process's random secret), so that
+// replicas sharing JWT_SECRET recognise each other's sessions.
+func (l *Layer) SessionKey() []byte { return deriveKey(l.secret, "session-id") }

@@ -1,6 +1,9 @@
 package httpauth
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // identityFromClaims builds the caller's identity from verified claims.
 // The username is preferred_username, with the usual fallbacks of providers
@@ -30,12 +33,13 @@ func identityFromClaims(provider string, claims map[string]any) *Identity {
 }
 
 // Owner is the key a session is bound to: issuer and subject together, as
-// a subject is unique only within its issuer.
+// a subject is unique only within its issuer. The issuer is length-prefixed
+// so that no other issuer and subject spell the same key.
 func (id *Identity) Owner() string {
 	if id == nil {
 		return ""
 	}
-	return id.Issuer + "\x00" + id.Subject
+	return strconv.Itoa(len(id.Issuer)) + ":" + id.Issuer + id.Subject
 }
 
 // checkIdentity refuses an identity without a subject, or without the

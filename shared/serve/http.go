@@ -28,7 +28,13 @@ type HTTPHandler struct {
 
 // NewHTTPHandler builds the handler. auth may be nil (OAuth disabled).
 func NewHTTPHandler(p Program, s *Server, cfg Config, auth *httpauth.Layer, o Options) *HTTPHandler {
+	var key []byte
+	if auth != nil {
+		key = auth.SessionKey()
+	}
+	sess := newSessions(key)
 	streamable := server.NewStreamableHTTPServer(s.MCPServer,
+		server.WithSessionIdManagerResolver(sess),
 		server.WithDisableLocalhostProtection(true), // hostGuard below does it, with MCP_ALLOWED_HOSTS
 		server.WithStreamableHTTPLogger(o.Logger),
 	)
@@ -37,6 +43,7 @@ func NewHTTPHandler(p Program, s *Server, cfg Config, auth *httpauth.Layer, o Op
 		server.WithMessageEndpoint("/message"),
 		server.WithUseFullURLForMessageEndpoint(false),
 		server.WithSSEDisableLocalhostProtection(true),
+		server.WithSessionIDGenerator(sess.newSSESessionID),
 		server.WithSSEContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 			// SSE handlers run detached from the POST; carry the caller over.
 			if id, ok := httpauth.IdentityFromContext(r.Context()); ok {
@@ -58,9 +65,9 @@ func NewHTTPHandler(p Program, s *Server, cfg Config, auth *httpauth.Layer, o Op
 		return hostGuard(h, cfg)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", protect(streamable))
-	mux.Handle("/sse", protect(sse.SSEHandler()))
-	mux.Handle("/message", protect(sse.MessageHandler()))
+	mux.Handle("/mcp", protect(sess.guardStreamable(streamable)))
+	mux.Handle("/sse", protect(sess.trackSSE(sse.SSEHandler())))
+	mux.Handle("/message", protect(sess.guardSSEMessage(sse.MessageHandler())))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]string{"status": "ok", "name": p.Name, "version": p.Version})

@@ -29,7 +29,9 @@ type inproc struct {
 	read  *atomic.Int64 // bytes the server read from its sockets
 }
 
-func newInproc(t *testing.T, cfg Config, auth *httpauth.Layer) *inproc {
+// newInproc starts the surface; with authCfg, OAuth is on (its BaseURL is
+// filled in with the server's address).
+func newInproc(t *testing.T, cfg Config, authCfg *httpauth.Config) *inproc {
 	t.Helper()
 	p := &inproc{read: new(atomic.Int64)}
 	s := NewServer("inproc", "0.0.1")
@@ -54,6 +56,17 @@ func newInproc(t *testing.T, cfg Config, auth *httpauth.Layer) *inproc {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		logger = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	}
+	var auth *httpauth.Layer
+	if authCfg != nil {
+		ac := *authCfg
+		ac.Enabled = true
+		ac.BaseURL = p.base
+		var err error
+		if auth, err = httpauth.New(context.Background(), ac, logger); err != nil {
+			t.Fatal(err)
+		}
+		cfg.Auth = ac
 	}
 	p.srv.Config.Handler = NewHTTPHandler(Program{Name: "inproc", Version: "0.0.1"}, s, cfg, auth, Options{Logger: logger})
 	p.srv.Start()
