@@ -324,12 +324,18 @@ func TestIdleServerExitsAtOnce(t *testing.T) {
 		cmd := exec.Command(bin)
 		stdin, _ := cmd.StdinPipe()
 		defer stdin.Close()
+		stdout, _ := cmd.StdoutPipe()
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(200 * time.Millisecond)
+		// Wait for an answer rather than a fixed time: on a loaded machine
+		// a SIGTERM sent before the handler is installed kills the process.
+		io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
+		if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+			t.Fatalf("no answer to ping: %v; stderr %s", err, errb.String())
+		}
 		start := time.Now()
 		cmd.Process.Signal(syscall.SIGTERM)
 		if err := cmd.Wait(); err != nil {
