@@ -1,10 +1,15 @@
 // Package runtimeapi talks to HAProxy's runtime API (the "stats socket") over
-// a Unix socket or a TCP port: one connection per command, severity-output
-// numbering switched on so that refusals are recognisable, and every answer
-// read until HAProxy closes the connection.
+// a Unix socket or a TCP port. With MaxConns set it keeps a small pool of
+// interactive ("prompt" mode) connections, one command at a time on each;
+// otherwise, and as the fallback when prompt mode is refused, it opens one
+// non-interactive connection per command. Either way severity-output
+// numbering is switched on so that refusals are recognisable, and an answer
+// counts only when its end marker arrived: the prompt in interactive mode,
+// the empty line before the close in non-interactive mode.
 package runtimeapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,22 +19,33 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
 // Client sends commands to one runtime API endpoint. It is safe for
-// concurrent use: each command uses its own connection.
+// concurrent use. Use it through a pointer: it holds the pool.
 type Client struct {
 	Network string        // "tcp4" or "unix"
 	Address string        // host:port or socket path
 	Timeout time.Duration // per command, on top of the caller's context
+
+	// MaxConns, when above zero, keeps up to that many interactive
+	// connections open and never opens more at once: further calls wait
+	// for a free one under their own context. Keep it below the socket's
+	// "stats maxconn" (10 unless configured) so that operators' own tools
+	// still get in. Zero opens one connection per command.
+	MaxConns int
+
+	poolOnce sync.Once
+	pool     *pool
 }
 
 // Endpoint describes the address for messages, e.g. "unix /run/admin.sock".
 func (c *Client) Endpoint() string { return c.Network + " " + c.Address }
 
 // ConnError means HAProxy could not be reached or the exchange broke off;
-// HAProxy did not answer the command.
+// HAProxy did not answer the command (or not completely).
 type ConnError struct {
 	Endpoint string
 	Err      error
@@ -40,6 +56,31 @@ func (e *ConnError) Error() string {
 }
 
 func (e *ConnError) Unwrap() error { return e.Err }
+
+// ErrCutOff is wrapped by every error for an answer that ended before its
+// end marker.
+var ErrCutOff = errors.New("answer cut off")
+
+// CutOffError is an answer that stopped before HAProxy's end marker: HAProxy
+// was stopped or restarted, or something between us and it closed the
+// connection. What arrived is not returned: a partial table would pass for
+// a smaller complete one.
+type CutOffError struct {
+	Command string
+	Bytes   int   // answer bytes that arrived
+	Cause   error // how the connection ended: io.EOF, a reset, a deadline
+}
+
+func (e *CutOffError) Error() string {
+	return fmt.Sprintf("the answer to %q was cut off after %d bytes (%v) before HAProxy's end-of-answer marker; "+
+		"check that HAProxy is running and was not restarted (its log), that nothing between proxymcp and the socket "+
+		"closes connections, then retry", e.Command, e.Bytes, e.Cause)
+}
+
+// Is makes errors.Is(err, ErrCutOff) true.
+func (e *CutOffError) Is(target error) bool { return target == ErrCutOff }
+
+func (e *CutOffError) Unwrap() error { return e.Cause }
 
 // ReplyError is HAProxy refusing a command: it answered, with an error.
 type ReplyError struct {
@@ -83,56 +124,104 @@ var severityPrefix = regexp.MustCompile(`^\[(\d)\]: ?`)
 
 // Execute sends cmd and returns HAProxy's answer (without the severity
 // prefix of informational messages). A refusal is a *ReplyError; a
-// connection problem a *ConnError. ctx's deadline and cancellation reach the
-// socket.
+// connection problem, including an answer cut off before its end, a
+// *ConnError. ctx's deadline and cancellation reach the socket and the wait
+// for a pooled connection.
 func (c *Client) Execute(ctx context.Context, cmd string) (string, error) {
 	if strings.ContainsAny(cmd, "\r\n\x00") || strings.Contains(cmd, "<<") {
 		return "", ErrUnsafeCommand
 	}
-	raw, err := c.roundTrip(ctx, cmd)
+	if c.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
+		defer cancel()
+	}
+	var raw string
+	var err error
+	if c.MaxConns > 0 {
+		raw, err = c.getPool().execute(ctx, cmd)
+	} else {
+		raw, err = c.oneShot(ctx, cmd)
+	}
 	if err != nil {
 		return "", err
 	}
 	return Classify(cmd, raw)
 }
 
-func (c *Client) roundTrip(ctx context.Context, cmd string) (string, error) {
-	if c.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
-		defer cancel()
+// Close closes the pool's idle connections; calls still running finish and
+// close theirs. The Client must not be used afterwards.
+func (c *Client) Close() error {
+	if c.MaxConns > 0 {
+		c.getPool().close()
 	}
+	return nil
+}
+
+func (c *Client) connErr(err error) error { return &ConnError{Endpoint: c.Endpoint(), Err: err} }
+
+func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, c.Network, c.Address)
 	if err != nil {
-		return "", &ConnError{Endpoint: c.Endpoint(), Err: err}
+		return nil, c.connErr(err)
+	}
+	return conn, nil
+}
+
+// oneShot runs cmd on a new non-interactive connection: HAProxy answers,
+// then closes it.
+func (c *Client) oneShot(ctx context.Context, cmd string) (string, error) {
+	conn, err := c.dial(ctx)
+	if err != nil {
+		return "", err
 	}
 	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = conn.SetDeadline(dl)
-	}
-	// Cancellation without a deadline still has to unblock reads.
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-
+	guard := watch(ctx, conn)
+	defer guard()
 	if _, err := io.WriteString(conn, "set severity-output number;"+cmd+"\n"); err != nil {
-		return "", &ConnError{Endpoint: c.Endpoint(), Err: ctxErr(ctx, err)}
+		return "", c.connErr(ctxErr(ctx, err))
 	}
-	// Non-interactive mode: HAProxy closes the connection after answering,
-	// so reading to EOF gets the whole answer, however large.
-	var b strings.Builder
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := conn.Read(buf)
-		b.Write(buf[:n])
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", &ConnError{Endpoint: c.Endpoint(), Err: ctxErr(ctx, err)}
-		}
+	var b bytes.Buffer
+	_, err = b.ReadFrom(conn) // until HAProxy closes: io.EOF is not an error here
+	if err != nil {
+		return "", c.connErr(&CutOffError{Command: cmd, Bytes: b.Len(), Cause: ctxErr(ctx, err)})
+	}
+	if !oneShotComplete(b.Bytes()) {
+		return "", c.connErr(&CutOffError{Command: cmd, Bytes: b.Len(), Cause: io.EOF})
 	}
 	return b.String(), nil
+}
+
+// oneShotComplete reports whether a non-interactive answer (the empty answer
+// to "set severity-output number", then the command's) arrived to its end.
+// HAProxy ends answers with an empty line; the one exception (2.6: "del
+// server", "set maxconn server ... abc") is a single severity-prefixed
+// message line, accepted with its one newline. A single-line message cut
+// inside its final newline pair therefore cannot be told from a complete
+// one here; interactive mode has no such gap.
+func oneShotComplete(raw []byte) bool {
+	body, ok := bytes.CutPrefix(raw, []byte("\n"))
+	if !ok || len(body) == 0 {
+		return false // not even the answer to set severity-output, or no answer to cmd
+	}
+	if bytes.HasSuffix(body, []byte("\n\n")) || bytes.Equal(body, []byte("\n")) {
+		return true
+	}
+	line, rest, _ := bytes.Cut(body, []byte("\n"))
+	return len(rest) == 0 && bytes.HasSuffix(body, []byte("\n")) && severityPrefix.Match(line)
+}
+
+// watch applies ctx's deadline to conn and makes cancellation unblock its
+// reads and writes. The returned stop reports whether conn is still usable:
+// false once cancellation has touched it.
+func watch(ctx context.Context, conn net.Conn) (stop func() bool) {
+	// A reused connection may carry the previous caller's deadline.
+	dl, _ := ctx.Deadline()
+	_ = conn.SetDeadline(dl)
+	// Cancellation without a deadline still has to unblock reads.
+	s := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	return s
 }
 
 // ctxErr prefers the context's reason over the socket's deadline error.
