@@ -44,7 +44,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 
 	var rt *runtimeapi.Client
 	if pc.RuntimeEnabled {
-		rt = &runtimeapi.Client{Network: pc.RuntimeNetwork, Address: pc.RuntimeAddress, Timeout: pc.RuntimeTimeout}
+		rt = &runtimeapi.Client{Network: pc.RuntimeNetwork, Address: pc.RuntimeAddress, Timeout: pc.RuntimeTimeout, MaxConns: pc.RuntimeMaxConns}
+		defer rt.Close()
 	}
 	var st *statspage.Client
 	if pc.StatsEnabled {
@@ -52,7 +53,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	hp := haproxy.New(rt, st)
 	// HAProxy being down must not stop the server: calls fail until it answers.
-	logger.Info("HAProxy back ends", "runtime_api", endpoint(rt), "stats_page", pc.StatsURL, "read_only", pc.ReadOnly)
+	logger.Info("HAProxy back ends", "runtime_api", endpoint(rt), "runtime_max_conns", pc.RuntimeMaxConns, "stats_page", pc.StatsURL, "read_only", pc.ReadOnly)
 
 	if rt != nil {
 		go probe(ctx, hp, pc.RuntimeTimeout, logger)

@@ -19,6 +19,8 @@ type Config struct {
 	RuntimeNetwork string
 	RuntimeAddress string
 	RuntimeTimeout time.Duration
+	// RuntimeMaxConns bounds the pooled interactive connections (1-9).
+	RuntimeMaxConns int
 
 	StatsEnabled  bool
 	StatsURL      string // without userinfo
@@ -37,6 +39,7 @@ var Vars = []envconfig.Var{
 	{Name: "PROXY_RUNTIME_SOCKET", Default: "/var/run/proxy/admin.sock", Description: "runtime API socket path (unix mode)"},
 	{Name: "PROXY_RUNTIME_URL", Description: "overrides the above: tcp://host:port, unix:///path or a bare socket path"},
 	{Name: "PROXY_RUNTIME_TIMEOUT", Default: "10", Description: "runtime API timeout: seconds (10) or a Go duration (10s)"},
+	{Name: "PROXY_RUNTIME_MAX_CONNS", Default: "4", Description: "most runtime API connections open at once (1-9; kept below HAProxy's stats maxconn, 10 by default)"},
 	{Name: "PROXY_RUNTIME_ENABLED", Default: "true", Description: "use the runtime API at all"},
 	{Name: "PROXY_STATS_ENABLED", Default: "true", Description: "use the stats page"},
 	{Name: "PROXY_STATS_URL", Default: "http://127.0.0.1:8404/stats", Description: "stats page URL (credentials may be in the URL)"},
@@ -45,6 +48,12 @@ var Vars = []envconfig.Var{
 	{Name: "PROXY_STATS_TIMEOUT", Default: "5", Description: "stats page timeout: seconds (5) or a Go duration (5s)"},
 	{Name: "PROXY_READ_ONLY", Default: "false", Description: "register only tools that change nothing"},
 }
+
+// Bounds of PROXY_RUNTIME_MAX_CONNS.
+const (
+	DefaultMaxConns = 4
+	MaxMaxConns     = 9
+)
 
 // FromEnv reads the PROXY_* variables; problems are recorded in r.
 func FromEnv(r *envconfig.Reader) Config {
@@ -61,6 +70,10 @@ func FromEnv(r *envconfig.Reader) Config {
 	}
 	if c.RuntimeEnabled {
 		c.RuntimeNetwork, c.RuntimeAddress = runtimeAddr(r)
+		// HAProxy cannot tell a client its socket's "stats maxconn" (no
+		// command shows it), so the ceiling is one below its default of
+		// 10: a connection is always left for operators' own tools.
+		c.RuntimeMaxConns = r.Int("PROXY_RUNTIME_MAX_CONNS", DefaultMaxConns, 1, MaxMaxConns)
 	}
 	if c.StatsEnabled {
 		u := r.URL("PROXY_STATS_URL", "http://127.0.0.1:8404/stats", "http", "https")

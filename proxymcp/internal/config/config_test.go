@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{RuntimeEnabled: true, RuntimeNetwork: "tcp4", RuntimeAddress: "127.0.0.1:9999", RuntimeTimeout: 10 * time.Second,
-		StatsEnabled: true, StatsURL: "http://127.0.0.1:8404/stats", StatsTimeout: 5 * time.Second}
+		RuntimeMaxConns: 4, StatsEnabled: true, StatsURL: "http://127.0.0.1:8404/stats", StatsTimeout: 5 * time.Second}
 	if c != want {
 		t.Fatalf("got %+v\nwant %+v", c, want)
 	}
@@ -66,10 +67,24 @@ func TestProblems(t *testing.T) {
 		{map[string]string{"PROXY_RUNTIME_TIMEOUT": "soon"}, "PROXY_RUNTIME_TIMEOUT"},
 		{map[string]string{"PROXY_STATS_URL": "ftp://x/stats"}, "PROXY_STATS_URL"},
 		{map[string]string{"PROXY_READ_ONLY": "maybe"}, "PROXY_READ_ONLY"},
+		{map[string]string{"PROXY_RUNTIME_MAX_CONNS": "0"}, "PROXY_RUNTIME_MAX_CONNS"},
+		{map[string]string{"PROXY_RUNTIME_MAX_CONNS": "10"}, "PROXY_RUNTIME_MAX_CONNS"},
+		{map[string]string{"PROXY_RUNTIME_MAX_CONNS": "-1"}, "PROXY_RUNTIME_MAX_CONNS"},
+		{map[string]string{"PROXY_RUNTIME_MAX_CONNS": "4.5"}, "PROXY_RUNTIME_MAX_CONNS"},
+		{map[string]string{"PROXY_RUNTIME_MAX_CONNS": "four"}, "PROXY_RUNTIME_MAX_CONNS"},
+		{map[string]string{"PROXY_RUNTIME_MAX_CONNS": "0x4"}, "PROXY_RUNTIME_MAX_CONNS"},
+		{map[string]string{"PROXY_RUNTIME_MAX_CONNS": "4;9"}, "PROXY_RUNTIME_MAX_CONNS"},
+		{map[string]string{"PROXY_RUNTIME_MAX_CONNS": "99999999999999999999"}, "PROXY_RUNTIME_MAX_CONNS"},
+		{map[string]string{"PROXY_RUNTIME_MAX_CONNS": "1e1"}, "PROXY_RUNTIME_MAX_CONNS"},
 	} {
 		_, err := read(tc.env)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: err = %v", tc.env, err)
+		}
+	}
+	for _, v := range []string{"1", "4", "9", " 9 "} {
+		if c, err := read(map[string]string{"PROXY_RUNTIME_MAX_CONNS": v}); err != nil || fmt.Sprint(c.RuntimeMaxConns) != strings.TrimSpace(v) {
+			t.Errorf("PROXY_RUNTIME_MAX_CONNS=%q: %d %v", v, c.RuntimeMaxConns, err)
 		}
 	}
 	// An invalid mode is an error whatever overrides it (PROXY_RUNTIME_URL
