@@ -47,11 +47,34 @@ type handlerFunc func(ctx context.Context, a *args) (result, error)
 
 // result is a tool's JSON answer; text, when set, is the text content
 // instead of the JSON (free-text dumps such as help). raw, when set, is the
-// JSON answer already encoded (large results built without a map).
+// JSON answer already encoded (large results built without a map). summary,
+// when set, replaces the JSON as text content for clients that read
+// structuredContent (see textFor).
 type result struct {
-	data map[string]any
-	text string
-	raw  []byte
+	data    map[string]any
+	text    string
+	raw     []byte
+	summary string
+}
+
+// structuredSince is the first protocol version with structuredContent.
+const structuredSince = "2025-06-18"
+
+// textFor picks a result's text content. The spec asks for the JSON as text
+// too "for backwards compatibility": clients older than structuredContent
+// get it; newer ones get the summary of a large result instead of the same
+// data a second time (for show_stat on 1,000 servers, that second copy
+// doubled what was written, piped and decoded).
+func textFor(ctx context.Context, res result, body []byte) string {
+	if res.text != "" {
+		return res.text
+	}
+	if res.summary != "" {
+		if v := server.RequestProtocolVersion(ctx); v >= structuredSince {
+			return res.summary
+		}
+	}
+	return string(body)
 }
 
 func ok(src haproxy.Source, fields map[string]any) result {
@@ -128,12 +151,8 @@ func (t *tools) add(name, title, desc string, eff effect, props []prop, h handle
 				return toolError(name, eff, merr), nil
 			}
 		}
-		text := string(body)
-		if res.text != "" {
-			text = res.text
-		}
-		// The JSON is encoded once: structuredContent carries the same bytes.
-		return mcp.NewToolResultStructured(json.RawMessage(body), text), nil
+		// The JSON is encoded once: structuredContent carries these bytes.
+		return mcp.NewToolResultStructured(json.RawMessage(body), textFor(ctx, res, body)), nil
 	})
 }
 

@@ -1,9 +1,12 @@
 package mcpserver
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
 )
 
@@ -81,5 +84,33 @@ func TestShowStatFields(t *testing.T) {
 		{make([]any, 257), "at most 256"},
 	} {
 		e.fail(t, "show_stat", map[string]any{"fields": bad.fields}, `"fields"`, bad.want)
+	}
+}
+
+// TestShowStatSummary: the summary counts rows by type and servers by
+// status and names the DOWN servers, more than ten as a count.
+func TestShowStatSummary(t *testing.T) {
+	h := haproxytest.Run(t, haproxytest.Options{})
+	hp := haproxy.New(h.Runtime("unix"), nil)
+	waitStatus(t, h, "be_app", "app3", "DOWN")
+	for i := 0; i < 12; i++ {
+		exec(t, h, fmt.Sprintf("add server be_api/down%02d 127.0.0.1:1", i))
+		exec(t, h, fmt.Sprintf("set server be_api/down%02d state ready", i))
+		exec(t, h, fmt.Sprintf("set server be_api/down%02d health down", i))
+	}
+	table, src, err := hp.ShowStat(context.Background(), haproxy.StatFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, _ = table.Columns(defaultStatFields)
+	s := statSummary(src, table)
+	for _, want := range []string{
+		fmt.Sprintf("%d statistics rows from the runtime api", len(table.Rows)),
+		"17 server,", "Servers by status: 13 DOWN, 4 UP.",
+		"DOWN: be_app/app3, be_api/down00,", "be_api/down08 and 3 more.",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
 	}
 }

@@ -3,7 +3,9 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -57,7 +59,7 @@ func (t *tools) statsTools() {
 			if table, err = table.Columns(fields); err != nil {
 				return result{}, &validate.Error{Arg: "fields", Rule: err.Error() + "; call show_stat with fields [\"all\"] to see every column"}
 			}
-			return result{raw: statJSON(src, table)}, nil
+			return result{raw: statJSON(src, table), summary: statSummary(src, table)}, nil
 		})
 
 	t.add("clear_counters", "Clear statistics counters",
@@ -150,6 +152,62 @@ func statJSON(src haproxy.Source, t haproxy.StatTable) []byte {
 	b = append(b, `,"rows":`...)
 	b = t.AppendJSON(b)
 	return append(b, '}')
+}
+
+// statSummary says in a few lines what show_stat returned: rows by object
+// type, servers by status (UP, DOWN, MAINT, no check, ... without the "1/2"
+// of a check in transition), the first DOWN servers, and where the rows are.
+func statSummary(src haproxy.Source, t haproxy.StatTable) string {
+	types := map[string]int{}
+	status := map[string]int{}
+	var down []string
+	for _, r := range t.Rows {
+		typ := r.Type()
+		types[typ]++
+		if typ != "server" {
+			continue
+		}
+		st := r.Str("status")
+		if i := strings.LastIndexByte(st, ' '); i > 0 && strings.Contains(st[i:], "/") {
+			st = st[:i] // "UP 1/2" while a check is in transition
+		}
+		status[st]++
+		if st == "DOWN" && len(down) < 10 {
+			down = append(down, r.Str("pxname")+"/"+r.Str("svname"))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d statistics rows from the %s (%s). Every row, with the columns %s, is in structuredContent.rows.",
+		len(t.Rows), strings.ReplaceAll(string(src), "_", " "), counts(types), strings.Join(t.Names(), ", "))
+	if len(status) > 0 {
+		fmt.Fprintf(&b, "\nServers by status: %s.", counts(status))
+	}
+	if len(down) > 0 {
+		fmt.Fprintf(&b, "\nDOWN: %s", strings.Join(down, ", "))
+		if status["DOWN"] > len(down) {
+			fmt.Fprintf(&b, " and %d more", status["DOWN"]-len(down))
+		}
+		b.WriteString(".")
+	}
+	return b.String()
+}
+
+// counts writes "3 server, 1 backend" with the largest first.
+func counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] || m[keys[i]] == m[keys[j]] && keys[i] < keys[j] })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		label := k
+		if label == "" {
+			label = "other"
+		}
+		parts[i] = fmt.Sprintf("%d %s", m[k], label)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // rawTool answers with a free-text dump: text content is HAProxy's output.

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
+	"github.com/mcpfleet/mcpfleet/shared/e2e"
+)
+
+// TestShowStatTextByProtocol: a client that reads structuredContent
+// (protocol 2025-06-18 or later) gets every row there once and a summary
+// as text; an older client gets the JSON as text too, as the spec asks for
+// backwards compatibility.
+func TestShowStatTextByProtocol(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	h := haproxytest.Run(t, haproxytest.Options{BigServers: 20})
+	for _, tc := range []struct {
+		version string
+		summary bool
+	}{
+		{"", true}, // the SDK's latest
+		{"2025-06-18", true},
+		{"2025-03-26", false},
+	} {
+		t.Run("protocol_"+tc.version, func(t *testing.T) {
+			var opts []e2e.Option
+			if tc.version != "" {
+				opts = append(opts, e2e.Protocol(tc.version))
+			}
+			cs := e2e.Stdio(t, bin, haproxyEnv(h, "unix"), opts...)
+			res := e2e.CallTool(t, cs, "show_stat", map[string]any{"filter": "be_big"})
+			if res.IsError {
+				t.Fatal(e2e.Text(res))
+			}
+			structured, _ := json.Marshal(res.StructuredContent)
+			var out struct {
+				Count int              `json:"count"`
+				Rows  []map[string]any `json:"rows"`
+			}
+			if err := json.Unmarshal(structured, &out); err != nil || out.Count != 21 || len(out.Rows) != 21 {
+				t.Fatalf("structuredContent: %d rows (%v)", len(out.Rows), err)
+			}
+			text := e2e.Text(res)
+			if !tc.summary {
+				var fromText any
+				if err := json.Unmarshal([]byte(text), &fromText); err != nil {
+					t.Fatalf("text is not the JSON: %.100s", text)
+				}
+				if again, _ := json.Marshal(fromText); string(again) != string(structured) {
+					t.Errorf("text JSON differs from structuredContent")
+				}
+				return
+			}
+			for _, want := range []string{"21 statistics rows from the runtime api", "20 server, 1 backend", "structuredContent.rows", "Servers by status: 20 no check."} {
+				if !strings.Contains(text, want) {
+					t.Errorf("summary lacks %q:\n%s", want, text)
+				}
+			}
+			if len(text) > 1000 {
+				t.Errorf("summary is %d bytes", len(text))
+			}
+		})
+	}
+}
