@@ -278,14 +278,48 @@ func (t *stdoutTap) Write(p []byte) (int, error) {
 }
 
 func (t *stdoutTap) inspect(msg []byte) {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
+	if id, ok := responseID(msg); ok {
+		t.gate.answered(normalizeID(id))
 	}
-	if json.Unmarshal(msg, &m) != nil || m.Method != "" || len(m.ID) == 0 {
-		return
+}
+
+// responseID returns the id of a JSON-RPC response (an object with an id and
+// no method). It reads the top-level keys in order and stops at "result" or
+// "error" once the id is known, so a large result (mcp-go writes the id
+// first) is not parsed a second time.
+func responseID(msg []byte) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
 	}
-	t.gate.answered(normalizeID(m.ID))
+	var id json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		switch tok {
+		case "method":
+			return nil, false
+		case "id":
+			if err := dec.Decode(&id); err != nil {
+				return nil, false
+			}
+			continue
+		case "result", "error":
+			if len(id) > 0 {
+				return id, true
+			}
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, false
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, false
+	}
+	return id, len(id) > 0
 }
 
 // normalizeID gives equal ids one spelling whatever their whitespace or escapes.

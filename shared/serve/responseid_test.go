@@ -1,0 +1,38 @@
+package serve
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestResponseID: the stdout tap recognises responses by their id without
+// parsing their result, and never takes a request or notification (which
+// carry a method) or a broken line for an answer.
+func TestResponseID(t *testing.T) {
+	big := `"` + strings.Repeat("x", 1<<20) + `"`
+	for _, tc := range []struct {
+		msg string
+		id  string // "" for not a response
+	}{
+		{`{"jsonrpc":"2.0","id":1,"result":{}}`, "1"},
+		{`{"jsonrpc":"2.0","id":"a b","result":` + big + `}`, `"a b"`},
+		{`{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"x"}}`, "7"},
+		{`{"result":{"k":[1,2,{"id":9}]},"id":3,"jsonrpc":"2.0"}`, "3"},
+		{` { "id" : 4 , "result" : null } `, "4"},
+		{`{"jsonrpc":"2.0","id":null,"error":{}}`, "null"},
+		{`{"jsonrpc":"2.0","id":5}`, "5"},
+		{`{"jsonrpc":"2.0","id":2,"method":"sampling/createMessage","params":{}}`, ""},
+		{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"id":1}}`, ""},
+		{`{"jsonrpc":"2.0","result":{}}`, ""},
+		{`{"jsonrpc":"2.0","result":{},"id":`, ""},
+		{`{"id":1,"result":{}`, "1"}, // stops at the result: the id is known
+		{`not json`, ""},
+		{`[{"id":1,"result":{}}]`, ""},
+		{``, ""},
+	} {
+		id, ok := responseID([]byte(tc.msg))
+		if ok != (tc.id != "") || string(id) != tc.id {
+			t.Errorf("%.60s: got %q %v, want %q", tc.msg, id, ok, tc.id)
+		}
+	}
+}
