@@ -1,0 +1,227 @@
+package approval
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func binding() Binding {
+	return Binding{Tool: "del_server", Target: "unix:///run/haproxy/admin.sock", Purpose: "confirm",
+		Arguments: map[string]any{"backend": "be_app", "server": "app2", "port": 8080.0, "opts": map[string]any{"a": 1.0, "b": []any{"x", true, nil}}}}
+}
+
+func reasonOf(t *testing.T, err error) Reason {
+	t.Helper()
+	var ce *CodeError
+	if !errors.As(err, &ce) {
+		t.Fatalf("error %v (%T) is not a *CodeError", err, err)
+	}
+	return ce.Reason
+}
+
+// TestRedeemAttacks covers every way a code can be misused: each must be
+// refused with the reason that says which check failed, and nothing that is
+// the same call spelled differently may be refused.
+func TestRedeemAttacks(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	codes := NewCodes([]byte(strings.Repeat("k", 32)), 5*time.Minute)
+	codes.SetClock(func() time.Time { return now })
+	other := NewCodes([]byte(strings.Repeat("z", 32)), 5*time.Minute)
+	other.SetClock(func() time.Time { return now })
+
+	issue := func(c *Codes, b Binding) string {
+		code, err := c.Issue(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return code
+	}
+	mod := func(f func(*Binding)) Binding { b := binding(); f(&b); return b }
+	flip := func(code string, i int) string {
+		b := []byte(code)
+		if b[i] == 'A' {
+			b[i] = 'B'
+		} else {
+			b[i] = 'A'
+		}
+		return string(b)
+	}
+	// A payload re-signed with nothing: claims edited to point at another tool.
+	edited := func() string {
+		code := issue(codes, binding())
+		p, sig, _ := strings.Cut(strings.TrimPrefix(code, codePrefix), ".")
+		raw, _ := base64.RawURLEncoding.DecodeString(p)
+		var cl map[string]any
+		json.Unmarshal(raw, &cl)
+		cl["t"] = "add_server"
+		raw, _ = json.Marshal(cl)
+		return codePrefix + base64.RawURLEncoding.EncodeToString(raw) + "." + sig
+	}
+
+	tests := []struct {
+		name  string
+		code  func() string
+		use   Binding
+		want  Reason // "" = accepted
+		clock time.Duration
+	}{
+		{"same call", func() string { return issue(codes, binding()) }, binding(), "", 0},
+		{"same arguments in another key order and number spelling", func() string { return issue(codes, binding()) },
+			mod(func(b *Binding) {
+				b.Arguments = map[string]any{"opts": map[string]any{"b": []any{"x", true, nil}, "a": json.Number("1.0")}, "port": json.Number("8.08e3"), "server": "app2", "backend": "be_app"}
+			}), "", 0},
+		{"int and float of one value", func() string { return issue(codes, binding()) },
+			mod(func(b *Binding) { b.Arguments["port"] = 8080 }), "", 0},
+		{"confirm and dryRun are not part of the call", func() string { return issue(codes, binding()) },
+			mod(func(b *Binding) { b.Arguments["confirm"] = "x"; b.Arguments["dryRun"] = false }), "", 0},
+		{"other argument value", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Arguments["server"] = "app3" }), OtherArguments, 0},
+		{"other nested value", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Arguments["opts"] = map[string]any{"a": 2.0, "b": []any{"x", true, nil}} }), OtherArguments, 0},
+		{"array order matters", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Arguments["opts"] = map[string]any{"a": 1.0, "b": []any{true, "x", nil}} }), OtherArguments, 0},
+		{"extra argument", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Arguments["force"] = true }), OtherArguments, 0},
+		{"missing argument", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { delete(b.Arguments, "port") }), OtherArguments, 0},
+		{"string for number", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Arguments["port"] = "8080" }), OtherArguments, 0},
+		{"null for absent", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Arguments["weight"] = nil }), OtherArguments, 0},
+		{"case of a value", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Arguments["server"] = "APP2" }), OtherArguments, 0},
+		{"trailing space in a value", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Arguments["server"] = "app2 " }), OtherArguments, 0},
+		{"other tool", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Tool = "shutdown_session" }), OtherTool, 0},
+		{"other target", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Target = "unix:///run/haproxy/other.sock" }), OtherTarget, 0},
+		{"elicitation state used as confirmation", func() string { return issue(codes, mod(func(b *Binding) { b.Purpose = "elicit" })) }, binding(), OtherPurpose, 0},
+		{"expired", func() string { return issue(codes, binding()) }, binding(), Expired, 5 * time.Minute},
+		{"expired long ago", func() string { return issue(codes, binding()) }, binding(), Expired, 48 * time.Hour},
+		{"wrong key", func() string { return issue(other, binding()) }, binding(), Forged, 0},
+		{"claims edited, old signature", edited, binding(), Forged, 0},
+		{"signature byte flipped", func() string { c := issue(codes, binding()); return flip(c, len(c)-3) }, binding(), Forged, 0},
+		{"payload byte flipped", func() string { c := issue(codes, binding()); return flip(c, len(codePrefix)+4) }, binding(), Forged, 0},
+		{"truncated signature", func() string { c := issue(codes, binding()); return c[:len(c)-5] }, binding(), Malformed, 0},
+		{"truncated to payload", func() string {
+			c := issue(codes, binding())
+			p, _, _ := strings.Cut(c, "."+strings.Split(c, ".")[2])
+			return p
+		}, binding(), Malformed, 0},
+		{"prefix only", func() string { return codePrefix }, binding(), Malformed, 0},
+		{"no prefix", func() string { return strings.TrimPrefix(issue(codes, binding()), codePrefix) }, binding(), Malformed, 0},
+		{"true", func() string { return "true" }, binding(), Malformed, 0},
+		{"empty", func() string { return "" }, binding(), Malformed, 0},
+		{"yes", func() string { return "yes" }, binding(), Malformed, 0},
+		{"SQL in code", func() string { return codePrefix + "'; DROP TABLE t; --.x" }, binding(), Malformed, 0},
+		{"huge", func() string { return codePrefix + strings.Repeat("A", 1<<16) + "." + strings.Repeat("B", 43) }, binding(), Forged, 0},
+		{"unicode", func() string { return codePrefix + "ü.ö" }, binding(), Malformed, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code := tc.code()
+			saved := now
+			now = now.Add(tc.clock)
+			defer func() { now = saved }()
+			_, err := codes.Redeem(code, tc.use)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused a valid code: %v", err)
+				}
+				if _, err := codes.Redeem(code, tc.use); reasonOf(t, err) != Used {
+					t.Fatalf("second use: %v, want %s", err, Used)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("accepted; want refusal %q", tc.want)
+			}
+			if got := reasonOf(t, err); got != tc.want {
+				t.Fatalf("reason %q (%v), want %q", got, err, tc.want)
+			}
+			if !strings.Contains(err.Error(), "call the tool again without confirm") {
+				t.Errorf("message does not say what to do: %v", err)
+			}
+		})
+	}
+}
+
+// TestRefusedCodeStaysValid: a refused attempt (other arguments) does not
+// burn the code for the call it was issued for.
+func TestRefusedCodeStaysValid(t *testing.T) {
+	codes := NewCodes(RandomSecret(), time.Minute)
+	code, _ := codes.Issue(binding())
+	b := binding()
+	b.Arguments = map[string]any{"backend": "be_other"}
+	if _, err := codes.Redeem(code, b); err == nil {
+		t.Fatal("accepted other arguments")
+	}
+	if _, err := codes.Redeem(code, binding()); err != nil {
+		t.Fatalf("the right call was refused after a wrong attempt: %v", err)
+	}
+}
+
+// TestRedeemRace: 50 goroutines race one code; exactly one wins and the
+// others are told it was used.
+func TestRedeemRace(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		codes := NewCodes(RandomSecret(), time.Minute)
+		code, _ := codes.Issue(binding())
+		var wins, used atomic.Int32
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := 0; i < 50; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				_, err := codes.Redeem(code, binding())
+				if err == nil {
+					wins.Add(1)
+				} else if reasonOf(t, err) == Used {
+					used.Add(1)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if wins.Load() != 1 || used.Load() != 49 {
+			t.Fatalf("round %d: %d winners, %d told used; want 1 and 49", round, wins.Load(), used.Load())
+		}
+	}
+}
+
+func TestPrecondition(t *testing.T) {
+	codes := NewCodes(RandomSecret(), time.Minute)
+	b := binding()
+	b.Precondition = "exists addr=10.0.0.12:8080"
+	code, _ := codes.Issue(b)
+	cl, err := codes.Redeem(code, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !PreconditionMatches(cl.Precondition, "exists addr=10.0.0.12:8080") {
+		t.Error("same precondition did not match")
+	}
+	if PreconditionMatches(cl.Precondition, "exists addr=10.0.0.13:8080") || PreconditionMatches(cl.Precondition, "") {
+		t.Error("changed precondition matched")
+	}
+	if !PreconditionMatches("", "anything") {
+		t.Error("a code without precondition must not require one")
+	}
+}
+
+func TestCanonicalRejectsNonFinite(t *testing.T) {
+	if _, err := CanonicalArguments(map[string]any{"x": json.Number("1e")}); err == nil {
+		t.Error("accepted a malformed number")
+	}
+}
+
+func TestPolicyNeeds(t *testing.T) {
+	for _, tc := range []struct {
+		p                   Policy
+		read, change, destr bool
+	}{
+		{Destructive, false, false, true}, {Change, false, true, true}, {None, false, false, false}, {"", false, false, true},
+	} {
+		if tc.p.Needs("read") != tc.read || tc.p.Needs("change") != tc.change || tc.p.Needs("destructive") != tc.destr {
+			t.Errorf("policy %q: wrong classes", tc.p)
+		}
+	}
+}
