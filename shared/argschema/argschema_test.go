@@ -1,0 +1,132 @@
+package argschema
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+func tool() mcp.Tool {
+	return mcp.NewTool("set_server",
+		mcp.WithString("backend", mcp.Required(), mcp.Pattern("^[A-Za-z0-9_.:-]{1,64}$")),
+		mcp.WithInteger("port", mcp.Min(1), mcp.Max(65535)),
+		mcp.WithBoolean("check"),
+		mcp.WithString("state", mcp.Enum("ready", "drain", "maint")),
+		mcp.WithArray("tags", mcp.WithStringItems()),
+	)
+}
+
+// weight is proxymcp's deliberately loose argument: an integer or a
+// percentage string.
+func weightTool() mcp.Tool {
+	return mcp.NewToolWithRawSchema("set_weight", "", json.RawMessage(`{"type":"object","properties":{
+		"weight":{"oneOf":[{"type":"integer","minimum":0,"maximum":256},{"type":"string","pattern":"^[0-9]{1,3}%$"}]}},
+		"required":["weight"],"additionalProperties":false}`))
+}
+
+func TestCheck(t *testing.T) {
+	v := New()
+	for _, tc := range []struct {
+		name string
+		tool mcp.Tool
+		args string
+		want string // "" = valid
+	}{
+		{"valid", tool(), `{"backend":"be_app","port":8080,"check":true,"state":"drain","tags":["a"]}`, ""},
+		{"integer written as 8080.0", tool(), `{"backend":"be","port":8080.0}`, ""},
+		{"no arguments at all", tool(), ``, `missing required argument "backend"`},
+		{"null arguments", tool(), `null`, `the arguments must be an object, got null`},
+		{"array arguments", tool(), `[1]`, `the arguments must be an object, got an array`},
+		{"string for integer", tool(), `{"backend":"b","port":"8080"}`, `argument "port" must be an integer, got the string "8080"`},
+		{"number for boolean", tool(), `{"backend":"b","check":1}`, `argument "check" must be a boolean, got the number 1`},
+		{"string for boolean", tool(), `{"backend":"b","check":"true"}`, `argument "check" must be a boolean, got the string "true"`},
+		{"object for string", tool(), `{"backend":{"name":"b"}}`, `argument "backend" must be a string, got an object {"name":"b"}`},
+		{"array for string", tool(), `{"backend":["b"]}`, `argument "backend" must be a string, got an array ["b"]`},
+		{"null for string", tool(), `{"backend":null}`, `argument "backend" must be a string, got null`},
+		{"fraction for integer", tool(), `{"backend":"b","port":80.5}`, `argument "port" must be an integer, got the number 80.5`},
+		{"huge number", tool(), `{"backend":"b","port":1e400}`, `argument "port"`},
+		{"beyond 2^53", tool(), `{"backend":"b","port":9007199254740993}`, `argument "port"`},
+		{"negative", tool(), `{"backend":"b","port":-1}`, `argument "port"`},
+		{"zero", tool(), `{"backend":"b","port":0}`, `argument "port"`},
+		{"enum", tool(), `{"backend":"b","state":"DRAIN"}`, `argument "state" must be one of "ready", "drain", "maint", got the string "DRAIN"`},
+		{"pattern: command injection", tool(), `{"backend":"b\nshutdown sessions server x/y"}`, `argument "backend"`},
+		{"pattern: too long", tool(), `{"backend":"` + strings.Repeat("b", 65) + `"}`, `argument "backend"`},
+		{"item type", tool(), `{"backend":"b","tags":["a",2]}`, `argument "tags[1]" must be a string, got the number 2`},
+		{"several at once", tool(), `{"port":"x","check":"y"}`, `missing required argument "backend"`},
+		{"weight integer", weightTool(), `{"weight":10}`, ""},
+		{"weight percent", weightTool(), `{"weight":"50%"}`, ""},
+		{"weight numeric string", weightTool(), `{"weight":"10"}`, `argument "weight" must be an integer, or a string matching ^[0-9]{1,3}%$, got the string "10"`},
+		{"weight boolean", weightTool(), `{"weight":true}`, `argument "weight" must be an integer`},
+		{"weight unknown argument", weightTool(), `{"weight":1,"wieght":2}`, `unknown argument "wieght"`},
+		{"long value shortened", tool(), `{"backend":"b","port":"` + strings.Repeat("9", 500) + `"}`, `…`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var args any
+			if tc.args != "" {
+				args = json.RawMessage(tc.args)
+			}
+			err := v.Check(tc.tool, args)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused valid arguments: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "nothing was run") {
+				t.Fatalf("message %q lacks %q", err, tc.want)
+			}
+			if len(err.Error()) > 2000 {
+				t.Errorf("message is %d bytes", len(err.Error()))
+			}
+		})
+	}
+	// The several-at-once case names each wrong argument.
+	err := v.Check(tool(), json.RawMessage(`{"port":"x","check":"y"}`))
+	for _, w := range []string{`"port"`, `"check"`, `"backend"`} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%q not named in %v", w, err)
+		}
+	}
+}
+
+func TestBrokenSchemaIsABugNotAPass(t *testing.T) {
+	bad := mcp.NewToolWithRawSchema("bad", "", json.RawMessage(`{"type":"object","properties":{"x":{"type":"integr"}}}`))
+	err := New().Check(bad, json.RawMessage(`{"x":1}`))
+	if err == nil || !strings.Contains(err.Error(), "bug") {
+		t.Fatalf("a schema that does not compile let the call through: %v", err)
+	}
+}
+
+func TestMiddleware(t *testing.T) {
+	tl := tool()
+	mw := Middleware(New(), func(name string) (mcp.Tool, bool) { return tl, name == tl.Name })
+	called := 0
+	h := mw(func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		called++
+		if req.Params.Name == tl.Name && !Checked(ctx) {
+			t.Error("handler context not marked checked")
+		}
+		return mcp.NewToolResultText("ran"), nil
+	})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "set_server"
+	req.Params.Arguments = map[string]any{"backend": "b", "port": "80"}
+	res, _ := h(context.Background(), req)
+	if !res.IsError || called != 0 {
+		t.Fatalf("invalid call ran: %v", res)
+	}
+	req.Params.Arguments = map[string]any{"backend": "b", "port": 80}
+	if res, _ := h(context.Background(), req); res.IsError || called != 1 {
+		t.Fatalf("valid call: %v", res)
+	}
+	req.Params.Name = "unknown"
+	if res, _ := h(context.Background(), req); res.IsError || called != 2 {
+		t.Fatal("unknown tools pass through to mcp-go")
+	}
+}
