@@ -9,6 +9,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/logging"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
 // Config is the transport and process configuration every server shares.
@@ -23,6 +24,8 @@ type Config struct {
 	MaxRequestBytes int64
 	Log             logging.Config
 	Auth            httpauth.Config
+	// Calls is the tool-call pipeline's approval policy and audit log.
+	Calls toolcall.Config
 }
 
 // DefaultMaxRequestBytes is the default of MCP_MAX_REQUEST_BYTES: far above
@@ -53,6 +56,7 @@ func FromEnv(r *envconfig.Reader) Config {
 		ShutdownTimeout: r.Duration("MCP_SHUTDOWN_TIMEOUT", 5*time.Second, 0),
 		MaxRequestBytes: r.Int64("MCP_MAX_REQUEST_BYTES", DefaultMaxRequestBytes, 1024, 1<<30),
 		Log:             logging.FromEnv(r),
+		Calls:           toolcall.FromEnv(r),
 	}
 	c.Auth = httpauth.FromEnv(r, "http://"+net.JoinHostPort(baseHost(c.Host), strconv.Itoa(c.Port)))
 	return c

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/logging"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
 // Exit statuses shared by every server.
@@ -47,6 +48,7 @@ func (p Program) Usage(w io.Writer) {
 func (p Program) AllVars() []envconfig.Var {
 	vars := append([]envconfig.Var(nil), p.Vars...)
 	vars = append(vars, TransportVars...)
+	vars = append(vars, toolcall.Vars...)
 	vars = append(vars, authVars()...)
 	vars = append(vars, logVars()...)
 	return vars

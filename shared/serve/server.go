@@ -21,6 +21,9 @@ type Server struct {
 func NewServer(name, version string, opts ...server.ServerOption) *Server {
 	c := newCalls()
 	all := []server.ServerOption{
+		// An empty hook set the tool-call pipeline can add to; a server's own
+		// WithHooks in opts replaces it and the pipeline adds to that one.
+		server.WithHooks(&server.Hooks{}),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
 		server.WithToolHandlerMiddleware(func(next server.ToolHandlerFunc) server.ToolHandlerFunc {

@@ -1,0 +1,275 @@
+package toolcall
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/shared/approval"
+	"github.com/mcpfleet/mcpfleet/shared/argschema"
+	"github.com/mcpfleet/mcpfleet/shared/audit"
+	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+)
+
+// Code purposes (approval.Binding.Purpose).
+const (
+	purposeConfirm = "confirm"
+	purposeElicit  = "elicit"
+)
+
+// approveID is the key of the pipeline's elicitation in an input-required
+// result.
+const approveID = "approve"
+
+// call is the pipeline for one call of a Change tool.
+func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Planner, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	start := p.now()
+	rec := p.record(ctx, tool.Name, most, req)
+	finish := func(res *mcp.CallToolResult, approvalHow string, err error) (*mcp.CallToolResult, error) {
+		rec.Approval = approvalHow
+		return p.outcome(rec, start, res, err)
+	}
+
+	if !argschema.Checked(ctx) {
+		if err := p.validate.Check(tool, req.Params.Arguments); err != nil {
+			return finish(nil, audit.Refused, err)
+		}
+	}
+	args := req.GetArguments()
+	dryRun, _ := args["dryRun"].(bool)
+	code, _ := args["confirm"].(string)
+	if v, ok := args["confirm"]; ok {
+		if _, isString := v.(string); !isString {
+			// The schema says string; this guards tools whose raw schema
+			// could not be augmented: a bare confirm: true is never approval.
+			return finish(nil, audit.Refused, mcperr.Invalidf("argument \"confirm\" must be the confirmation code string from a preview, got %v", v))
+		}
+		if strings.TrimSpace(code) == "" {
+			return finish(nil, audit.Refused, mcperr.Invalidf("argument \"confirm\" is empty: pass the confirmation code from a preview, or leave confirm out to get one"))
+		}
+	}
+	if dryRun && code != "" {
+		return finish(nil, audit.Refused, mcperr.Invalidf("dryRun and confirm were both given: a dry run changes nothing, so it needs no confirmation; send one or the other"))
+	}
+	callReq := req
+	callReq.Params.Arguments = stripped(args)
+	callReq.Params.RawArguments = strippedRaw(req.Params.RawArguments)
+	rec.Arguments = callReq.GetArguments()
+
+	pl, err := plan(ctx, callReq)
+	if err != nil {
+		return finish(nil, audit.Refused, err)
+	}
+	if pl.Run == nil {
+		return finish(nil, audit.Refused, mcperr.New(mcperr.Internal, "plan "+tool.Name, errors.New("the plan has no Run"), "this is a bug in the server; report it"))
+	}
+	rec.Class, rec.Target, rec.Commands = pl.Class.String(), pl.Target, pl.Commands
+	if pl.Class == Read && !dryRun {
+		// A read call of a change tool (a SELECT through execute_query)
+		// takes the read path: no approval, no audit.
+		return pl.Run(ctx)
+	}
+
+	binding := approval.Binding{Tool: tool.Name, Target: pl.Target, Arguments: rec.Arguments}
+	if dryRun {
+		rec.DryRun = true
+		pv, err := p.describe(ctx, pl)
+		if err != nil {
+			return finish(nil, "", err)
+		}
+		return finish(p.previewResult(tool.Name, pl, pv, nil), "", nil)
+	}
+
+	if pl.Class == Read || !p.cfg.Approval.Policy.Needs(pl.Class.String()) {
+		return p.run(ctx, rec, start, pl, audit.ByPolicy)
+	}
+
+	// A confirmation code from an earlier preview.
+	if code != "" {
+		binding.Purpose = purposeConfirm
+		claims, err := p.codes.Redeem(code, binding)
+		if err != nil {
+			return finish(nil, audit.Refused, mcperr.New(mcperr.Invalid, "refused "+tool.Name, err, ""))
+		}
+		if err := p.recheck(ctx, pl, claims.Precondition); err != nil {
+			return finish(nil, audit.Refused, err)
+		}
+		return p.run(ctx, rec, start, pl, audit.ByConfirmationCode)
+	}
+
+	switch p.askVia(ctx) {
+	case askRoundTrip:
+		return p.roundTrip(ctx, rec, start, tool.Name, pl, binding, req)
+	case askSession:
+		return p.elicit(ctx, rec, start, tool.Name, pl)
+	}
+
+	if p.cfg.Approval.Fallback == approval.Refuse {
+		return finish(nil, audit.Refused, &mcperr.Error{Kind: mcperr.Permission,
+			Op:   fmt.Sprintf("refused %s: this %s call needs a person's approval and this client cannot ask one (it did not declare elicitation), and MCP_APPROVAL_FALLBACK=refuse; nothing was changed", tool.Name, pl.Class),
+			Hint: "use a client that supports elicitation, or ask the operator to allow confirmation codes (MCP_APPROVAL_FALLBACK=confirm)"})
+	}
+	pv, err := p.describe(ctx, pl)
+	if err != nil {
+		return finish(nil, audit.Pending, err)
+	}
+	binding.Purpose = purposeConfirm
+	binding.Precondition = pv.Precondition
+	c, err := p.codes.Issue(binding)
+	if err != nil {
+		return finish(nil, audit.Refused, mcperr.Wrap(err, "issue a confirmation code for "+tool.Name, ""))
+	}
+	return finish(p.previewResult(tool.Name, pl, pv, &confirmation{Code: c, Expires: p.now().Add(p.cfg.Approval.Timeout)}), audit.Pending, nil)
+}
+
+// run writes the intent record (synced), runs the plan, and writes the
+// outcome. A failed intent record refuses the call: no change without its
+// record.
+func (p *Pipeline) run(ctx context.Context, rec audit.Record, start time.Time, pl Plan, how string) (*mcp.CallToolResult, error) {
+	rec.Approval = how
+	intent := rec
+	intent.Event = audit.Intent
+	if err := p.log.Write(intent); err != nil {
+		rec.Approval = audit.Refused
+		refusal := &mcperr.Error{Kind: mcperr.Unavailable,
+			Op:   fmt.Sprintf("refused %s: the audit record could not be written, and no change is made without its record; nothing was changed", rec.Tool),
+			Err:  err,
+			Hint: "free space or fix the permissions of MCP_AUDIT_LOG (or send SIGHUP after fixing it), then retry"}
+		return p.outcome(rec, start, nil, refusal)
+	}
+	res, err := pl.Run(ctx)
+	return p.outcome(rec, start, res, err)
+}
+
+// recheck describes again and compares the precondition the approval was
+// given for.
+func (p *Pipeline) recheck(ctx context.Context, pl Plan, claimed string) error {
+	if claimed == "" || pl.Describe == nil {
+		return nil
+	}
+	now, err := pl.Describe(ctx)
+	if err != nil {
+		return mcperr.Wrap(err, "re-read the state before running the approved call; nothing was changed", "")
+	}
+	if !approval.PreconditionMatches(claimed, now.Precondition) {
+		return &mcperr.Error{Kind: mcperr.Conflict,
+			Op:   "state changed since the preview: " + now.Summary + " Nothing was changed",
+			Hint: "call again without confirm for a fresh preview and ask the user again"}
+	}
+	return nil
+}
+
+func (p *Pipeline) describe(ctx context.Context, pl Plan) (Preview, error) {
+	if pl.Describe == nil {
+		return Preview{Summary: fmt.Sprintf("Send %d command(s) to %s.", len(pl.Commands), pl.Target)}, nil
+	}
+	pv, err := pl.Describe(ctx)
+	if err != nil {
+		return Preview{}, mcperr.Wrap(err, "read the current state for the preview; nothing was changed", "")
+	}
+	return pv, nil
+}
+
+// outcome writes the outcome record and returns res (or err as a tool
+// error).
+func (p *Pipeline) outcome(rec audit.Record, start time.Time, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	rec.Event = audit.Outcome
+	d := p.now().Sub(start).Milliseconds()
+	rec.DurationMS = &d
+	if err != nil {
+		res = mcperr.ToolResult(err)
+	}
+	rec.Outcome = "ok"
+	if res == nil {
+		rec.Outcome, rec.Error = "error", "the tool returned no result"
+	} else if res.IsError {
+		rec.Outcome, rec.Error = "error", resultText(res)
+	}
+	if werr := p.log.Write(rec); werr != nil {
+		p.o.Logger.Error("audit outcome record not written", "tool", rec.Tool, "request_id", rec.RequestID, "err", werr)
+	}
+	return res, nil
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// stripped returns args without the pipeline's own arguments.
+func stripped(args map[string]any) map[string]any {
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		if k == "dryRun" || k == "confirm" {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// strippedRaw removes the pipeline's own arguments from the wire bytes,
+// keeping every other value's exact text (integers above 2^53 included).
+func strippedRaw(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil
+	}
+	delete(m, "dryRun")
+	delete(m, "confirm")
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// askKind is how a person can be asked in this call.
+type askKind int
+
+const (
+	askNone      askKind = iota
+	askRoundTrip         // 2026-07-28: an input-required result
+	askSession           // 2025-11-25 and earlier: elicitation/create on the session
+)
+
+func (p *Pipeline) askVia(ctx context.Context) askKind {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		if info.ClientCapabilities != nil && formElicitation(info.ClientCapabilities.Elicitation) {
+			return askRoundTrip
+		}
+		return askNone
+	}
+	s := server.ClientSessionFromContext(ctx)
+	ci, ok := s.(server.SessionWithClientInfo)
+	if !ok {
+		return askNone
+	}
+	if _, ok := s.(server.SessionWithElicitation); !ok {
+		return askNone
+	}
+	if formElicitation(ci.GetClientCapabilities().Elicitation) {
+		return askSession
+	}
+	return askNone
+}
+
+// formElicitation reports whether the capability includes form mode (an
+// empty elicitation capability means form mode).
+func formElicitation(c *mcp.ElicitationCapability) bool {
+	return c != nil && (c.Form != nil || c.URL == nil)
+}
