@@ -80,15 +80,24 @@ func (o *requestOptions) QueryID() string {
 
 type optionsKey struct{}
 
+// sessionNames are the default catalog and schema of a query: a per-query
+// catalog replaces both defaults, a per-query schema alone replaces the
+// schema.
+func sessionNames(cfg Config, catalog, schema string) (string, string) {
+	switch {
+	case catalog != "":
+		return catalog, schema
+	case schema != "":
+		return cfg.Catalog, schema
+	}
+	return cfg.Catalog, cfg.Schema
+}
+
 // withRequestOptions resolves the headers of one query from the defaults,
 // the per-query catalog/schema and the caller in ctx.
 func withRequestOptions(ctx context.Context, cfg Config, catalog, schema string) (context.Context, error) {
-	o := &requestOptions{user: cfg.User, catalog: cfg.Catalog, schema: cfg.Schema}
-	if catalog != "" {
-		o.catalog, o.schema = catalog, schema
-	} else if schema != "" {
-		o.schema = schema
-	}
+	o := &requestOptions{user: cfg.User}
+	o.catalog, o.schema = sessionNames(cfg, catalog, schema)
 	if err := checkNames("choose the default catalog and schema of the query", "catalog", o.catalog, "schema", o.schema); err != nil {
 		return ctx, err
 	}

@@ -22,6 +22,12 @@ func (c *Client) CheckScope(ctx context.Context, scope *sqlguard.Scope, st *sqlg
 	if err := scope.Precheck(st); err != nil {
 		return err
 	}
+	// The names the statement gives, resolved in the query's session,
+	// before the engine is asked anything.
+	catalog, schema := sessionNames(c.cfg, q.Catalog, q.Schema)
+	if err := scope.CheckNamed(st, catalog, schema); err != nil {
+		return err
+	}
 	q.SQL = st.Inner
 	plan, err := c.IO(ctx, q)
 	if err != nil {

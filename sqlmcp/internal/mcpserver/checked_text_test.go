@@ -65,6 +65,9 @@ func checkRanChecked(t *testing.T, tool, q, text string, isErr bool, recorded []
 			ran = append(ran, st.Body)
 		}
 	}
+	if checked == "" && isErr && len(ran) == 0 {
+		return // refused before the engine was asked anything
+	}
 	if checked == "" {
 		t.Errorf("%s(%q): no allowed-schemas plan was asked for (result %q)", tool, q, text)
 		return

@@ -163,3 +163,44 @@ func (s *Scope) CheckTables(st *Statement, inputs []TableName, output *TableName
 	}
 	return nil
 }
+
+// CheckNamed refuses a statement that names a relation outside the scope,
+// whatever the engine's plan will read: a scan the optimizer prunes (WHERE
+// false, LIMIT 0) still returns the table's columns and types. Names
+// resolve as Trino resolves them: one part against the session's catalog
+// and schema, two parts against its catalog. A name that cannot be
+// resolved, or a statement whose names cannot be followed, is refused.
+func (s *Scope) CheckNamed(st *Statement, catalog, schema string) error {
+	if !s.Enabled() || st == nil {
+		return nil
+	}
+	rels, err := st.Relations()
+	if err != nil {
+		return &Refusal{What: "the statement",
+			Why:   "with " + SettingAllowedSchemas + " set, every table a statement names must be known, and this one cannot be followed: " + err.Error(),
+			Allow: "name tables of the allowed schemas as catalog.schema.table in FROM, JOIN or TABLE"}
+	}
+	for _, r := range rels {
+		var cat, sch string
+		switch len(r.Parts) {
+		case 1:
+			cat, sch = catalog, schema
+		case 2:
+			cat, sch = catalog, r.Parts[0].canonical()
+		case 3:
+			cat, sch = r.Parts[0].canonical(), r.Parts[1].canonical()
+		}
+		if cat == "" || sch == "" {
+			return &Refusal{What: "the statement",
+				Why:   "it names " + r.String() + ", which has no catalog or schema, and the session has no default to resolve it",
+				Allow: "write it as catalog.schema.table, or pass the catalog and schema arguments"}
+		}
+		if !s.AllowsSchema(cat, sch) {
+			t := TableName{Catalog: cat, Schema: sch, Table: r.Parts[len(r.Parts)-1].canonical()}
+			return &Refusal{What: "the statement",
+				Why:   "it names " + t.String() + ", outside " + SettingAllowedSchemas + " (" + s.describe() + "); naming it is refused even when nothing would be read, as its columns would show",
+				Allow: "use tables of the allowed schemas, or add " + cat + "." + sch + " to " + SettingAllowedSchemas}
+		}
+	}
+	return nil
+}
