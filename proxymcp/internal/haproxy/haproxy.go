@@ -29,8 +29,9 @@ type Client struct {
 	Runtime *runtimeapi.Client
 	Stats   *statspage.Client
 
-	mu      sync.Mutex
-	version *Version // detected once, on first success
+	mu       sync.Mutex
+	version  *Version // detected once, on first success
+	commands Commands // from "help" at detection; nil when unknown or assumed
 }
 
 // New returns a Client; rt or st may be nil.
@@ -46,10 +47,15 @@ type UnsupportedError struct {
 	Command string
 	Need    string // minimum version
 	Have    string // detected version
+	Detail  string // how that was detected, when not by version alone
 }
 
 func (e *UnsupportedError) Error() string {
-	return fmt.Sprintf("%q needs HAProxy %s or newer; this HAProxy is %s", e.Command, e.Need, e.Have)
+	msg := fmt.Sprintf("%q needs HAProxy %s or newer; this HAProxy is %s", e.Command, e.Need, e.Have)
+	if e.Detail != "" {
+		msg += " (" + e.Detail + ")"
+	}
+	return msg
 }
 
 // Attempt is one back end tried for an operation.

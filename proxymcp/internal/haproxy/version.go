@@ -49,20 +49,104 @@ type Feature struct {
 	MinVersion   string `json:"min_version"`
 	major, minor int
 	Note         string `json:"note,omitempty"`
+	// subMode: the command is a mode of one "help" lists (e.g. "show sess
+	// older" of "show sess"), so help cannot tell; the version decides.
+	subMode bool
 }
 
 // Features lists the version-dependent commands proxymcp uses or knows.
+// MinVersion is upstream's (management.txt); on a detected HAProxy the
+// commands its "help" lists decide, so a backport counts and a build
+// without a feature does not.
 var Features = []Feature{
 	{Command: "show version", MinVersion: "2.6", major: 2, minor: 6},
 	{Command: "add server", MinVersion: "2.6", major: 2, minor: 6, Note: "2.4 and 2.5 need experimental-mode, which proxymcp switches on for the command"},
 	{Command: "del server", MinVersion: "2.5", major: 2, minor: 5, Note: "2.4 deletes only servers added at run time"},
 	{Command: "prepare map", MinVersion: "2.4", major: 2, minor: 4},
 	{Command: "show servers conn", MinVersion: "2.4", major: 2, minor: 4},
-	{Command: "show sess older", MinVersion: "3.0", major: 3, minor: 0},
+	{Command: "show ssl cert", MinVersion: "2.2", major: 2, minor: 2},
+	{Command: "show sess older", MinVersion: "3.0", major: 3, minor: 0, subMode: true},
 	{Command: "wait", MinVersion: "3.0", major: 3, minor: 0},
 	{Command: "echo", MinVersion: "3.1", major: 3, minor: 1},
 	{Command: "debug counters", MinVersion: "3.1", major: 3, minor: 1},
+	{Command: "dump ssl cert", MinVersion: "3.1", major: 3, minor: 1},
+	{Command: "show ssl sni", MinVersion: "3.2", major: 3, minor: 2},
+	{Command: "add server help", MinVersion: "3.2", major: 3, minor: 2, subMode: true},
 	{Command: "add backend", MinVersion: "3.4", major: 3, minor: 4},
+}
+
+// Commands is the set of runtime API commands a HAProxy lists in "help",
+// each as its leading words ("show servers conn", "add server").
+type Commands map[string]bool
+
+// ParseHelp reads "help": one "  <words> <args> : <description>" line per
+// command; the command is the words before the first argument ("<x>",
+// "[x]", "{x}", "(x)", "|") or the ":" column.
+func ParseHelp(text string) Commands {
+	out := Commands{}
+	for _, line := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(line, " ") {
+			continue // "The following commands are valid at this level:" and the like
+		}
+		left, _, found := strings.Cut(line, " : ")
+		if !found {
+			continue
+		}
+		var words []string
+		for _, w := range strings.Fields(left) {
+			if strings.ContainsAny(w[:1], "<[{(|*@") || w == ":" {
+				break
+			}
+			words = append(words, w)
+		}
+		if len(words) > 0 {
+			out[strings.Join(words, " ")] = true
+		}
+	}
+	return out
+}
+
+// Has reports whether cmd, or a longer command starting with its words,
+// is listed ("show ssl" is there when "show ssl cert" is).
+func (c Commands) Has(cmd string) bool {
+	if c[cmd] {
+		return true
+	}
+	for k := range c {
+		if strings.HasPrefix(k, cmd+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// Capabilities is what was detected of one HAProxy: its version and, when
+// "help" answered, its commands.
+type Capabilities struct {
+	Version  Version
+	Commands Commands // nil: unknown, the version decides
+}
+
+// Check returns nil when the HAProxy has cmd, or an *UnsupportedError.
+// Commands proxymcp does not track as version-dependent always pass.
+func (cp Capabilities) Check(cmd string) error {
+	f, ok := feature(cmd)
+	if !ok {
+		return nil
+	}
+	if cp.Commands != nil && !f.subMode {
+		if cp.Commands.Has(cmd) {
+			return nil
+		}
+		return &UnsupportedError{Command: cmd, Need: f.MinVersion, Have: cp.Version.Raw, Detail: "it is not in this HAProxy's \"help\""}
+	}
+	if cmd == "add server" && cp.Version.AtLeast(addServerExperimental.Major, addServerExperimental.Minor) {
+		return nil
+	}
+	if !cp.Version.AtLeast(f.major, f.minor) {
+		return &UnsupportedError{Command: cmd, Need: f.MinVersion, Have: cp.Version.Raw}
+	}
+	return nil
 }
 
 // addServerExperimental is the oldest version where add server works with experimental-mode.
@@ -104,10 +188,29 @@ func (c *Client) Version(ctx context.Context) (Version, error) {
 	if err != nil {
 		return Version{}, err
 	}
+	// "help" tells which commands this build has. Without it (an old
+	// version, a socket level that hides commands) the version decides.
+	var cmds Commands
+	if help, herr := c.Runtime.Execute(ctx, "help"); herr == nil {
+		if cmds = ParseHelp(help); len(cmds) == 0 {
+			cmds = nil
+		}
+	}
 	c.mu.Lock()
-	c.version = &v
+	c.version, c.commands = &v, cmds
 	c.mu.Unlock()
 	return v, nil
+}
+
+// Capabilities returns the detected version and commands.
+func (c *Client) Capabilities(ctx context.Context) (Capabilities, error) {
+	v, err := c.Version(ctx)
+	if err != nil {
+		return Capabilities{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return Capabilities{Version: v, Commands: c.commands}, nil
 }
 
 // AssumeVersion sets the version instead of detecting it: tests use it to
@@ -119,46 +222,40 @@ func (c *Client) AssumeVersion(raw string) error {
 		return err
 	}
 	c.mu.Lock()
-	c.version = &v
+	c.version, c.commands = &v, nil // assumed: the version alone decides
 	c.mu.Unlock()
 	return nil
 }
 
-// Require returns an *UnsupportedError when the detected version lacks cmd.
+// Require returns an *UnsupportedError when the detected HAProxy lacks cmd.
 func (c *Client) Require(ctx context.Context, cmd string) error {
-	f, ok := feature(cmd)
-	if !ok {
-		return nil
-	}
-	v, err := c.Version(ctx)
+	cp, err := c.Capabilities(ctx)
 	if err != nil {
 		return err
 	}
-	if cmd == "add server" && v.AtLeast(addServerExperimental.Major, addServerExperimental.Minor) {
-		return nil
-	}
-	if !v.AtLeast(f.major, f.minor) {
-		return &UnsupportedError{Command: cmd, Need: f.MinVersion, Have: v.Raw}
-	}
-	return nil
+	return cp.Check(cmd)
 }
 
 // SupportedCommand is one row of version_info's support table.
 type SupportedCommand struct {
 	Feature
-	Supported bool `json:"supported"`
+	Supported bool   `json:"supported"`
+	Reason    string `json:"reason,omitempty"`
 }
 
-// Support returns the support table for v.
-func Support(v Version) []SupportedCommand {
+// Support returns the command support table for what was detected.
+func (cp Capabilities) Support() []SupportedCommand {
 	out := make([]SupportedCommand, 0, len(Features))
 	for _, f := range Features {
-		ok := v.AtLeast(f.major, f.minor)
-		if f.Command == "add server" {
-			ok = v.AtLeast(addServerExperimental.Major, addServerExperimental.Minor)
+		row := SupportedCommand{Feature: f, Supported: true}
+		if err := cp.Check(f.Command); err != nil {
+			row.Supported, row.Reason = false, err.Error()
 		}
-		out = append(out, SupportedCommand{Feature: f, Supported: ok})
+		out = append(out, row)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Command < out[j].Command })
 	return out
 }
+
+// Support returns the support table for v when only its version is known.
+func Support(v Version) []SupportedCommand { return Capabilities{Version: v}.Support() }

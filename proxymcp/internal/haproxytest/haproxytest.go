@@ -2,11 +2,15 @@
 // writes a configuration into a directory, starts "haproxy -f" as a child
 // process on free loopback ports, serves the backends' servers, health
 // checks and agent from the test process, and stops everything at the end.
+//
+// Options.Version selects the HAProxy branch: the system's haproxy (Debian
+// 12: 2.6) or a newer LTS run from a cached Debian chroot (see versions.go).
 package haproxytest
 
 import (
 	"bufio"
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -33,11 +37,19 @@ type Options struct {
 	// BigServers adds backend be_big with that many servers (no checks).
 	BigServers int
 	// Binary is the haproxy executable; "haproxy" from PATH when empty.
+	// Ignored when Version selects a chroot.
 	Binary string
 	// Extra is appended to the configuration: sections one test needs
 	// beyond the standard ones (a static balance algorithm, servers
 	// without checks, ...).
 	Extra string
+	// Version is the HAProxy branch to run ("2.6", "3.0", "3.2"); the
+	// system's haproxy when empty. Start fails when the running HAProxy is
+	// not of that branch.
+	Version string
+	// TLS adds frontend fe_tls: a "bind ... ssl crt" with a certificate
+	// generated for the run (see TLSCert).
+	TLS bool
 }
 
 // Fixed names of the test configuration.
@@ -64,7 +76,20 @@ type HAProxy struct {
 	FrontendAPI     string // host:port of fe_api
 	MapFile         string // as HAProxy names it in "show map"
 	ACLFile         string
-	Version         string
+	Version         string // "show version", e.g. "3.0.11-1+deb13u1"
+	// Branch is the selected branch ("2.6", "3.0", ...), or "" for the
+	// system's haproxy when Options.Version was empty.
+	Branch string
+	// Root is the chroot HAProxy runs in, "" for the system's haproxy.
+	// Paths in this struct are host paths and, thanks to a link inside the
+	// chroot, also the paths HAProxy itself uses.
+	Root string
+	// FrontendTLS is host:port of fe_tls (Options.TLS).
+	FrontendTLS string
+	// TLSCert is the certificate fe_tls serves, and TLSCertFile its PEM
+	// file (certificate and key) as HAProxy names it in "show ssl cert".
+	TLSCert     *x509.Certificate
+	TLSCertFile string
 
 	// Release unblocks every request waiting on /slow.
 	Release func()
@@ -84,16 +109,18 @@ func Available() bool {
 }
 
 // Run starts HAProxy for a test and stops it at the end of the test. When
-// haproxy is not installed the test is skipped, or fails when CI=true.
+// the selected haproxy is not installed the test is skipped, or fails when
+// CI=true.
 func Run(t testing.TB, o Options) *HAProxy {
 	t.Helper()
-	if !Available() {
+	if err := Installed(o.Version); err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatal("haproxy is not installed (run scripts/install/proxymcp.sh); CI=true forbids skipping")
+			t.Fatalf("%v; CI=true forbids skipping", err)
 		}
-		t.Skip("haproxy is not installed; run scripts/install/proxymcp.sh")
+		t.Skip(err)
 	}
-	if o.Dir == "" {
+	// A chroot's directory must be inside it: Start makes and removes one.
+	if o.Dir == "" && !isChroot(o.Version) {
 		o.Dir = t.TempDir()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -109,9 +136,18 @@ func Run(t testing.TB, o Options) *HAProxy {
 // Start writes the configuration and starts haproxy and its helper servers.
 // It returns once the runtime API answers.
 func Start(ctx context.Context, o Options) (h *HAProxy, err error) {
-	h = &HAProxy{exited: make(chan struct{})}
+	h = &HAProxy{exited: make(chan struct{}), Branch: o.Version}
+	bin := o.Binary
+	if bin == "" {
+		bin = "haproxy"
+	}
+	if isChroot(o.Version) {
+		if h.Root, err = chrootFor(o.Version); err != nil {
+			return nil, err
+		}
+	}
 	if o.Dir == "" {
-		d, err := os.MkdirTemp("", "haproxytest-")
+		d, err := os.MkdirTemp(filepath.Join(h.Root, os.TempDir()), "haproxytest-")
 		if err != nil {
 			return nil, err
 		}
@@ -120,6 +156,9 @@ func Start(ctx context.Context, o Options) (h *HAProxy, err error) {
 	dir, err := filepath.Abs(o.Dir)
 	if err != nil {
 		return nil, err
+	}
+	if h.Root != "" && !strings.HasPrefix(dir, h.Root+string(filepath.Separator)) {
+		return nil, fmt.Errorf("haproxytest: Dir %s must be inside the HAProxy %s chroot %s (leave Dir empty to get one)", dir, o.Version, h.Root)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -152,7 +191,7 @@ func Start(ctx context.Context, o Options) (h *HAProxy, err error) {
 	}
 	h.closers = append(h.closers, c)
 	_, agentPort, _ := net.SplitHostPort(agentAddr)
-	ports, err := freePorts(6)
+	ports, err := freePorts(7)
 	if err != nil {
 		return h, err
 	}
@@ -227,6 +266,14 @@ listen stats_noadmin
 `, h.Socket, h.OperatorSocket, h.RuntimeTCP, h.FrontendWeb, h.ACLFile, h.MapFile, h.FrontendAPI,
 		web[0], web[1], loopback(closed), web[2], agentPort, web[3],
 		loopback(ports[3]), StatsUser, StatsPassword, loopback(ports[4]))
+	if o.TLS {
+		h.FrontendTLS = loopback(ports[6])
+		h.TLSCertFile = filepath.Join(dir, "site.pem")
+		if h.TLSCert, err = writeCert(h.TLSCertFile); err != nil {
+			return h, err
+		}
+		fmt.Fprintf(&cfg, "\nfrontend fe_tls\n    bind %s ssl crt %s\n    default_backend be_app\n", h.FrontendTLS, h.TLSCertFile)
+	}
 	if o.BigServers > 0 {
 		cfg.WriteString("\nbackend be_big\n    balance roundrobin\n")
 		for i := 1; i <= o.BigServers; i++ {
@@ -239,10 +286,6 @@ listen stats_noadmin
 		return h, err
 	}
 
-	bin := o.Binary
-	if bin == "" {
-		bin = "haproxy"
-	}
 	logf, err := os.Create(filepath.Join(dir, "haproxy.log"))
 	if err != nil {
 		return h, err
@@ -250,6 +293,10 @@ listen stats_noadmin
 	h.closers = append(h.closers, logf)
 	// -db: stay in the foreground as our child; no master process.
 	h.cmd = exec.Command(bin, "-db", "-f", h.ConfigPath)
+	if h.Root != "" {
+		// The link made by chrootFor lets HAProxy use the host paths.
+		h.cmd = exec.Command("chroot", h.Root, "/usr/sbin/haproxy", "-db", "-f", h.ConfigPath)
+	}
 	h.cmd.Dir = dir
 	h.cmd.SysProcAttr = childAttr()
 	h.cmd.Stdout, h.cmd.Stderr = logf, logf
@@ -270,6 +317,9 @@ func (h *HAProxy) waitReady(ctx context.Context) error {
 		out, err := rt.Execute(ctx, "show version")
 		if err == nil {
 			h.Version = strings.TrimSpace(out)
+			if h.Branch != "" && !strings.HasPrefix(h.Version, h.Branch+".") {
+				return fmt.Errorf("haproxytest: asked for HAProxy %s but %s answers (run scripts/install/proxymcp.sh)", h.Branch, h.Version)
+			}
 			return nil
 		}
 		select {
