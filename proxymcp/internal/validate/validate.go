@@ -207,3 +207,13 @@ func Escape(v string) string {
 	}
 	return b.String()
 }
+
+// CertFile checks a certificate file name as "show ssl cert" lists it: a
+// path from A-Z a-z 0-9 / . _ - (no "..", no "#", no "*" transaction
+// marker, which would show an uncommitted certificate).
+func CertFile(arg, v string) error {
+	if v == "" || len(v) > 1024 || !refPathPattern.MatchString(v) || hasDotDot(v) {
+		return fail(arg, "must be a certificate file name as listed by list_ssl_certs (characters A-Z a-z 0-9 / . _ -, no \"..\" segments)")
+	}
+	return nil
+}
