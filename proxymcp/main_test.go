@@ -47,10 +47,15 @@ func TestSurfaceGolden(t *testing.T) {
 }
 
 // TestToolsOverTransports calls tools through the official Go SDK client:
-// over stdio with the Unix socket, over HTTP with the TCP port.
+// over stdio with the Unix socket, over HTTP with the TCP port; on every
+// HAProxy branch of PROXYMCP_HAPROXY_VERSIONS (scripts/test: all three).
 func TestToolsOverTransports(t *testing.T) {
 	bin := e2e.Build(t, ".")
-	h := haproxytest.Run(t, haproxytest.Options{})
+	haproxytest.EachVersion(t, func(t *testing.T, branch string) { toolsOverTransports(t, bin, branch) })
+}
+
+func toolsOverTransports(t *testing.T, bin, branch string) {
+	h := haproxytest.Run(t, haproxytest.Options{Version: branch, TLS: true})
 	stdio := e2e.Stdio(t, bin, haproxyEnv(h, "unix"))
 	srv := e2e.StartHTTP(t, bin, haproxyEnv(h, "tcp4"))
 	httpCS := e2e.Connect(t, srv.MCPURL(), nil)
@@ -81,6 +86,14 @@ func TestToolsOverTransports(t *testing.T) {
 			res = e2e.CallTool(t, c, "set_server_weight", map[string]any{"backend": "be_app;show info", "server": "app1", "weight": 5})
 			if !res.IsError || !strings.Contains(e2e.Text(res), `invalid argument "backend"`) {
 				t.Errorf("injection = %v %s", res.IsError, e2e.Text(res))
+			}
+			res = e2e.CallTool(t, c, "show_ssl_cert", map[string]any{"file": h.TLSCertFile})
+			if res.IsError || !strings.Contains(e2e.Text(res), `"not_after":"`+h.TLSCert.NotAfter.UTC().Format(time.RFC3339)+`"`) {
+				t.Errorf("show_ssl_cert = %v %s", res.IsError, e2e.Text(res))
+			}
+			res = e2e.CallTool(t, c, "version_info", nil)
+			if res.IsError || !strings.Contains(e2e.Text(res), `"haproxy_version":"`+h.Version+`"`) {
+				t.Errorf("version_info = %v %s", res.IsError, e2e.Text(res))
 			}
 		})
 	}

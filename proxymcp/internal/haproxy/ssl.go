@@ -251,7 +251,16 @@ func (c *Client) WaitServerRemovable(ctx context.Context, backend, server string
 	out, err := c.execGated(ctx, "wait", "wait "+ms+" srv-removable "+backend+"/"+server)
 	var re *runtimeapi.ReplyError
 	if errors.As(err, &re) && re.Message == "Failed." {
-		// What 3.0 and 3.2 answer when the time ran out (testdata/*/wait_srv_removable_up.txt).
+		// What 3.0 and 3.2 answer when the time ran out
+		// (testdata/*/wait_srv_removable_up.txt), and also for a server
+		// that does not exist: tell the two apart.
+		if _, gerr := c.exec(ctx, "get weight "+backend+"/"+server); gerr != nil {
+			var ge *runtimeapi.ReplyError
+			if errors.As(gerr, &ge) && ge.NotFound() {
+				return false, "", &NotFoundError{What: "server", Name: backend + "/" + server}
+			}
+			return false, "", gerr
+		}
 		return false, re.Message, nil
 	}
 	if err != nil {

@@ -171,7 +171,8 @@ func TestAnnotations(t *testing.T) {
 		"show_session", "shutdown_session", "shutdown_server_sessions", "list_maps", "show_map", "get_map", "add_map_entry",
 		"set_map_entry", "del_map_entry", "clear_map", "replace_map", "list_acls", "show_acl", "get_acl", "add_acl_entry",
 		"del_acl_entry", "clear_acl", "enable_health", "disable_health", "set_server_health", "enable_agent", "disable_agent",
-		"set_server_agent", "set_server_check_port", "show_errors", "echo", "help", "version_info"}
+		"set_server_agent", "set_server_check_port", "show_errors", "echo", "help", "version_info",
+		"list_ssl_certs", "show_ssl_cert", "show_ssl_sni", "list_add_server_keywords", "wait_server_removable"}
 	tools := e.srv.ListTools()
 	for _, name := range required {
 		if tools[name] == nil {
@@ -190,7 +191,7 @@ func TestAnnotations(t *testing.T) {
 			t.Errorf("%s: title/description missing", name)
 		}
 		ro := strings.HasPrefix(name, "show_") || strings.HasPrefix(name, "list_") || strings.HasPrefix(name, "get_") ||
-			name == "echo" || name == "help" || name == "version_info"
+			name == "echo" || name == "help" || name == "version_info" || name == "wait_server_removable"
 		if a.ReadOnlyHint == nil || *a.ReadOnlyHint != ro {
 			t.Errorf("%s: readOnlyHint = %v, want %v", name, a.ReadOnlyHint, ro)
 		}

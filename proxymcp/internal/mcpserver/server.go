@@ -90,6 +90,8 @@ type tools struct {
 	opts Options
 	reg  Registrar
 	n    int
+	// names are the registered tools, for version_info.
+	names []string
 }
 
 // Register adds every tool (or, read-only, the tools that change nothing).
@@ -103,6 +105,7 @@ func Register(reg Registrar, hp *haproxy.Client, opts Options) int {
 	t.mapTools()
 	t.healthTools()
 	t.miscTools()
+	t.sslTools()
 	return t.n
 }
 
@@ -132,6 +135,7 @@ func (t *tools) add(name, title, desc string, eff effect, props []prop, h handle
 	}
 	tool := mcp.NewTool(name, opts...)
 	t.n++
+	t.names = append(t.names, name)
 	t.reg.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		a := newArgs(req.Params.Arguments, allowed)
 		if a.err != nil {

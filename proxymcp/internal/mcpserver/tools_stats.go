@@ -270,15 +270,20 @@ func (t *tools) miscTools() {
 		})
 
 	t.add("version_info", "Versions and supported commands",
-		"This server's version and what it detected of HAProxy: its version and which version-dependent runtime API commands it supports.",
+		"This server's version and what it detected of HAProxy (`show version` and `help`): its version, the support level of each tool on it (`supported`, `unsupported` with the reason, or `degraded`: works with less), and which version-dependent runtime API commands it has.",
 		read, nil, func(ctx context.Context, a *args) (result, error) {
 			fields := map[string]any{"proxymcp_version": t.opts.ServerVersion}
-			v, err := t.hp.Version(ctx)
+			cp, err := t.hp.Capabilities(ctx)
 			if err != nil {
 				return result{}, err
 			}
-			fields["haproxy_version"] = v.Raw
-			fields["commands"] = haproxy.Support(v)
+			fields["haproxy_version"] = cp.Version.Raw
+			fields["detected_from"] = "show version"
+			if cp.Commands != nil {
+				fields["detected_from"] = "show version, help"
+			}
+			fields["tools"] = toolSupport(cp, t.names)
+			fields["commands"] = cp.Support()
 			return ok(haproxy.SourceRuntime, fields), nil
 		})
 }
