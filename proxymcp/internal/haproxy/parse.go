@@ -50,22 +50,52 @@ func ParseTable(text string) []map[string]any {
 		}
 		fields := strings.Fields(line)
 		row := make(map[string]any, len(header))
-		for i, f := range fields {
-			if i >= len(header) {
-				break
-			}
-			if header[i] == "-" { // a separator column, as in "show servers conn"
+		for i := 0; i < len(header) && len(fields) > 0; i++ {
+			name := header[i]
+			// "idle_per_thr[2]" (show servers conn): one value per thread,
+			// as a list under "idle_per_thr".
+			if base, n, ok := arrayColumn(name); ok {
+				vals := make([]any, 0, n)
+				for ; n > 0 && len(fields) > 0; n-- {
+					vals = append(vals, cell(base, fields[0]))
+					fields = fields[1:]
+				}
+				row[base] = vals
 				continue
 			}
-			if n, err := strconv.ParseInt(f, 10, 64); err == nil && !strings.HasSuffix(header[i], "_name") && header[i] != "srv_addr" {
-				row[header[i]] = n
-			} else {
-				row[header[i]] = f
+			f := fields[0]
+			fields = fields[1:]
+			if name == "-" { // a separator column, as in "show servers conn"
+				continue
 			}
+			row[name] = cell(name, f)
 		}
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// cell types one table value: integers become int64, except in name and
+// address columns.
+func cell(column, v string) any {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && !strings.HasSuffix(column, "_name") && column != "srv_addr" {
+		return n
+	}
+	return v
+}
+
+// arrayColumn reads a "name[N]" header: N values follow under name.
+func arrayColumn(h string) (string, int, bool) {
+	base, rest, ok := strings.Cut(h, "[")
+	num, closed := strings.CutSuffix(rest, "]")
+	if !ok || !closed || base == "" {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 1 || n > 4096 {
+		return "", 0, false
+	}
+	return base, n, true
 }
 
 // ParseNameList parses "show backend": a "# name" header then one name per line.

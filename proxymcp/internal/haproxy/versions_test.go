@@ -2,6 +2,7 @@ package haproxy
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -269,4 +270,35 @@ func findRow(rows []map[string]any, key, val string) map[string]any {
 		}
 	}
 	return nil
+}
+
+// TestParseTableArrayColumns: "idle_per_thr[2]" takes one value per thread
+// as a list; a broken count stays a plain column.
+func TestParseTableArrayColumns(t *testing.T) {
+	for _, branch := range haproxytest.Branches {
+		rows := ParseTable(mustFixture(t, branch, "show_servers_conn_be_app.txt"))
+		r := findRow(rows, "bkname/svname", "be_app/app2")
+		l, ok := r["idle_per_thr"].([]any)
+		if !ok || len(l) != 2 || l[0] != int64(0) || r["idle_cur"] != int64(0) || r["purge_delay"] != int64(5000) {
+			t.Errorf("%s: %v", branch, r)
+		}
+	}
+	cases := []struct {
+		text string
+		want map[string]any
+	}{
+		{"# a b[3] c\n1 2 3 4 5\n", map[string]any{"a": int64(1), "b": []any{int64(2), int64(3), int64(4)}, "c": int64(5)}},
+		{"# a b[3]\n1 2\n", map[string]any{"a": int64(1), "b": []any{int64(2)}}},
+		{"# a b[x] c\n1 2 3\n", map[string]any{"a": int64(1), "b[x]": int64(2), "c": int64(3)}},
+		{"# a b[0] c\n1 2 3\n", map[string]any{"a": int64(1), "b[0]": int64(2), "c": int64(3)}},
+		{"# a [2]\n1 2 3\n", map[string]any{"a": int64(1), "[2]": int64(2)}},
+		{"# a b[99999999999]\n1 2\n", map[string]any{"a": int64(1), "b[99999999999]": int64(2)}},
+		{"# a - b\n1 - x y\n", map[string]any{"a": int64(1), "b": "x"}},
+	}
+	for _, c := range cases {
+		rows := ParseTable(c.text)
+		if len(rows) != 1 || fmt.Sprint(rows[0]) != fmt.Sprint(c.want) {
+			t.Errorf("ParseTable(%q) = %v, want %v", c.text, rows, c.want)
+		}
+	}
 }

@@ -58,5 +58,11 @@ func TestVersions(t *testing.T) {
 		if err := h.WaitServerStatus(ctx, "be_app", "app1", "UP"); err != nil {
 			t.Error(err)
 		}
+		if h.Root != "" {
+			// HAProxy in a chroot cannot see a directory outside it.
+			if _, err := Start(ctx, Options{Version: branch, Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "must be inside") {
+				t.Errorf("Dir outside the chroot: %v", err)
+			}
+		}
 	})
 }
