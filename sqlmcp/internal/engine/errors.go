@@ -4,8 +4,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 
 	"github.com/trinodb/trino-go-client/trino"
 
@@ -57,17 +60,41 @@ func classify(err error, op string) error {
 	if errors.Is(err, trino.ErrQueryCancelled) {
 		return mcperr.New(mcperr.Canceled, op, err, "")
 	}
-	var qf *trino.ErrQueryFailed
-	if errors.As(err, &qf) {
-		switch qf.StatusCode {
-		case http.StatusUnauthorized:
-			return mcperr.New(mcperr.Permission, op, errors.New("the engine refused the credentials (401)"), "check SQLENGINE_USER and SQLENGINE_PASSWORD")
-		case http.StatusForbidden:
-			return mcperr.New(mcperr.Permission, op, errors.New("the engine refused access (403)"), "check the engine user's permissions")
-		case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout, http.StatusTooManyRequests:
-			return mcperr.New(mcperr.Unavailable, op, err, "the engine is busy or starting; retry shortly")
-		}
+	if kind, cause, hint, ok := transportFailure(err); ok {
+		return mcperr.New(kind, op, cause, hint)
 	}
+	kind := mcperr.KindOf(err)
+	switch kind {
+	case mcperr.Unavailable, mcperr.Timeout:
+		return mcperr.New(kind, op, errors.New(innermost(err)), "check that Trino is running and reachable at SQLENGINE_HOST and SQLENGINE_PORT")
+	}
+	return mcperr.Wrap(err, op, "")
+}
+
+// fatalTransportError is a failure no retry can heal (a host name that does
+// not resolve, a certificate that is not trusted, TLS spoken to plain HTTP
+// or the reverse). It deliberately does not unwrap, so the driver, which
+// retries dial-phase network errors, sees something it does not retry.
+type fatalTransportError struct{ err error }
+
+func (e *fatalTransportError) Error() string { return e.err.Error() }
+
+// healable reports whether a failed request may succeed when tried again
+// shortly: only a refused or reset connection and timeouts (the coordinator
+// is restarting), never a name that does not resolve or a TLS failure.
+func healable(err error) bool {
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return dnsErr.IsTimeout || dnsErr.IsTemporary && !dnsErr.IsNotFound
+	}
+	if tlsFailure(err) != "" {
+		return false
+	}
+	return true
+}
+
+// tlsFailure names what went wrong with TLS in err, or "".
+func tlsFailure(err error) string {
 	var (
 		unknownCA *x509.UnknownAuthorityError
 		hostErr   x509.HostnameError
@@ -77,17 +104,79 @@ func classify(err error, op string) error {
 	)
 	switch {
 	case errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &certErr), errors.As(err, &verifyErr):
-		return mcperr.New(mcperr.Unavailable, op, err,
-			"the engine's TLS certificate is not trusted; install its CA, or set SQLENGINE_SSL_INSECURE=true (testing only)")
+		return "untrusted"
 	case errors.As(err, &recErr), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
-		return mcperr.New(mcperr.Unavailable, op, err, "the engine does not speak TLS on this port; check SQLENGINE_SSL and SQLENGINE_PORT")
-	case strings.Contains(err.Error(), "malformed HTTP response"):
-		return mcperr.New(mcperr.Unavailable, op, err, "the engine speaks TLS on this port; set SQLENGINE_SSL=true")
+		return "not-tls"
+	case strings.Contains(err.Error(), "malformed HTTP response"), strings.Contains(err.Error(), "Client sent an HTTP request to an HTTPS server"):
+		return "tls-port"
 	}
-	kind := mcperr.KindOf(err)
-	switch kind {
-	case mcperr.Unavailable, mcperr.Timeout:
-		return mcperr.New(kind, op, err, "check that Trino is running and reachable at SQLENGINE_HOST and SQLENGINE_PORT")
+	return ""
+}
+
+// transportFailure explains err when the request did not get a usable
+// answer: one plain sentence of what failed and what to check, without the
+// driver's internals (attempt counts, retry settings, its own prefix).
+func transportFailure(err error) (kind mcperr.Kind, cause error, hint string, ok bool) {
+	var fatal *fatalTransportError
+	if errors.As(err, &fatal) {
+		err = fatal.err
 	}
-	return mcperr.Wrap(err, op, "")
+	var qf *trino.ErrQueryFailed
+	status := 0
+	if errors.As(err, &qf) {
+		status = qf.StatusCode
+	}
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &dnsErr):
+		return mcperr.Unavailable, fmt.Errorf("the host name %q does not resolve (%s)", dnsErr.Name, dnsErr.Err), "check SQLENGINE_HOST", true
+	case tlsFailure(err) == "untrusted":
+		return mcperr.Unavailable, fmt.Errorf("the coordinator's TLS certificate is not trusted (%s)", innermost(err)),
+			"install its CA, or set SQLENGINE_SSL_INSECURE=true (testing only)", true
+	case tlsFailure(err) == "not-tls":
+		return mcperr.Unavailable, errors.New("the coordinator does not speak TLS on this port"), "check SQLENGINE_SSL and SQLENGINE_PORT", true
+	case tlsFailure(err) == "tls-port":
+		return mcperr.Unavailable, errors.New("the coordinator speaks TLS on this port but the connection was plain HTTP"), "set SQLENGINE_SSL=true", true
+	case errors.Is(err, syscall.ECONNREFUSED):
+		where := "there"
+		var opErr *net.OpError
+		if errors.As(err, &opErr) && opErr.Addr != nil {
+			where = "at " + opErr.Addr.String()
+		}
+		return mcperr.Unavailable, errors.New("nothing accepts connections " + where + " (connection refused), also after retrying"),
+			"check that Trino is running and that SQLENGINE_HOST and SQLENGINE_PORT point at it", true
+	case status == http.StatusUnauthorized:
+		return mcperr.Permission, errors.New("the engine refused the credentials (401)"), "check SQLENGINE_USER and SQLENGINE_PASSWORD", true
+	case status == http.StatusForbidden:
+		return mcperr.Permission, errors.New("the engine refused access (403)"), "check the engine user's permissions", true
+	case status == http.StatusServiceUnavailable, status == http.StatusBadGateway, status == http.StatusGatewayTimeout, status == http.StatusTooManyRequests:
+		return mcperr.Unavailable, fmt.Errorf("the coordinator answered %d %s, also after retrying (it is starting, overloaded or behind a failing proxy)", status, http.StatusText(status)),
+			"wait until it has started, or check its health", true
+	case status != 0:
+		return mcperr.Unavailable, fmt.Errorf("the coordinator answered %d %s", status, http.StatusText(status)), "check SQLENGINE_HOST, SQLENGINE_PORT and SQLENGINE_SSL point at a Trino coordinator", true
+	case qf != nil:
+		return mcperr.Unavailable, errors.New(innermost(err)), "check that Trino is running and reachable at SQLENGINE_HOST and SQLENGINE_PORT", true
+	}
+	return 0, nil, "", false
+}
+
+// innermost is the text of the deepest error in err's chain, on one line:
+// the cause itself, without the wrappers' request lines and prefixes.
+func innermost(err error) string {
+	for {
+		var next error
+		switch x := err.(type) {
+		case interface{ Unwrap() error }:
+			next = x.Unwrap()
+		case interface{ Unwrap() []error }:
+			if u := x.Unwrap(); len(u) > 0 {
+				next = u[0]
+			}
+		}
+		if next == nil {
+			break
+		}
+		err = next
+	}
+	return strings.Join(strings.Fields(err.Error()), " ")
 }

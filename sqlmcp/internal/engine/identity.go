@@ -157,7 +157,7 @@ type requestTransport struct {
 func (t *requestTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	o, _ := req.Context().Value(optionsKey{}).(*requestOptions)
 	if o == nil {
-		return t.base.RoundTrip(req)
+		return t.send(req)
 	}
 	req = req.Clone(req.Context())
 	set := func(name, v string) {
@@ -178,7 +178,7 @@ func (t *requestTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	submit := req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/v1/statement")
 	if !submit {
-		return t.base.RoundTrip(req)
+		return t.send(req)
 	}
 	// The submit runs to its end even when the caller gives up meanwhile
 	// (Ctrl-C, a cancelled MCP request): its answer carries the query id, and
@@ -186,7 +186,7 @@ func (t *requestTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	caller := req.Context()
 	sctx, stop := context.WithTimeout(context.WithoutCancel(caller), submitTimeout)
 	defer stop()
-	resp, err := t.base.RoundTrip(req.WithContext(sctx))
+	resp, err := t.send(req.WithContext(sctx))
 	if err != nil || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
@@ -207,6 +207,17 @@ func (t *requestTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp, nil
+}
+
+// send is one attempt of req. A failure waiting cannot heal is marked so
+// that the driver does not retry it: only a refused connection, a reset
+// and a 503 from a starting coordinator are worth the retry window.
+func (t *requestTransport) send(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil && !healable(err) {
+		return nil, &fatalTransportError{err: err}
+	}
+	return resp, err
 }
 
 // submitTimeout bounds a statement submit that outlives its caller.
