@@ -149,7 +149,13 @@ type Layer struct {
 	proxy   *proxyFlow    // proxy mode only
 	metaURL string        // resource_metadata advertised in challenges
 	now     func() time.Time
+
+	onFailure func(reason string) // set once before serving
 }
+
+// OnFailure sets f to be called with a short reason (see FailureReason)
+// for every refused request. Call it before the layer serves.
+func (l *Layer) OnFailure(f func(reason string)) { l.onFailure = f }
 
 // New builds the layer from cfg. It returns nil, nil when OAuth is disabled.
 // The identity provider's discovery document is fetched here; when it cannot

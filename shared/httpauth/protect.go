@@ -136,6 +136,9 @@ func isB64Token(s string) bool {
 // reject answers 401 with the RFC 6750 / RFC 9728 challenge, or 503 when the
 // identity provider could not be reached.
 func (l *Layer) reject(w http.ResponseWriter, r *http.Request, err error) {
+	if l.onFailure != nil {
+		l.onFailure(FailureReason(err))
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Type", "application/json")
 	if errors.Is(err, errUnavailable) {
@@ -183,4 +186,30 @@ func quotable(s string) string {
 		return b.String()[:300]
 	}
 	return b.String()
+}
+
+// FailureReason classifies a refusal into a closed set, for metrics:
+// missing, unavailable, expired, not_yet_valid, audience, issuer,
+// signature, algorithm, subject, identity, critical, malformed, invalid.
+func FailureReason(err error) string {
+	if errors.Is(err, errNoToken) {
+		return "missing"
+	}
+	if errors.Is(err, errUnavailable) {
+		return "unavailable"
+	}
+	msg := err.Error()
+	for _, c := range []struct{ substr, reason string }{
+		{"expired", "expired"}, {"no expiry", "expired"},
+		{"not valid before", "not_yet_valid"}, {"not valid yet", "not_yet_valid"},
+		{"audience", "audience"}, {"issuer", "issuer"}, {"tenant", "issuer"},
+		{"signature", "signature"}, {"algorithm", "algorithm"},
+		{"no subject", "subject"}, {"act as the caller", "identity"},
+		{"critical", "critical"}, {"malformed", "malformed"}, {"empty bearer", "malformed"},
+	} {
+		if strings.Contains(msg, c.substr) {
+			return c.reason
+		}
+	}
+	return "invalid"
 }

@@ -22,8 +22,13 @@ type Config struct {
 	// MaxRequestBytes caps one HTTP request body on /mcp and /message and
 	// one stdio line (MCP_MAX_REQUEST_BYTES). Zero means DefaultMaxRequestBytes.
 	MaxRequestBytes int64
-	Log             logging.Config
-	Auth            httpauth.Config
+	// MetricsAddr, when set, serves /metrics on a listener of its own
+	// (MCP_METRICS_ADDR): the only way to scrape a stdio server.
+	MetricsAddr string
+	// MetricsAuth puts /metrics behind the bearer check (MCP_METRICS_AUTH).
+	MetricsAuth bool
+	Log         logging.Config
+	Auth        httpauth.Config
 	// Calls is the tool-call pipeline's approval policy and audit log.
 	Calls toolcall.Config
 }
@@ -40,6 +45,8 @@ var TransportVars = []envconfig.Var{
 	{Name: "MCP_PORT", Default: "8080", Description: "port the HTTP transport listens on"},
 	{Name: "MCP_ALLOWED_HOSTS", Description: "extra Host/Origin names accepted (comma-separated), for deployments behind a proxy or in a container"},
 	{Name: "MCP_MAX_REQUEST_BYTES", Default: "4194304", Description: "largest request accepted, in bytes: an HTTP body on /mcp or /message (413 beyond it) or one stdio line (a JSON-RPC error for that line)"},
+	{Name: "MCP_METRICS_ADDR", Description: "serve Prometheus /metrics on this address of its own too, e.g. 127.0.0.1:9464 (the way to scrape a stdio server); the HTTP transport always serves /metrics"},
+	{Name: "MCP_METRICS_AUTH", Default: "false", Description: "true puts /metrics behind the same OAuth bearer check as /mcp (needs OAUTH_ENABLED)"},
 	{Name: "MCP_SHUTDOWN_TIMEOUT", Default: "5s", Description: "how long in-flight calls may finish after SIGINT/SIGTERM before they are cancelled"},
 }
 
@@ -55,10 +62,20 @@ func FromEnv(r *envconfig.Reader) Config {
 		AllowedHosts:    r.List("MCP_ALLOWED_HOSTS", nil),
 		ShutdownTimeout: r.Duration("MCP_SHUTDOWN_TIMEOUT", 5*time.Second, 0),
 		MaxRequestBytes: r.Int64("MCP_MAX_REQUEST_BYTES", DefaultMaxRequestBytes, 1024, 1<<30),
+		MetricsAddr:     r.String("MCP_METRICS_ADDR", ""),
+		MetricsAuth:     r.Bool("MCP_METRICS_AUTH", false),
 		Log:             logging.FromEnv(r),
 		Calls:           toolcall.FromEnv(r),
 	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			r.Fail("MCP_METRICS_ADDR", c.MetricsAddr, "host:port to listen on, e.g. 127.0.0.1:9464")
+		}
+	}
 	c.Auth = httpauth.FromEnv(r, "http://"+net.JoinHostPort(baseHost(c.Host), strconv.Itoa(c.Port)))
+	if c.MetricsAuth && !c.Auth.Enabled {
+		r.Fail("MCP_METRICS_AUTH", "true", "false unless OAUTH_ENABLED=true (there is no bearer check to put /metrics behind)")
+	}
 	return c
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
+	"github.com/mcpfleet/mcpfleet/shared/metrics"
 )
 
 // HTTPHandler is the HTTP surface of a server: /mcp, /sse, /message,
@@ -65,17 +66,37 @@ func NewHTTPHandler(p Program, s *Server, cfg Config, auth *httpauth.Layer, o Op
 		return hostGuard(h, cfg)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", protect(sess.guardStreamable(streamable)))
-	mux.Handle("/sse", protect(sess.trackSSE(sse.SSEHandler())))
+	mux.Handle("/mcp", protect(countStreams(sess.guardStreamable(streamable), s.Metrics, "streamable_http")))
+	mux.Handle("/sse", protect(countStreams(sess.trackSSE(sse.SSEHandler()), s.Metrics, "sse")))
 	mux.Handle("/message", protect(sess.guardSSEMessage(sse.MessageHandler())))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]string{"status": "ok", "name": p.Name, "version": p.Version})
 	})
+	var scrape http.Handler = s.Metrics.Handler()
 	if auth != nil {
+		auth.OnFailure(s.Metrics.AuthFailure)
+		if cfg.MetricsAuth {
+			scrape = auth.Protect(scrape)
+		}
 		auth.Register(mux)
 	}
+	mux.Handle("GET /metrics", scrape)
 	return &HTTPHandler{mux: mux, streamable: streamable, sse: sse, posts: posts}
+}
+
+// countStreams counts open GET streams (SSE sessions, streamable HTTP
+// listening streams) in mcpfleet_sessions.
+func countStreams(next http.Handler, m *metrics.Metrics, transport string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		m.Sessions(transport, 1)
+		defer m.Sessions(transport, -1)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // trackPosts counts requests other than GET streams, so that a shutdown

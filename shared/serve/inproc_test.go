@@ -3,6 +3,7 @@ package serve
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,16 +18,18 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
+	"github.com/mcpfleet/mcpfleet/shared/metrics"
 )
 
 // inproc is the real HTTP surface every server uses (NewServer +
 // NewHTTPHandler) served in-process, with one tool that counts its calls.
 type inproc struct {
-	base  string
-	addr  string
-	calls atomic.Int32
-	srv   *httptest.Server
-	read  *atomic.Int64 // bytes the server read from its sockets
+	base    string
+	addr    string
+	calls   atomic.Int32
+	srv     *httptest.Server
+	read    *atomic.Int64 // bytes the server read from its sockets
+	metrics *metrics.Metrics
 }
 
 // newInproc starts the surface; with authCfg, OAuth is on (its BaseURL is
@@ -43,6 +46,13 @@ func newInproc(t *testing.T, cfg Config, authCfg *httpauth.Config) *inproc {
 			}
 			return mcp.NewToolResultText("anonymous"), nil
 		})
+	s.AddTool(mcp.NewTool("fail", mcp.WithString("why")), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultError("failed as asked"), nil
+	})
+	s.AddTool(mcp.NewTool("boom"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, errors.New("handler failure")
+	})
+	p.metrics = s.Metrics
 	p.srv = httptest.NewUnstartedServer(nil)
 	p.srv.Listener = countingListener{p.srv.Listener, p.read}
 	p.addr = p.srv.Listener.Addr().String()

@@ -28,6 +28,9 @@ type Options struct {
 	// Listening, when set, is called with the bound address once the HTTP
 	// transport accepts connections (tests and the playground use it).
 	Listening func(net.Addr)
+	// MetricsListening, when set, is called with the bound address of the
+	// MCP_METRICS_ADDR listener.
+	MetricsListening func(net.Addr)
 }
 
 // Run serves s on the transport cfg selects until ctx is cancelled (the
@@ -37,6 +40,13 @@ func Run(ctx context.Context, p Program, s *Server, cfg Config, o Options) error
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if cfg.MetricsAddr != "" {
+		stop, err := serveMetrics(cfg.MetricsAddr, s, o)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	switch cfg.Transport {
 	case "http":
 		return runHTTP(ctx, p, s, cfg, o)
@@ -45,7 +55,27 @@ func Run(ctx context.Context, p Program, s *Server, cfg Config, o Options) error
 	}
 }
 
+// serveMetrics serves /metrics on addr until stop is called.
+func serveMetrics(addr string, s *Server, o Options) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, mcperr.New(mcperr.Unavailable, "listen for /metrics on "+addr, err,
+			"choose a free address with MCP_METRICS_ADDR or stop the process using it")
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.Metrics.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(slogWriter{o.Logger}, "", 0)}
+	go srv.Serve(ln)
+	o.Logger.Info("serving Prometheus metrics", "addr", ln.Addr().String(), "path", "/metrics")
+	if o.MetricsListening != nil {
+		o.MetricsListening(ln.Addr())
+	}
+	return func() { srv.Close() }, nil
+}
+
 func runStdio(ctx context.Context, s *Server, cfg Config, o Options) error {
+	s.Metrics.Sessions("stdio", 1)
+	defer s.Metrics.Sessions("stdio", -1)
 	g := newStdioGate(o.Stdin, o.Stdout, o.MethodAliases, cfg.maxRequestBytes(), cfg.ShutdownTimeout, s.calls)
 	defer g.close()
 	go func() {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/shared/metrics"
 )
 
 // Server is an mcp-go server that knows which calls are in flight, so that
@@ -13,17 +15,24 @@ import (
 // back-end work included, on every transport.
 type Server struct {
 	*server.MCPServer
-	calls *calls
+	// Metrics are the server's Prometheus instruments; back-end clients
+	// record their requests on it (Metrics.Backend).
+	Metrics *metrics.Metrics
+	calls   *calls
 }
 
-// NewServer returns an MCP server with panic recovery and in-flight tracking
-// added to opts.
+// NewServer returns an MCP server with panic recovery, in-flight tracking
+// and metrics added to opts.
 func NewServer(name, version string, opts ...server.ServerOption) *Server {
+	m := metrics.New(name, version)
 	c := newCalls()
+	c.metrics = m
 	all := []server.ServerOption{
 		// An empty hook set the tool-call pipeline can add to; a server's own
 		// WithHooks in opts replaces it and the pipeline adds to that one.
 		server.WithHooks(&server.Hooks{}),
+		server.WithTracer(metricsTracer{m: m}),
+		server.WithToolHandlerMiddleware(toolMetrics(m)),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),
 		server.WithToolHandlerMiddleware(func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
@@ -42,7 +51,7 @@ func NewServer(name, version string, opts ...server.ServerOption) *Server {
 		}),
 	}
 	all = append(all, opts...)
-	return &Server{MCPServer: server.NewMCPServer(name, version, all...), calls: c}
+	return &Server{MCPServer: server.NewMCPServer(name, version, all...), Metrics: m, calls: c}
 }
 
 // calls tracks in-flight handler calls and cancels them on a hard stop.
@@ -52,6 +61,7 @@ type calls struct {
 	idle    chan struct{} // closed while n == 0
 	stop    context.Context
 	hardEnd context.CancelFunc
+	metrics *metrics.Metrics // nil for HTTP posts
 }
 
 func newCalls() *calls {
@@ -69,11 +79,17 @@ func (c *calls) begin(ctx context.Context) (context.Context, func()) {
 	}
 	c.n++
 	c.mu.Unlock()
+	if c.metrics != nil {
+		c.metrics.Inflight(1)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	unhook := context.AfterFunc(c.stop, cancel)
 	return ctx, func() {
 		unhook()
 		cancel()
+		if c.metrics != nil {
+			c.metrics.Inflight(-1)
+		}
 		c.mu.Lock()
 		c.n--
 		if c.n == 0 {
