@@ -434,7 +434,8 @@ func TestStdioCancelledRequestIsNotAwaited(t *testing.T) {
 {"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"sleep","arguments":{"ms":20000}}}
 `
 	cmd := exec.Command(bin)
-	cmd.Env = []string{"ECHO_MARK_FILE=" + mark, "MCP_SHUTDOWN_TIMEOUT=15s"}
+	started := filepath.Join(t.TempDir(), "started")
+	cmd.Env = []string{"ECHO_MARK_FILE=" + mark, "ECHO_STARTED_FILE=" + started, "MCP_SHUTDOWN_TIMEOUT=15s"}
 	stdin, _ := cmd.StdinPipe()
 	var out bytes.Buffer
 	cmd.Stdout = &out
@@ -442,7 +443,16 @@ func TestStdioCancelledRequestIsNotAwaited(t *testing.T) {
 		t.Fatal(err)
 	}
 	io.WriteString(stdin, in)
-	time.Sleep(300 * time.Millisecond)
+	// Cancel once the call runs, not after a fixed time: on a loaded
+	// machine a cancel that arrives before the call starts is lost.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sleep call never started")
+		}
+	}
 	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"user"}}`+"\n")
 	stdin.Close()
 	start := time.Now()

@@ -30,11 +30,12 @@ func main() {
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	p := serve.Program{
 		Name: "echoserver", Version: buildinfo.Version(version), Summary: "echoes for transport tests",
-		Vars: []envconfig.Var{{Name: "ECHO_MARK_FILE", Description: "file that records how sleep calls ended"}},
+		Vars: []envconfig.Var{{Name: "ECHO_MARK_FILE", Description: "file that records how sleep calls ended"}, {Name: "ECHO_STARTED_FILE", Description: "file that records that a sleep call started"}},
 	}
-	var mark string
+	var mark, started string
 	cfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) {
 		mark = env.String("ECHO_MARK_FILE", "")
+		started = env.String("ECHO_STARTED_FILE", "")
 	})
 	if !ok {
 		return status
@@ -47,6 +48,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	s.AddTool(mcp.NewTool("sleep", mcp.WithNumber("ms", mcp.Required())),
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			d := time.Duration(r.GetFloat("ms", 0)) * time.Millisecond
+			record(started, "started")
 			select {
 			case <-time.After(d):
 				record(mark, "finished")
