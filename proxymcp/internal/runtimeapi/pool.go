@@ -117,6 +117,9 @@ func (p *pool) execute(ctx context.Context, cmd string) (string, error) {
 type pconn struct {
 	net.Conn
 	born time.Time
+	// chunk and answer are reused from one command to the next: they
+	// would otherwise be most of a call's allocations.
+	chunk, answer []byte
 }
 
 // get returns an idle connection or a new one in interactive mode. The
@@ -143,7 +146,7 @@ func (p *pool) get(ctx context.Context) (conn *pconn, reused bool, err error) {
 	}
 	p.mu.Unlock()
 	for _, ic := range old {
-		ic.Close()
+		retire(ctx, ic)
 	}
 	if conn != nil {
 		return conn, true, nil
@@ -160,7 +163,28 @@ func (p *pool) get(ctx context.Context) (conn *pconn, reused bool, err error) {
 		}
 		return nil, false, p.c.connErr(fmt.Errorf("switching a new connection to interactive mode: %w", ctxErr(ctx, err)))
 	}
-	return &pconn{Conn: nc, born: time.Now()}, false, nil
+	return &pconn{Conn: nc, born: time.Now(), chunk: make([]byte, 16<<10)}, false, nil
+}
+
+// retire ends a connection the way HAProxy expects ("quit"), and waits for
+// HAProxy to close its side, briefly: HAProxy has then let go of the
+// session, so the connection about to replace it does not briefly make one
+// more than MaxConns in HAProxy's eyes.
+func retire(ctx context.Context, conn *pconn) {
+	defer conn.Close()
+	dl := time.Now().Add(200 * time.Millisecond)
+	if cdl, ok := ctx.Deadline(); ok && cdl.Before(dl) {
+		dl = cdl
+	}
+	_ = conn.SetDeadline(dl)
+	if _, err := io.WriteString(conn, "quit\n"); err != nil {
+		return
+	}
+	for {
+		if _, err := conn.Read(conn.chunk); err != nil {
+			return
+		}
+	}
 }
 
 // setup sends setupLine and checks the answer.
@@ -170,7 +194,7 @@ func setup(ctx context.Context, conn net.Conn) error {
 	if _, err := io.WriteString(conn, setupLine); err != nil {
 		return err
 	}
-	got, err := readAnswer(conn, nil)
+	got, err := readAnswer(conn, make([]byte, 512), nil)
 	switch {
 	case err == nil && string(got) == setupAnswer:
 		return nil
@@ -188,13 +212,14 @@ func setup(ctx context.Context, conn net.Conn) error {
 // exchange sends cmd on an interactive connection and reads its answer up
 // to the prompt. n is how many answer bytes arrived; clean says the
 // connection can carry another command.
-func exchange(ctx context.Context, conn net.Conn, cmd string) (raw string, n int, clean bool, err error) {
+func exchange(ctx context.Context, conn *pconn, cmd string) (raw string, n int, clean bool, err error) {
 	stop := watch(ctx, conn)
 	if _, err := io.WriteString(conn, cmd+"\n"); err != nil {
 		stop()
 		return "", 0, false, err
 	}
-	got, err := readAnswer(conn, nil)
+	got, err := readAnswer(conn, conn.chunk, conn.answer[:0])
+	conn.answer = got
 	// Once cancellation has touched the connection its deadline may be in
 	// the past: the answer is whole, but the connection is not reused.
 	clean = stop()
@@ -205,10 +230,9 @@ func exchange(ctx context.Context, conn net.Conn, cmd string) (raw string, n int
 	return string(got[:len(got)-len(prompt)+1]), len(got), clean, nil
 }
 
-// readAnswer reads until the data ends with the prompt. An error comes with
-// what arrived so far.
-func readAnswer(conn net.Conn, buf []byte) ([]byte, error) {
-	chunk := make([]byte, 32<<10)
+// readAnswer appends to buf until the data ends with the prompt, reading
+// through chunk. An error comes with what arrived so far.
+func readAnswer(conn net.Conn, chunk, buf []byte) ([]byte, error) {
 	for {
 		n, err := conn.Read(chunk)
 		buf = append(buf, chunk[:n]...)
