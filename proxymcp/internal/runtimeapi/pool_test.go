@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -192,6 +194,12 @@ func (o *ownHAProxy) stop() {
 
 func startOwn(t *testing.T, dir, statsTimeout string) *ownHAProxy {
 	t.Helper()
+	return startOwnWith(t, dir, statsTimeout, "")
+}
+
+// startOwnWith adds extra to the configuration.
+func startOwnWith(t *testing.T, dir, statsTimeout, extra string) *ownHAProxy {
+	t.Helper()
 	if !haproxytest.Available() {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("haproxy is not installed; CI=true forbids skipping")
@@ -209,7 +217,7 @@ defaults
     timeout server 10s
 backend be_app
     server app1 127.0.0.1:1 weight 100
-`, o.socket, statsTimeout)
+%s`, o.socket, statsTimeout, extra)
 	path := filepath.Join(dir, "haproxy.cfg")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -340,5 +348,88 @@ func TestReloadReachesNewWorker(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("old worker %d still runs", pid)
 		}
+	}
+}
+
+// TestKilledMidAnswer: a real HAProxy killed (SIGKILL) while it sends a
+// large "show stat". To kill it at a known point of the answer, a relay
+// between the client and the socket passes the first 64 KB of a
+// connection's answers, then holds the rest back; HAProxy, unable to write
+// its 1.5 MB answer past the socket buffers, is killed mid-answer, and the
+// relay passes on whatever HAProxy wrote before it died. The relay only
+// forwards bytes: the cut is HAProxy's death.
+func TestKilledMidAnswer(t *testing.T) {
+	var big strings.Builder
+	big.WriteString("backend be_big\n    balance roundrobin\n")
+	for i := range 4000 {
+		fmt.Fprintf(&big, "    server big%d 127.0.0.1:%d\n", i, 20000+i)
+	}
+	for _, maxConns := range []int{0, 1} {
+		t.Run(fmt.Sprintf("MaxConns=%d", maxConns), func(t *testing.T) {
+			dir := t.TempDir()
+			o := startOwnWith(t, dir, "30s", big.String())
+			worker := o.pid()
+			relayPath := filepath.Join(dir, "relay.sock")
+			l, err := net.Listen("unix", relayPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			held := make(chan struct{})
+			resume := make(chan struct{})
+			var holdOnce sync.Once
+			go func() {
+				for {
+					c, err := l.Accept()
+					if err != nil {
+						return
+					}
+					up, err := net.Dial("unix", o.socket)
+					if err != nil {
+						c.Close()
+						return
+					}
+					go func() { _, _ = io.Copy(up, c) }()
+					go func() {
+						defer c.Close()
+						defer up.Close()
+						if n, _ := io.CopyN(c, up, 64<<10); n == 64<<10 {
+							holdOnce.Do(func() { close(held); <-resume })
+						}
+						_, _ = io.Copy(c, up)
+					}()
+				}
+			}()
+			c := &runtimeapi.Client{Network: "unix", Address: relayPath, Timeout: 20 * time.Second, MaxConns: maxConns}
+			defer c.Close()
+			// A small answer first: in pool mode the connection then
+			// already exists when show stat runs on it.
+			if _, err := c.Execute(context.Background(), "show version"); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.Execute(context.Background(), "show stat")
+				done <- err
+			}()
+			select {
+			case <-held:
+			case err := <-done:
+				t.Fatalf("the answer ended before the relay held it: %v", err)
+			}
+			var pid int
+			fmt.Sscan(worker, &pid)
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond)
+			close(resume)
+			err = <-done
+			var cut *runtimeapi.CutOffError
+			if !errors.As(err, &cut) || !errors.Is(err, runtimeapi.ErrCutOff) || cut.Bytes < 64<<10 || cut.Bytes > 1<<20 {
+				t.Fatalf("err = %v", err)
+			}
+			t.Logf("cut off after %d bytes: %v", cut.Bytes, err)
+		})
 	}
 }
