@@ -369,6 +369,9 @@ func TestPromptRefusedFallsBackToOneShot(t *testing.T) {
 				t.Fatalf("refusal %q call %d: %v %.40q", refusal, i, err, out)
 			}
 		}
+		if runtimeapi.Interactive(c) {
+			t.Errorf("refusal %q: still in prompt mode", refusal)
+		}
 		if n := f.accepts.Load(); n != 6 {
 			t.Errorf("refusal %q: connections = %d, want 1 set-up + 5 one-shot", refusal, n)
 		}

@@ -433,3 +433,40 @@ func TestKilledMidAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestPoolOnEveryBranch: interactive mode, severity numbering once per
+// connection, refusals and large answers on every HAProxy branch of the
+// version matrix, on both sockets.
+func TestPoolOnEveryBranch(t *testing.T) {
+	haproxytest.EachVersion(t, func(t *testing.T, branch string) {
+		h := haproxytest.Run(t, haproxytest.Options{Version: branch, BigServers: 500})
+		for _, mode := range []string{"unix", "tcp4"} {
+			c := h.Runtime(mode)
+			c.MaxConns = 2
+			defer c.Close()
+			ctx := context.Background()
+			for i := 0; i < 3; i++ { // the same connections again
+				out, err := c.Execute(ctx, "show stat")
+				if err != nil || strings.Count(out, "\nbe_big,big") != 500 {
+					t.Fatalf("%s %s show stat: %v (%d bytes)", branch, mode, err, len(out))
+				}
+				if out, err := c.Execute(ctx, "show version"); err != nil || !strings.HasPrefix(out, h.Version) {
+					t.Fatalf("%s %s show version: %q %v", branch, mode, out, err)
+				}
+				var re *runtimeapi.ReplyError
+				if _, err := c.Execute(ctx, "set server be_app/nosuch weight 5"); !errors.As(err, &re) || !re.NotFound() {
+					t.Fatalf("%s %s refusal: %v", branch, mode, err)
+				}
+				if _, err := c.Execute(ctx, "frobnicate"); !errors.As(err, &re) || !re.UnknownCommand() {
+					t.Fatalf("%s %s unknown command: %v", branch, mode, err)
+				}
+				if out, err := c.Execute(ctx, "set server be_app/app1 weight 100"); err != nil || strings.TrimSpace(out) != "" {
+					t.Fatalf("%s %s empty success: %q %v", branch, mode, out, err)
+				}
+			}
+			if !runtimeapi.Interactive(c) {
+				t.Errorf("%s %s: the pool fell back to one-shot mode", branch, mode)
+			}
+		}
+	})
+}
