@@ -25,6 +25,7 @@ type env struct {
 	store *store
 	c     *client.Client
 	p     *toolcall.Pipeline
+	srv   *server.MCPServer
 	audit string
 }
 
@@ -55,7 +56,7 @@ func newEnv(t *testing.T, cfg toolcall.Config, opts ...client.ClientOption) *env
 	if _, err := c.Initialize(t.Context(), init); err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, store: s, c: c, p: p, audit: cfg.Audit.Dest}
+	return &env{t: t, store: s, c: c, p: p, srv: srv, audit: cfg.Audit.Dest}
 }
 
 func (e *env) call(name string, args map[string]any) *mcp.CallToolResult {
