@@ -46,6 +46,9 @@ var captured = []struct{ file, cmd string }{
 	{"add_server_dyn.txt", "add server be_app/dyn1 127.0.0.1:1"},
 	{"wait_srv_removable.txt", "wait 100 srv-removable be_app/dyn1"},
 	{"del_server_dyn.txt", "del server be_app/dyn1"},
+	// A server from the configuration (not added at run time), in maint.
+	{"set_server_state_maint_app2.txt", "set server be_app/app2 state maint"},
+	{"del_server_static.txt", "del server be_app/app2"},
 }
 
 // fixtureDir is where the fixtures of one branch live.
