@@ -80,8 +80,14 @@
 // Statements Trino does not have are refused as Trino refuses them:
 // DuckDB-only commands (PRAGMA, COPY, ATTACH, INSTALL, FROM-first queries,
 // SET of a DuckDB setting) with SYNTAX_ERROR or NOT_SUPPORTED, DuckDB's own
-// catalog objects (duckdb_*(), pg_catalog, sqlite_master) with
-// TABLE_NOT_FOUND or FUNCTION_NOT_FOUND; file access is disabled. Unlike
+// catalog objects (duckdb_*(), pg_catalog, sqlite_master) and functions
+// (read_csv, query_table, pragma_*, ...) with TABLE_NOT_FOUND or
+// FUNCTION_NOT_FOUND however they are qualified, quoted or cased, DuckDB's
+// catalogs memory, system and temp with CATALOG_NOT_FOUND, function calls
+// in FROM and DuckDB-only CREATE/DROP forms (MACRO, SECRET, TEMP, ...) with
+// SYNTAX_ERROR; file access is disabled. Comments are blanked before DuckDB
+// parses a statement, so its nested block comments cannot make it read
+// other tokens than Trino's lexer does. Unlike
 // Trino, names keep their case (the sample data has mixed-case names for
 // quoting tests). Tests can add catalogs (AddCatalog) and objects (Exec,
 // DuckDB SQL, fully qualified names).

@@ -235,33 +235,86 @@ func rewriteInformationSchema(sqlText string, toks []token, sessionCatalog strin
 	return b.String(), refs
 }
 
+// duckOnlyFunctions are DuckDB functions Trino does not have that reach
+// DuckDB's catalog, settings, files or SQL execution. Together with the
+// prefixes in duckOnlyPrefix they are refused however they are spelled:
+// qualified with any catalog and schema, quoted, in any case.
+var duckOnlyFunctions = map[string]bool{
+	"query": true, "query_table": true, "read_csv": true, "read_csv_auto": true, "read_parquet": true,
+	"parquet_scan": true, "parquet_metadata": true, "parquet_schema": true, "parquet_file_metadata": true,
+	"parquet_kv_metadata": true, "read_json": true, "read_json_auto": true, "read_json_objects": true,
+	"read_ndjson": true, "read_ndjson_objects": true, "read_ndjson_auto": true, "read_text": true, "read_blob": true,
+	"glob": true, "sniff_csv": true, "json_execute_serialized_sql": true, "json_serialize_sql": true,
+	"json_deserialize_sql": true, "json_serialize_plan": true, "current_setting": true, "getvariable": true,
+	"which_secret": true, "test_all_types": true, "test_vector_types": true, "checkpoint": true,
+	"force_checkpoint": true, "summary": true, "range": true, "generate_series": true, "repeat_row": true,
+	"unnest_table": true, "current_database": true, "current_schemas": true, "sql_auto_complete": true,
+	"iceberg_scan": true, "delta_scan": true, "database_size": true, "enable_profiling": true,
+	"duckdb_api": true, "has_table_privilege": true, "has_schema_privilege": true,
+}
+
+func duckOnlyName(n string) bool {
+	for _, p := range []string{"duckdb_", "pragma_", "pg_", "sqlite_", "icu_", "arrow_scan"} {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	return n == infoSchema || n == "pg_catalog" || n == "sqlite_master" || n == "sqlite_schema" || n == "sqlite_temp_master"
+}
+
+// blankComments replaces every comment of sqlText (what lies between the
+// lexer's tokens) with spaces, keeping line breaks and byte offsets, so
+// that DuckDB, which nests block comments where Trino does not, reads
+// exactly the tokens the engine's own checks read.
+func blankComments(sqlText string, toks []token) string {
+	b := []byte(sqlText)
+	blank := func(from, to int) {
+		for i := from; i < to && i < len(b); i++ {
+			if b[i] != '\n' && b[i] != '\r' && b[i] != '\t' {
+				b[i] = ' '
+			}
+		}
+	}
+	prev := 0
+	for _, t := range toks {
+		blank(prev, t.start)
+		prev = t.end
+	}
+	blank(prev, len(b))
+	return string(b)
+}
+
 // checkNames refuses what Trino does not have but DuckDB would answer:
-// DuckDB's own catalog functions and views (duckdb_tables(), pg_catalog,
-// sqlite_master, pragma_*), the engine's hidden schema, and
+// DuckDB's own functions (duckdb_tables(), read_csv(), query_table(),
+// pragma_*, ...) however qualified, its catalog views (pg_catalog,
+// sqlite_master, duckdb_*), its catalogs that are not Trino catalogs
+// (memory, system, temp), function calls in FROM (Trino calls table
+// functions only as TABLE(...)), the engine's hidden schema, and
 // information_schema without a catalog. Without this a test could learn
 // every catalog's tables through a query whose EXPLAIN (TYPE IO) lists no
-// table at all.
+// table at all, and a gap in sqlmcp would stay hidden.
 func checkNames(sqlText string, toks []token, sessionCatalog string) *trinoError {
 	for i, t := range toks {
 		if !t.isName() {
 			continue
 		}
 		n := strings.ToLower(t.text)
-		blocked := strings.HasPrefix(n, "duckdb_") || strings.HasPrefix(n, "pragma_") ||
-			strings.HasPrefix(n, "pg_") || strings.HasPrefix(n, "sqlite_") || n == infoSchema
-		if i > 0 && toks[i-1].isSymbol(".") && !(n == infoSchema) {
-			// A qualified part (t.duckdb_x is a column); only the first part of
-			// a name can reach DuckDB's catalog objects.
-			blocked = false
-		}
-		if !blocked {
-			continue
-		}
+		call := i+1 < len(toks) && toks[i+1].isSymbol("(")
+		qualified := i > 0 && toks[i-1].isSymbol(".")
 		line, col := lineCol(sqlText, t.start)
-		if i+1 < len(toks) && toks[i+1].isSymbol("(") {
+		if call && (duckOnlyFunctions[n] || duckOnlyName(n)) {
 			return newError("FUNCTION_NOT_FOUND", fmt.Sprintf("Function '%s' not registered", n), line, col)
 		}
-		return newError("TABLE_NOT_FOUND", fmt.Sprintf("Table '%s' does not exist", n), line, col)
+		if call && i > 0 && (toks[i-1].is("FROM") || toks[i-1].is("JOIN")) && !t.is("UNNEST") && !t.is("LATERAL") && !t.is("TABLE") {
+			return newError("SYNTAX_ERROR", fmt.Sprintf("mismatched input '('. Expecting: <identifier> (table function %s must be called as TABLE(%s(...)))", n, n), line, col)
+		}
+		if duckOnlyName(n) {
+			return newError("TABLE_NOT_FOUND", fmt.Sprintf("Table '%s' does not exist", n), line, col)
+		}
+		// catalog.schema.table with a DuckDB catalog that is no Trino catalog.
+		if !qualified && isHiddenCatalog(n) && i+4 < len(toks) && toks[i+1].isSymbol(".") && toks[i+2].isName() && toks[i+3].isSymbol(".") && toks[i+4].isName() {
+			return newError("CATALOG_NOT_FOUND", fmt.Sprintf("Catalog '%s' not found", n), line, col)
+		}
 	}
 	if sessionCatalog == "" {
 		for i, t := range toks {

@@ -46,6 +46,7 @@ func (s *Server) run(q *query, sess session) {
 	}
 	sqlText := q.sql
 	toks := lex(sqlText)
+	sqlText = blankComments(sqlText, toks)
 	if e := singleStatement(sqlText, toks); e != nil {
 		q.sendError(e)
 		return
@@ -196,7 +197,7 @@ var trinoOnly = map[string]bool{
 func trinoStatement(sqlText string, toks []token) *trinoError {
 	first := strings.ToUpper(toks[0].text)
 	if toks[0].kind == tokWord && duckStatements[first] || toks[0].isSymbol("(") {
-		return nil
+		return duckOnlyVariant(sqlText, toks)
 	}
 	line, col := lineCol(sqlText, toks[0].start)
 	if toks[0].kind == tokWord && trinoOnly[first] {
@@ -207,6 +208,36 @@ func trinoStatement(sqlText string, toks []token) *trinoError {
 		return newError("NOT_SUPPORTED", what+" is not supported by the trinotest engine", line, col)
 	}
 	return newError("SYNTAX_ERROR", fmt.Sprintf("mismatched input '%s'. Expecting: 'ALTER', 'ANALYZE', 'CALL', 'COMMENT', 'COMMIT', 'CREATE', 'DEALLOCATE', 'DELETE', 'DESC', 'DESCRIBE', 'DROP', 'EXECUTE', 'EXPLAIN', 'GRANT', 'INSERT', 'MERGE', 'PREPARE', 'REFRESH', 'RESET', 'REVOKE', 'ROLLBACK', 'SET', 'SHOW', 'START', 'TRUNCATE', 'UPDATE', 'USE', <query>", toks[0].text), line, col)
+}
+
+// duckOnlyObjects follow CREATE/DROP (after OR REPLACE) in DuckDB-only
+// statements: macros, secrets, types, sequences, indexes, temporary objects.
+var duckOnlyObjects = map[string]bool{
+	"MACRO": true, "SECRET": true, "TYPE": true, "SEQUENCE": true, "INDEX": true, "UNIQUE": true,
+	"TEMP": true, "TEMPORARY": true, "PERSISTENT": true, "DATABASE": true,
+}
+
+// duckOnlyVariant refuses DuckDB-only forms of statements Trino has:
+// CREATE MACRO/SECRET/TYPE/SEQUENCE/INDEX/TEMP ..., the same with DROP,
+// and INSERT OR REPLACE/IGNORE.
+func duckOnlyVariant(sqlText string, toks []token) *trinoError {
+	i := 1
+	switch {
+	case toks[0].is("CREATE") || toks[0].is("DROP"):
+		if i+1 < len(toks) && toks[i].is("OR") && toks[i+1].is("REPLACE") {
+			i += 2
+		}
+		if i < len(toks) && toks[i].kind == tokWord && duckOnlyObjects[strings.ToUpper(toks[i].text)] {
+			line, col := lineCol(sqlText, toks[i].start)
+			return newError("SYNTAX_ERROR", fmt.Sprintf("mismatched input '%s'. Expecting: 'MATERIALIZED', 'OR', 'ROLE', 'SCHEMA', 'TABLE', 'VIEW', 'FUNCTION'", toks[i].text), line, col)
+		}
+	case toks[0].is("INSERT"):
+		if i < len(toks) && toks[i].is("OR") {
+			line, col := lineCol(sqlText, toks[i].start)
+			return newError("SYNTAX_ERROR", "mismatched input 'OR'. Expecting: 'INTO'", line, col)
+		}
+	}
+	return nil
 }
 
 // conn returns the DuckDB connection for sess (the transaction's when the
