@@ -69,6 +69,7 @@ func NewHTTPHandler(p Program, s *Server, cfg Config, auth *httpauth.Layer, o Op
 	mux.Handle("/mcp", protect(countStreams(sess.guardStreamable(streamable), s.Metrics, "streamable_http")))
 	mux.Handle("/sse", protect(countStreams(sess.trackSSE(sse.SSEHandler()), s.Metrics, "sse")))
 	mux.Handle("/message", protect(sess.guardSSEMessage(sse.MessageHandler())))
+	mux.Handle("GET /readyz", newReadiness(o.Ready))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]string{"status": "ok", "name": p.Name, "version": p.Version})

@@ -28,6 +28,9 @@ type Options struct {
 	// Listening, when set, is called with the bound address once the HTTP
 	// transport accepts connections (tests and the playground use it).
 	Listening func(net.Addr)
+	// Ready, when set, is the readiness probe behind GET /readyz (HTTP
+	// transport): a cheap request to the back end.
+	Ready ReadyFunc
 	// MetricsListening, when set, is called with the bound address of the
 	// MCP_METRICS_ADDR listener.
 	MetricsListening func(net.Addr)
