@@ -109,5 +109,6 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		Impersonation:      cfg.Impersonation,
 		ImpersonationField: cfg.ImpersonationField,
 	}, logger).Register(s.MCPServer)
-	return p.Serve(ctx, s, cfg.Serve, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}, stderr)
+	// GET /readyz: the engine answers now.
+	return p.Serve(ctx, s, cfg.Serve, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, Ready: eng.Ping}, stderr)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"flag"
 	"fmt"
 	"net"
@@ -382,4 +383,31 @@ func TestQueryTimeoutCancelsOnEngine(t *testing.T) {
 		t.Errorf("timeout result: %s", e2e.Text(res))
 	}
 	waitEngineCancel(t, q)
+}
+
+// TestReadyzFollowsTheEngine: GET /readyz is 200 while the engine answers
+// and 503 naming the engine when it does not.
+func TestReadyzFollowsTheEngine(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	readyz := func(srv *e2e.HTTPServer) (int, string) {
+		resp, err := http.Get(srv.Base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := readyz(e2e.StartHTTP(t, bin, engineEnv(t))); code != http.StatusOK {
+		t.Errorf("engine up: HTTP %d %s", code, body)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	if code, body := readyz(e2e.StartHTTP(t, bin, engineEnv(t, "SQLENGINE_PORT="+strconv.Itoa(port)))); code != http.StatusServiceUnavailable || !strings.Contains(body, "Trino") {
+		t.Errorf("engine down: HTTP %d %s", code, body)
+	}
 }
