@@ -62,10 +62,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	s := serve.NewServer(p.Name, p.Version)
 	n := mcpserver.Register(s, hp, mcpserver.Options{ReadOnly: pc.ReadOnly, ServerVersion: p.Version})
 	logger.Debug("tools registered", "count", n)
-	return p.Serve(ctx, s, cfg, serve.Options{
+	o := serve.Options{
 		Logger: logger, Stdin: stdin, Stdout: stdout,
 		MethodAliases: map[string]string{"callTool": "tools/call"},
-	}, stderr)
+	}
+	if rt != nil {
+		// GET /readyz: HAProxy answers "show info" now.
+		o.Ready = func(ctx context.Context) error { _, err := hp.ShowInfo(ctx); return err }
+	}
+	return p.Serve(ctx, s, cfg, o, stderr)
 }
 
 // probe logs which HAProxy answers at start-up; a failure is only a warning

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -211,4 +213,26 @@ func TestHTTPRefusesUnauthenticated(t *testing.T) {
 	bin := e2e.Build(t, ".")
 	srv := e2e.StartHTTP(t, bin, append(downEnv(t), e2e.OAuthEnv...))
 	e2e.RequireUnauthorized(t, srv.MCPURL(), `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+}
+
+// TestReadyzFollowsHAProxy: GET /readyz is 200 while HAProxy answers show
+// info and 503 naming the runtime API when it does not.
+func TestReadyzFollowsHAProxy(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	readyz := func(srv *e2e.HTTPServer) (int, string) {
+		resp, err := http.Get(srv.Base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	h := haproxytest.Run(t, haproxytest.Options{})
+	if code, body := readyz(e2e.StartHTTP(t, bin, haproxyEnv(h, "tcp4"))); code != http.StatusOK {
+		t.Errorf("HAProxy up: HTTP %d %s", code, body)
+	}
+	if code, body := readyz(e2e.StartHTTP(t, bin, downEnv(t))); code != http.StatusServiceUnavailable || !strings.Contains(body, "runtime API") {
+		t.Errorf("HAProxy down: HTTP %d %s", code, body)
+	}
 }
