@@ -13,11 +13,16 @@ import (
 	"time"
 )
 
-// Var documents one environment variable for --help output and READMEs.
+// Var documents one environment variable for --help output, READMEs and the
+// generated MCP Registry metadata (server.json) and bundle manifests.
 type Var struct {
-	Name        string
-	Default     string
-	Description string
+	Name        string `json:"name"`
+	Default     string `json:"default,omitempty"`
+	Description string `json:"description"`
+	// Required: the server refuses to start without it.
+	Required bool `json:"required,omitempty"`
+	// Secret: a credential, read with Reader.Secret; never logged or echoed.
+	Secret bool `json:"secret,omitempty"`
 }
 
 // Problem is one invalid or missing variable.

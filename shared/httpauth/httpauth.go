@@ -78,9 +78,9 @@ var Vars = []envconfig.Var{
 	{Name: "OIDC_ISSUER", Description: "issuer URL of the identity provider (https unless loopback; google defaults to https://accounts.google.com)"},
 	{Name: "OIDC_AUDIENCE", Description: "expected token audience (required in native mode except for hmac; google defaults to OIDC_CLIENT_ID)"},
 	{Name: "OIDC_CLIENT_ID", Description: "this server's client id at the provider (proxy mode)"},
-	{Name: "OIDC_CLIENT_SECRET", Description: "this server's client secret at the provider (proxy mode; environment only)"},
+	{Name: "OIDC_CLIENT_SECRET", Secret: true, Description: "this server's client secret at the provider (proxy mode; environment only)"},
 	{Name: "OAUTH_REDIRECT_URI", Description: "one callback URI (fixed mode: clients must use loopback redirects) or a comma-separated allowlist of client redirect URIs (proxy mode)"},
-	{Name: "JWT_SECRET", Description: "HMAC secret of at least 32 bytes: verifies hmac tokens and signs proxy-mode state and tokens; set it when several replicas serve one deployment (environment only)"},
+	{Name: "JWT_SECRET", Secret: true, Description: "HMAC secret of at least 32 bytes: verifies hmac tokens and signs proxy-mode state and tokens; set it when several replicas serve one deployment (environment only)"},
 	{Name: "MCP_BASE_URL", Description: "public URL of this server (default http://MCP_HOST:MCP_PORT)"},
 }
 

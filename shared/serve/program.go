@@ -6,6 +6,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -39,7 +40,8 @@ type Program struct {
 func (p Program) Usage(w io.Writer) {
 	fmt.Fprintf(w, "%s %s — %s\n\n", p.Name, p.Version, p.Summary)
 	fmt.Fprintf(w, "Usage:\n  %s            serve MCP (stdio by default; MCP_TRANSPORT=http for HTTP)\n", p.Name)
-	fmt.Fprintf(w, "  %s --version  print the version\n  %s --help     print this help\n\n", p.Name, p.Name)
+	fmt.Fprintf(w, "  %s --version  print the version\n  %s --help     print this help\n", p.Name, p.Name)
+	fmt.Fprintf(w, "  %s --help=json  the same as JSON, for tools (server.json, bundles)\n\n", p.Name)
 	fmt.Fprintln(w, "Configuration is read from the environment:")
 	WriteVars(w, p.AllVars())
 }
@@ -52,6 +54,19 @@ func (p Program) AllVars() []envconfig.Var {
 	vars = append(vars, authVars()...)
 	vars = append(vars, logVars()...)
 	return vars
+}
+
+// WriteJSON writes what --help says as one JSON object: name, version,
+// summary and every variable (with required and secret), so tools such as
+// the MCP Registry server.json generator read the very table --help prints.
+func (p Program) WriteJSON(w io.Writer) {
+	b, _ := json.MarshalIndent(struct {
+		Name      string          `json:"name"`
+		Version   string          `json:"version"`
+		Summary   string          `json:"summary"`
+		Variables []envconfig.Var `json:"variables"`
+	}{p.Name, p.Version, p.Summary, p.AllVars()}, "", "  ")
+	fmt.Fprintf(w, "%s\n", b)
 }
 
 // WriteVars prints vars as an aligned table.
@@ -77,6 +92,11 @@ func (p Program) HandleArgs(args []string, stdout, stderr io.Writer) (status int
 		case "version":
 			if strings.HasPrefix(a, "-") {
 				fmt.Fprintf(stdout, "%s %s\n", p.Name, p.Version)
+				return ExitOK, true
+			}
+		case "help=json":
+			if strings.HasPrefix(a, "-") {
+				p.WriteJSON(stdout)
 				return ExitOK, true
 			}
 		case "help", "h":

@@ -44,7 +44,7 @@ var Vars = []envconfig.Var{
 	{Name: "PROXY_STATS_ENABLED", Default: "true", Description: "use the stats page"},
 	{Name: "PROXY_STATS_URL", Default: "http://127.0.0.1:8404/stats", Description: "stats page URL (credentials may be in the URL)"},
 	{Name: "PROXY_STATS_USERNAME", Description: "basic-auth user name of the stats page"},
-	{Name: "PROXY_STATS_PASSWORD", Description: "basic-auth password of the stats page (never logged)"},
+	{Name: "PROXY_STATS_PASSWORD", Secret: true, Description: "basic-auth password of the stats page (never logged)"},
 	{Name: "PROXY_STATS_TIMEOUT", Default: "5", Description: "stats page timeout: seconds (5) or a Go duration (5s)"},
 	{Name: "PROXY_READ_ONLY", Default: "false", Description: "register only tools that change nothing"},
 }

@@ -49,7 +49,7 @@ var Vars = []envconfig.Var{
 	{Name: "SQLENGINE_HOST", Default: "localhost", Description: "Trino coordinator host"},
 	{Name: "SQLENGINE_PORT", Default: "8080", Description: "Trino coordinator port"},
 	{Name: "SQLENGINE_USER", Default: "sqlmcp", Description: "user queries run as (X-Trino-User)"},
-	{Name: "SQLENGINE_PASSWORD", Description: "password (HTTP basic auth over TLS; environment or profile file only)"},
+	{Name: "SQLENGINE_PASSWORD", Secret: true, Description: "password (HTTP basic auth over TLS; environment or profile file only)"},
 	{Name: "SQLENGINE_CATALOG", Description: "default catalog"},
 	{Name: "SQLENGINE_SCHEMA", Description: "default schema"},
 	{Name: "SQLENGINE_SSL", Default: "false", Description: "true connects with TLS (https)"},

@@ -45,12 +45,12 @@ const DefaultKafkaVersion = "4.0.0"
 
 // Vars documents every STREAM_* variable for --help and the README.
 var Vars = []envconfig.Var{
-	{Name: "STREAM_BROKERS", Description: "required: comma-separated Kafka bootstrap brokers, host:port"},
+	{Name: "STREAM_BROKERS", Required: true, Description: "required: comma-separated Kafka bootstrap brokers, host:port"},
 	{Name: "STREAM_CLIENT_ID", Default: "streammcp", Description: "Kafka client id"},
 	{Name: "STREAM_KAFKA_VERSION", Default: DefaultKafkaVersion, Description: "protocol version sarama assumes (3.0+ for one multi-group offset fetch per broker; requests are negotiated down per broker)"},
 	{Name: "STREAM_SASL_MECHANISM", Description: "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (unset: no SASL)"},
 	{Name: "STREAM_SASL_USERNAME", Description: "SASL user (required with a mechanism)"},
-	{Name: "STREAM_SASL_PASSWORD", Description: "SASL password (never logged)"},
+	{Name: "STREAM_SASL_PASSWORD", Secret: true, Description: "SASL password (never logged)"},
 	{Name: "STREAM_TLS_ENABLED", Default: "false", Description: "connect to brokers with TLS"},
 	{Name: "STREAM_TLS_CA_FILE", Description: "PEM CA bundle to verify brokers (default: system roots)"},
 	{Name: "STREAM_TLS_CERT_FILE", Description: "PEM client certificate for mutual TLS (with STREAM_TLS_KEY_FILE)"},
