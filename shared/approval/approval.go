@@ -34,7 +34,7 @@ var Vars = []envconfig.Var{
 	{Name: "MCP_APPROVAL", Default: "destructive", Description: "which risk classes need a person's approval: destructive, change (change and destructive), or none"},
 	{Name: "MCP_APPROVAL_FALLBACK", Default: "confirm", Description: "when the client cannot ask a person (no elicitation): confirm (preview + one-time confirmation code) or refuse"},
 	{Name: "MCP_APPROVAL_TIMEOUT", Default: "5m", Description: "how long to wait for the person's answer; also how long a confirmation code is valid"},
-	{Name: "MCP_APPROVAL_SECRET", Default: "random per process", Description: "key that signs confirmation codes (at least 32 bytes); set the same value on every replica"},
+	{Name: "MCP_APPROVAL_SECRET", Secret: true, Default: "random per process", Description: "key that signs confirmation codes (at least 32 bytes); set the same value on every replica"},
 }
 
 // Config is the approval policy.
