@@ -69,8 +69,8 @@ func (p *pool) execute(ctx context.Context, cmd string) (string, error) {
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
-		return "", p.c.connErr(fmt.Errorf("waiting for one of the %d connections to HAProxy (PROXY_RUNTIME_MAX_CONNS), all busy: %w",
-			cap(p.slots), ctx.Err()))
+		return "", p.c.connErr(fmt.Errorf("all %d connections to HAProxy stayed busy with other calls (PROXY_RUNTIME_MAX_CONNS; "+
+			"raise it, below the socket's stats maxconn, or PROXY_RUNTIME_TIMEOUT): %w", cap(p.slots), ctx.Err()))
 	}
 	defer func() { <-p.slots }()
 
@@ -79,7 +79,7 @@ func (p *pool) execute(ctx context.Context, cmd string) (string, error) {
 	if p.oneShot.Load() || changesSession(cmd) {
 		return p.c.oneShot(ctx, cmd)
 	}
-	for {
+	for stale := 0; ; stale++ {
 		conn, reused, err := p.get(ctx)
 		if errors.Is(err, errPromptRefused) {
 			return p.c.oneShot(ctx, cmd)
@@ -100,7 +100,7 @@ func (p *pool) execute(ctx context.Context, cmd string) (string, error) {
 		// A reused connection that HAProxy had already closed (reload,
 		// "timeout cli"): it never read the command, so nothing ran. Any
 		// other idle connection is probably stale too.
-		if reused && n == 0 && ctx.Err() == nil && closedByPeer(err) {
+		if reused && n == 0 && ctx.Err() == nil && closedByPeer(err) && stale <= cap(p.slots) {
 			p.flushIdle()
 			continue
 		}
