@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -119,7 +120,8 @@ func instance(args any) (any, error) {
 		return map[string]any{}, nil
 	case json.RawMessage:
 		raw = bytes.TrimSpace(t)
-		if len(raw) == 0 {
+		// Omitted and null arguments both mean "no arguments".
+		if len(raw) == 0 || string(raw) == "null" {
 			return map[string]any{}, nil
 		}
 	default:
@@ -217,6 +219,20 @@ func leaf(e *jsonschema.ValidationError, inst any) string {
 		return fmt.Sprintf("%s must be one of %s, got %s", where(e.InstanceLocation), strings.Join(want, ", "), shown(got))
 	case *kind.FalseSchema:
 		return where(e.InstanceLocation) + " is not allowed"
+	case *kind.Minimum:
+		return fmt.Sprintf("%s must be at least %s, got %s", where(e.InstanceLocation), ratText(k.Want), shown(got))
+	case *kind.Maximum:
+		return fmt.Sprintf("%s must be at most %s, got %s", where(e.InstanceLocation), ratText(k.Want), shown(got))
+	case *kind.ExclusiveMinimum:
+		return fmt.Sprintf("%s must be greater than %s, got %s", where(e.InstanceLocation), ratText(k.Want), shown(got))
+	case *kind.ExclusiveMaximum:
+		return fmt.Sprintf("%s must be less than %s, got %s", where(e.InstanceLocation), ratText(k.Want), shown(got))
+	case *kind.MinLength:
+		return fmt.Sprintf("%s must be at least %d characters long, got %s", where(e.InstanceLocation), k.Want, shown(got))
+	case *kind.MaxLength:
+		return fmt.Sprintf("%s must be at most %d characters long, got %d characters", where(e.InstanceLocation), k.Want, k.Got)
+	case *kind.Pattern:
+		return fmt.Sprintf("%s must match %s, got %s", where(e.InstanceLocation), k.Want, shown(got))
 	default:
 		return fmt.Sprintf("%s: %s, got %s", where(e.InstanceLocation), k.LocalizedString(printer), shown(got))
 	}
@@ -311,6 +327,14 @@ func shownShort(v any) string {
 		}
 	}
 	return s
+}
+
+func ratText(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 func dedupe(msgs []string) []string {
