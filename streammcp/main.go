@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -69,7 +70,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		Logger:        logger,
 	})
 	s := serve.NewServer(p.Name, p.Version, h.ServerOptions()...)
-	h.Register(s.MCPServer)
+	calls, err := p.Pipeline(s, scfg, stderr, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
+		return serve.ExitFailure
+	}
+	defer calls.Close()
+	h.RegisterWith(s.MCPServer, calls)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go h.Watch(watchCtx)

@@ -345,6 +345,9 @@ func kerrKind(k sarama.KError) mcperr.Kind {
 	return mcperr.Unavailable
 }
 
+// Brokers returns the configured seed addresses (host:port).
+func (c *Client) Brokers() []string { return slices.Clone(c.opts.Brokers) }
+
 // addrs lists the seed addresses then the brokers seen in metadata.
 func (c *Client) addrs() []string {
 	c.mu.Lock()

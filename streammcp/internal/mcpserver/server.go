@@ -19,6 +19,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/shared/audit"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
+
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/flight"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
@@ -95,11 +98,24 @@ func (h *Handler) ServerOptions() []server.ServerOption {
 	}
 }
 
-// Register adds the resources, template, tools and prompts to s.
+// Register adds the resources, template, tools and prompts to s, with the
+// tools behind a pipeline with default policy and no audit log (tests).
+// Servers use RegisterWith and the pipeline serve configured.
 func (h *Handler) Register(s *server.MCPServer) {
+	calls, err := toolcall.New(s, toolcall.Config{Audit: audit.Config{Dest: "off"}}, toolcall.Options{Server: "streammcp"})
+	if err != nil {
+		panic(err) // an audit log that is off cannot fail to open
+	}
+	h.RegisterWith(s, calls)
+}
+
+// RegisterWith adds the resources, template, tools and prompts to s; every
+// tool goes through calls (validation; dry run, approval and audit for
+// produce_message and create_topic).
+func (h *Handler) RegisterWith(s *server.MCPServer, calls *toolcall.Pipeline) {
 	h.mcp = s
 	h.registerResources(s)
-	h.registerTools(s)
+	h.registerTools(calls)
 	h.registerPrompts(s)
 }
 

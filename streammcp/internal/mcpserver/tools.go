@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
 )
 
@@ -47,22 +47,22 @@ func tool(name, desc string, opts ...mcp.ToolOption) mcp.Tool {
 	return mcp.NewTool(name, append([]mcp.ToolOption{mcp.WithDescription(desc)}, opts...)...)
 }
 
-func (h *Handler) registerTools(s *server.MCPServer) {
-	s.AddTool(tool("list_brokers", "List the live Kafka brokers: id, host, port, rack and whether it is the controller.",
+func (h *Handler) registerTools(calls *toolcall.Pipeline) {
+	calls.Read(tool("list_brokers", "List the live Kafka brokers: id, host, port, rack and whether it is the controller.",
 		readOnly("List brokers")...), h.listBrokers)
-	s.AddTool(tool("list_topics", "List every topic with its partition count, replication factor and whether it is internal.",
+	calls.Read(tool("list_topics", "List every topic with its partition count, replication factor and whether it is internal.",
 		readOnly("List topics")...), h.listTopics)
-	s.AddTool(tool("describe_topic", "Describe one topic: per partition the leader, replicas, ISR, offline replicas, earliest and latest offsets; and the topic's non-default configs.",
+	calls.Read(tool("describe_topic", "Describe one topic: per partition the leader, replicas, ISR, offline replicas, earliest and latest offsets; and the topic's non-default configs.",
 		append(readOnly("Describe topic"), mcp.WithString("topic", mcp.Required(), mcp.Description("topic name")))...), h.describeTopic)
-	s.AddTool(tool("list_consumer_groups", "List every consumer group with its state, protocol type, member count and coordinator broker.",
+	calls.Read(tool("list_consumer_groups", "List every consumer group with its state, protocol type, member count and coordinator broker.",
 		readOnly("List consumer groups")...), h.listGroups)
-	s.AddTool(tool("describe_consumer_group", "Describe one consumer group (is it consuming or stuck?): members with client id, host and assigned partitions; per partition the committed offset, log-end offset and lag (null when the partition was never committed).",
+	calls.Read(tool("describe_consumer_group", "Describe one consumer group (is it consuming or stuck?): members with client id, host and assigned partitions; per partition the committed offset, log-end offset and lag (null when the partition was never committed).",
 		append(readOnly("Describe consumer group"), mcp.WithString("group_id", mcp.Required(), mcp.Description("consumer group id")))...), h.describeGroup)
-	s.AddTool(tool("describe_configs", "Show every config of a broker or a topic with its value, source and whether it is the default, read-only or sensitive (sensitive values are hidden).",
+	calls.Read(tool("describe_configs", "Show every config of a broker or a topic with its value, source and whether it is the default, read-only or sensitive (sensitive values are hidden).",
 		append(readOnly("Describe configs"),
 			mcp.WithString("resource_type", mcp.Required(), mcp.Enum("topic", "broker"), mcp.Description("topic or broker")),
 			mcp.WithString("resource_name", mcp.Required(), mcp.Description("topic name, or broker id (e.g. \"1\")")))...), h.describeConfigs)
-	s.AddTool(tool("consume_messages", fmt.Sprintf("Peek at messages of one partition without a consumer group and without committing anything: from an offset, or the last N messages (default: the last %d). Keys, values and headers are shown as UTF-8 when valid, base64 otherwise. Bounded by max_messages (≤ %d) and max_bytes (≤ %d).", defaultMessages, maxMessages, maxBytes),
+	calls.Read(tool("consume_messages", fmt.Sprintf("Peek at messages of one partition without a consumer group and without committing anything: from an offset, or the last N messages (default: the last %d). Keys, values and headers are shown as UTF-8 when valid, base64 otherwise. Bounded by max_messages (≤ %d) and max_bytes (≤ %d).", defaultMessages, maxMessages, maxBytes),
 		append(readOnly("Peek at messages"),
 			mcp.WithString("topic", mcp.Required(), mcp.Description("topic name")),
 			mcp.WithInteger("partition", mcp.Description("partition number (default 0)"), mcp.Min(0)),
@@ -74,21 +74,21 @@ func (h *Handler) registerTools(s *server.MCPServer) {
 	if !h.opts.AllowWrites {
 		return
 	}
-	s.AddTool(tool("produce_message", "Write one message to a topic (acks=all). Enabled by STREAM_ALLOW_WRITES=true.",
+	calls.Change(tool("produce_message", "Write one message to a topic (acks=all). Enabled by STREAM_ALLOW_WRITES=true.",
 		append(writes("Produce message"),
 			mcp.WithString("topic", mcp.Required(), mcp.Description("topic name")),
 			mcp.WithString("value", mcp.Required(), mcp.Description("message value (UTF-8)")),
 			mcp.WithString("key", mcp.Description("message key; omit for a null key")),
 			mcp.WithInteger("partition", mcp.Description("partition to write to; omit to let the key choose"), mcp.Min(0)),
 			mcp.WithObject("headers", mcp.Description("message headers, name to string value"), mcp.AdditionalProperties(map[string]any{"type": "string"})),
-		)...), h.produce)
-	s.AddTool(tool("create_topic", "Create a topic. Enabled by STREAM_ALLOW_WRITES=true.",
+		)...), toolcall.Change, h.planProduce)
+	calls.Change(tool("create_topic", "Create a topic. Enabled by STREAM_ALLOW_WRITES=true.",
 		append(writes("Create topic"),
 			mcp.WithString("name", mcp.Required(), mcp.Description("topic name")),
 			mcp.WithInteger("partitions", mcp.Description("number of partitions (default 1)"), mcp.Min(1)),
 			mcp.WithInteger("replication_factor", mcp.Description("replicas per partition (default: the broker's default.replication.factor)"), mcp.Min(1)),
 			mcp.WithObject("configs", mcp.Description("topic configs, e.g. {\"retention.ms\": \"86400000\"}"), mcp.AdditionalProperties(map[string]any{"type": "string"})),
-		)...), h.createTopic)
+		)...), toolcall.Change, h.planCreateTopic)
 }
 
 // result wraps v as structured content with its JSON as text.
@@ -214,65 +214,194 @@ func (h *Handler) consume(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	return result(res), nil
 }
 
-func (h *Handler) produce(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// target names the cluster a write goes to, for previews and audit records.
+func (h *Handler) target() string {
+	return "kafka " + strings.Join(h.kc.Brokers(), ",")
+}
+
+// planProduce decodes produce_message's arguments once into the request that
+// the preview describes and Run sends.
+func (h *Handler) planProduce(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
 	topic, err := stringArg(req, "topic", true)
 	if err != nil {
-		return mcperr.ToolResult(err), nil
+		return toolcall.Plan{}, err
 	}
 	args := req.GetArguments()
 	value, ok := args["value"].(string)
 	if !ok {
-		return mcperr.ToolResult(mcperr.Invalidf("value is required and must be a string")), nil
+		return toolcall.Plan{}, mcperr.Invalidf("value is required and must be a string")
 	}
 	r := kafka.ProduceRequest{Topic: topic, Value: value}
 	if k, ok := args["key"]; ok && k != nil {
 		ks, ok := k.(string)
 		if !ok {
-			return mcperr.ToolResult(mcperr.Invalidf("key must be a string")), nil
+			return toolcall.Plan{}, mcperr.Invalidf("key must be a string")
 		}
 		r.Key = &ks
 	}
 	p, hasP, err := intArg(req, "partition", 0, 0, math.MaxInt32)
 	if err != nil {
-		return mcperr.ToolResult(mcperr.Invalidf("%v", err)), nil
+		return toolcall.Plan{}, mcperr.Invalidf("%v", err)
 	}
 	if hasP {
 		p32 := int32(p)
 		r.Partition = &p32
 	}
 	if r.Headers, err = stringMap(args, "headers"); err != nil {
-		return mcperr.ToolResult(err), nil
+		return toolcall.Plan{}, err
 	}
-	res, err := h.kc.Produce(ctx, r)
-	if err != nil {
-		return mcperr.ToolResult(err), nil
-	}
-	h.log.Info("message produced", "topic", res.Topic, "partition", res.Partition, "offset", res.Offset)
-	return result(res), nil
+	target := h.target()
+	return toolcall.Plan{
+		Class:    toolcall.Change,
+		Target:   target,
+		Commands: []string{produceCommand(r)},
+		Describe: func(ctx context.Context) (toolcall.Preview, error) { return h.describeProduce(ctx, r, target) },
+		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
+			res, err := h.kc.Produce(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			h.log.Info("message produced", "topic", res.Topic, "partition", res.Partition, "offset", res.Offset)
+			return result(res), nil
+		},
+	}, nil
 }
 
-func (h *Handler) createTopic(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// produceCommand words the Kafka request produce_message sends.
+func produceCommand(r kafka.ProduceRequest) string {
+	part := "chosen by the key's partitioner"
+	if r.Partition != nil {
+		part = strconv.Itoa(int(*r.Partition))
+	}
+	key := "null"
+	if r.Key != nil {
+		key = strconv.Quote(*r.Key)
+	}
+	headers := "none"
+	if len(r.Headers) > 0 {
+		b, _ := json.Marshal(r.Headers)
+		headers = string(b)
+	}
+	return fmt.Sprintf("Produce (acks=all) topic=%q partition=%s key=%s headers=%s value=%s (%d bytes)",
+		r.Topic, part, key, headers, shorten(r.Value, 200), len(r.Value))
+}
+
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(string(r[:n])) + "…"
+}
+
+// describeProduce reads the topic's partitions and latest offsets: where
+// the message would land and at which offset.
+func (h *Handler) describeProduce(ctx context.Context, r kafka.ProduceRequest, target string) (toolcall.Preview, error) {
+	d, err := h.kc.DescribeTopic(ctx, r.Topic)
+	if mcperr.KindOf(err) == mcperr.NotFound {
+		return toolcall.Preview{
+			Summary:      fmt.Sprintf("Produce one message (%d-byte value) to topic %s on Kafka at %s. The topic does not exist: the brokers either refuse the message or create the topic with their defaults (auto.create.topics.enable).", len(r.Value), r.Topic, target),
+			State:        map[string]any{"topic": r.Topic, "exists": false},
+			Effect:       "the message is refused, or the topic is auto-created and the message appended to it",
+			Precondition: "topic absent",
+		}, nil
+	}
+	if err != nil {
+		return toolcall.Preview{}, err
+	}
+	type part struct {
+		Partition    int32 `json:"partition"`
+		Leader       int32 `json:"leader"`
+		LatestOffset int64 `json:"latest_offset"`
+	}
+	parts := make([]part, 0, len(d.Partitions))
+	for _, p := range d.Partitions {
+		parts = append(parts, part{p.Partition, p.Leader, p.LatestOffset})
+	}
+	where := "the partition the key's partitioner picks"
+	if r.Partition != nil {
+		where = fmt.Sprintf("partition %d", *r.Partition)
+		found := false
+		for _, p := range parts {
+			if p.Partition == *r.Partition {
+				where += fmt.Sprintf(" (latest offset %d, so the message would get offset %d)", p.LatestOffset, p.LatestOffset)
+				found = true
+			}
+		}
+		if !found {
+			where += fmt.Sprintf(", which does not exist (the topic has %d partitions): the brokers will refuse the message", len(parts))
+		}
+	}
+	return toolcall.Preview{
+		Summary: fmt.Sprintf("Produce one message (%d-byte value) to topic %s, %s, on Kafka at %s. The topic has %d partition(s).",
+			len(r.Value), r.Topic, where, target, len(parts)),
+		State:        map[string]any{"topic": r.Topic, "exists": true, "partitions": parts},
+		Effect:       "one message is appended to the topic; consumers of " + r.Topic + " will read it",
+		Precondition: fmt.Sprintf("topic exists with %d partitions", len(parts)),
+	}, nil
+}
+
+// planCreateTopic decodes create_topic's arguments once.
+func (h *Handler) planCreateTopic(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
 	name, err := stringArg(req, "name", true)
 	if err != nil {
-		return mcperr.ToolResult(err), nil
+		return toolcall.Plan{}, err
 	}
 	parts, _, err := intArg(req, "partitions", 1, 1, math.MaxInt32)
 	if err != nil {
-		return mcperr.ToolResult(mcperr.Invalidf("%v", err)), nil
+		return toolcall.Plan{}, mcperr.Invalidf("%v", err)
 	}
 	rf, _, err := intArg(req, "replication_factor", -1, 1, math.MaxInt16)
 	if err != nil {
-		return mcperr.ToolResult(mcperr.Invalidf("%v", err)), nil
+		return toolcall.Plan{}, mcperr.Invalidf("%v", err)
 	}
 	configs, err := stringMap(req.GetArguments(), "configs")
 	if err != nil {
-		return mcperr.ToolResult(err), nil
+		return toolcall.Plan{}, err
 	}
-	if err := h.kc.CreateTopic(ctx, name, int32(parts), int16(rf), configs); err != nil {
-		return mcperr.ToolResult(err), nil
+	target := h.target()
+	rfText := strconv.FormatInt(rf, 10)
+	if rf < 0 {
+		rfText = "the broker default (default.replication.factor)"
 	}
-	h.log.Info("topic created", "topic", name, "partitions", parts, "replication_factor", rf)
-	return result(map[string]any{"created": true, "name": name, "partitions": parts, "replication_factor": rf}), nil
+	cfgText := "none"
+	if len(configs) > 0 {
+		b, _ := json.Marshal(configs)
+		cfgText = string(b)
+	}
+	cmd := fmt.Sprintf("CreateTopics name=%q partitions=%d replication_factor=%s configs=%s (sent to the controller)", name, parts, rfText, cfgText)
+	return toolcall.Plan{
+		Class:    toolcall.Change,
+		Target:   target,
+		Commands: []string{cmd},
+		Describe: func(ctx context.Context) (toolcall.Preview, error) {
+			d, err := h.kc.DescribeTopic(ctx, name)
+			switch {
+			case mcperr.KindOf(err) == mcperr.NotFound:
+				return toolcall.Preview{
+					Summary:      fmt.Sprintf("Create topic %s with %d partition(s), replication factor %s and configs %s on Kafka at %s. No topic named %s exists now.", name, parts, rfText, cfgText, target, name),
+					State:        map[string]any{"topic": name, "exists": false},
+					Effect:       "the topic exists and producers can write to it; delete_topic is not offered, so removing it needs an operator",
+					Precondition: "topic absent",
+				}, nil
+			case err != nil:
+				return toolcall.Preview{}, err
+			}
+			return toolcall.Preview{
+				Summary:      fmt.Sprintf("Topic %s already exists on Kafka at %s with %d partition(s); creating it again fails with TOPIC_ALREADY_EXISTS and changes nothing.", name, target, len(d.Partitions)),
+				State:        map[string]any{"topic": name, "exists": true, "partitions": len(d.Partitions)},
+				Effect:       "none: the controller refuses the request",
+				Precondition: "topic exists",
+			}, nil
+		},
+		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
+			if err := h.kc.CreateTopic(ctx, name, int32(parts), int16(rf), configs); err != nil {
+				return nil, err
+			}
+			h.log.Info("topic created", "topic", name, "partitions", parts, "replication_factor", rf)
+			return result(map[string]any{"created": true, "name": name, "partitions": parts, "replication_factor": rf}), nil
+		},
+	}, nil
 }
 
 // stringArg returns a non-empty string argument.
