@@ -300,7 +300,7 @@ func (h *Handler) describeProduce(ctx context.Context, r kafka.ProduceRequest, t
 	d, err := h.kc.DescribeTopic(ctx, r.Topic)
 	if mcperr.KindOf(err) == mcperr.NotFound {
 		return toolcall.Preview{
-			Summary:      fmt.Sprintf("Produce one message (%d-byte value) to topic %s on Kafka at %s. The topic does not exist: the brokers either refuse the message or create the topic with their defaults (auto.create.topics.enable).", len(r.Value), r.Topic, target),
+			Summary:      fmt.Sprintf("Produce one message (%d-byte value) to topic %s on %s. The topic does not exist: the brokers either refuse the message or create the topic with their defaults (auto.create.topics.enable).", len(r.Value), r.Topic, target),
 			State:        map[string]any{"topic": r.Topic, "exists": false},
 			Effect:       "the message is refused, or the topic is auto-created and the message appended to it",
 			Precondition: "topic absent",
@@ -333,7 +333,7 @@ func (h *Handler) describeProduce(ctx context.Context, r kafka.ProduceRequest, t
 		}
 	}
 	return toolcall.Preview{
-		Summary: fmt.Sprintf("Produce one message (%d-byte value) to topic %s, %s, on Kafka at %s. The topic has %d partition(s).",
+		Summary: fmt.Sprintf("Produce one message (%d-byte value) to topic %s, %s, on %s. The topic has %d partition(s).",
 			len(r.Value), r.Topic, where, target, len(parts)),
 		State:        map[string]any{"topic": r.Topic, "exists": true, "partitions": parts},
 		Effect:       "one message is appended to the topic; consumers of " + r.Topic + " will read it",
@@ -379,7 +379,7 @@ func (h *Handler) planCreateTopic(ctx context.Context, req mcp.CallToolRequest) 
 			switch {
 			case mcperr.KindOf(err) == mcperr.NotFound:
 				return toolcall.Preview{
-					Summary:      fmt.Sprintf("Create topic %s with %d partition(s), replication factor %s and configs %s on Kafka at %s. No topic named %s exists now.", name, parts, rfText, cfgText, target, name),
+					Summary:      fmt.Sprintf("Create topic %s with %d partition(s), replication factor %s and configs %s on %s. No topic named %s exists now.", name, parts, rfText, cfgText, target, name),
 					State:        map[string]any{"topic": name, "exists": false},
 					Effect:       "the topic exists and producers can write to it; delete_topic is not offered, so removing it needs an operator",
 					Precondition: "topic absent",
@@ -388,7 +388,7 @@ func (h *Handler) planCreateTopic(ctx context.Context, req mcp.CallToolRequest) 
 				return toolcall.Preview{}, err
 			}
 			return toolcall.Preview{
-				Summary:      fmt.Sprintf("Topic %s already exists on Kafka at %s with %d partition(s); creating it again fails with TOPIC_ALREADY_EXISTS and changes nothing.", name, target, len(d.Partitions)),
+				Summary:      fmt.Sprintf("Topic %s already exists on %s with %d partition(s); creating it again fails with TOPIC_ALREADY_EXISTS and changes nothing.", name, target, len(d.Partitions)),
 				State:        map[string]any{"topic": name, "exists": true, "partitions": len(d.Partitions)},
 				Effect:       "none: the controller refuses the request",
 				Precondition: "topic exists",
