@@ -26,6 +26,7 @@ var envHelp = []helpItem{
 	{"SQLENGINE_SSL_INSECURE", "true to skip verification of the server certificate."},
 	{"SQLENGINE_PROFILE", "Profile to use when --profile is not given."},
 	{"SQLENGINE_QUERY_TIMEOUT", "Longest a statement may run, e.g. 300s (the default); it is then cancelled on the engine."},
+	{"SQLENGINE_QUERY_MAX_MEMORY", "Memory one statement may use on the engine, e.g. 1GB (the default); beyond it the engine fails the statement."},
 	{"SQLENGINE_ALLOW_WRITE_QUERIES", "true to allow statements that change data; by default only read-only statements run."},
 	{"SQLENGINE_SOURCE", "Source name sent to the engine (default sqlmcp)."},
 	{"XDG_CONFIG_HOME", "Base directory of the configuration file (default ~/.config)."},

@@ -41,6 +41,10 @@ func (a *app) connect() (*session, error) {
 	}
 	env := envconfig.New(a.getenv)
 	timeout := env.Duration("SQLENGINE_QUERY_TIMEOUT", engine.DefaultQueryTimeout, time.Second)
+	maxMemory := env.String("SQLENGINE_QUERY_MAX_MEMORY", engine.DefaultQueryMaxMemory)
+	if _, err := engine.ParseDataSize(maxMemory); err != nil {
+		env.Fail("SQLENGINE_QUERY_MAX_MEMORY", maxMemory, "a data size of at least 1MB such as 512MB or 2GB")
+	}
 	allowWrites := env.Bool("SQLENGINE_ALLOW_WRITE_QUERIES", false)
 	source := env.String("SQLENGINE_SOURCE", engine.DefaultSource)
 	scope, serr := sqlguard.ParseScope(env.List("SQLENGINE_ALLOWED_SCHEMAS", nil))
@@ -57,8 +61,9 @@ func (a *app) connect() (*session, error) {
 		Host: conn.Host, Port: conn.Port, User: conn.User, Password: conn.Password,
 		Catalog: conn.Catalog, Schema: conn.Schema,
 		SSL: conn.SSL, SSLInsecure: conn.Insecure,
-		Source:       source,
-		QueryTimeout: timeout,
+		Source:         source,
+		QueryTimeout:   timeout,
+		QueryMaxMemory: maxMemory,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s:%d: %w", conn.Host, conn.Port, err)

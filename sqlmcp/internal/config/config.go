@@ -62,6 +62,7 @@ var Vars = []envconfig.Var{
 	{Name: "SQLENGINE_MAX_ROWS_CEILING", Default: "10000", Description: "the most rows a call's limit may ask for"},
 	{Name: "SQLENGINE_MAX_RESULT_BYTES", Default: "1048576", Description: "cap on the JSON bytes of one result's rows (truncated is set when it applies)"},
 	{Name: "SQLENGINE_QUERY_TIMEOUT", Default: "300s", Description: "time limit of one query; it is cancelled on the engine when it expires"},
+	{Name: "SQLENGINE_QUERY_MAX_MEMORY", Default: "1GB", Description: "distributed memory one query may use on the engine (query_max_memory; B, kB, MB, GB, TB)"},
 	{Name: "SQLENGINE_ENABLE_IMPERSONATION", Default: "false", Description: "with OAuth on HTTP, run each query as the caller (X-Trino-User)"},
 	{Name: "SQLENGINE_IMPERSONATION_FIELD", Default: "username", Description: "claim used as the engine user: username (preferred_username), email or subject (sub)"},
 	{Name: "SQLENGINE_PROFILE", Description: "connection profile of ~/.config/sqlengine/config.json|yaml to use"},
@@ -91,6 +92,10 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	maxBytes := r.Int64("SQLENGINE_MAX_RESULT_BYTES", engine.DefaultMaxResultBytes, 1024, 1<<34)
 	timeout := r.Duration("SQLENGINE_QUERY_TIMEOUT", engine.DefaultQueryTimeout, time.Second)
+	maxMemory := r.String("SQLENGINE_QUERY_MAX_MEMORY", engine.DefaultQueryMaxMemory)
+	if _, err := engine.ParseDataSize(maxMemory); err != nil {
+		r.Fail("SQLENGINE_QUERY_MAX_MEMORY", maxMemory, "a data size of at least 1MB such as 512MB or 2GB")
+	}
 	source := r.String("SQLENGINE_SOURCE", engine.DefaultSource)
 	c.Impersonation = r.Bool("SQLENGINE_ENABLE_IMPERSONATION", false)
 	c.ImpersonationField = r.Enum("SQLENGINE_IMPERSONATION_FIELD", FieldUsername, FieldUsername, FieldEmail, FieldSubject)
@@ -115,6 +120,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		Catalog: conn.Catalog, Schema: conn.Schema,
 		SSL: conn.SSL, SSLInsecure: conn.Insecure, Scheme: scheme,
 		Source: source, MaxRows: c.MaxRows, MaxResultBytes: maxBytes, QueryTimeout: timeout,
+		QueryMaxMemory: maxMemory,
 		// Defence in depth for a read-only server: the engine refuses writes too.
 		ReadOnlyTransactions: !c.AllowWrites,
 	}

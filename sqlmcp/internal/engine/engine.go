@@ -26,6 +26,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -44,6 +45,13 @@ const (
 	DefaultMaxResultBytes = 1 << 20
 	DefaultQueryTimeout   = 300 * time.Second
 	DefaultRetryTimeout   = 10 * time.Second
+	// DefaultQueryMaxMemory is the distributed memory one query may use
+	// (Trino's query_max_memory): enough for joins and aggregations an
+	// assistant's exploratory query needs, a small share of a cluster whose
+	// own query.max-memory defaults to 20GB, so one runaway query fails
+	// early instead of starving others. Trino applies the lower of this and
+	// its configured maximum.
+	DefaultQueryMaxMemory = "1GB"
 )
 
 // Config is how to reach the coordinator and the default limits of a query.
@@ -70,7 +78,10 @@ type Config struct {
 
 	MaxRows        int           // rows of a Query when its Limit is 0
 	MaxResultBytes int64         // JSON bytes of a Query's rows when its MaxBytes is 0
-	QueryTimeout   time.Duration // deadline of every query
+	QueryTimeout   time.Duration // deadline of every query, also sent as query_max_run_time
+	// QueryMaxMemory is sent with every query as the session property
+	// query_max_memory (a Trino data size such as "1GB").
+	QueryMaxMemory string
 	// RetryTimeout is how long one HTTP request is retried while the
 	// coordinator is unreachable or busy (503), so that a call against an
 	// engine that is down fails in seconds, not minutes.
@@ -128,6 +139,9 @@ func (c *Config) applyDefaults() {
 	if c.RetryTimeout <= 0 {
 		c.RetryTimeout = DefaultRetryTimeout
 	}
+	if c.QueryMaxMemory == "" {
+		c.QueryMaxMemory = DefaultQueryMaxMemory
+	}
 }
 
 // Client runs queries on one coordinator. It is safe for concurrent use.
@@ -146,6 +160,9 @@ func New(cfg Config) (*Client, error) {
 	scheme := cfg.scheme()
 	if scheme != "http" && scheme != "https" {
 		return nil, fmt.Errorf("engine scheme %q is not http or https", cfg.Scheme)
+	}
+	if _, err := ParseDataSize(cfg.QueryMaxMemory); err != nil {
+		return nil, fmt.Errorf("query memory limit %q: %w", cfg.QueryMaxMemory, err)
 	}
 	if cfg.Password != "" && scheme != "https" {
 		return nil, errors.New("a password is only sent over TLS: enable SSL (https) or remove the password")
@@ -229,4 +246,36 @@ func (c *Client) Ping(ctx context.Context) error {
 		return classify(err, "reach the Trino coordinator at "+c.cfg.URL())
 	}
 	return nil
+}
+
+var dataSizeRE = regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*(B|kB|KB|MB|GB|TB|PB)$`)
+
+// ParseDataSize reads a Trino data size ("512MB", "1GB", "1.5TB"; units B,
+// kB, MB, GB, TB, PB, powers of 1024) and returns its bytes.
+func ParseDataSize(s string) (int64, error) {
+	m := dataSizeRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, errors.New("not a data size: give a number and a unit B, kB, MB, GB, TB or PB, e.g. 1GB")
+	}
+	v, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0, err
+	}
+	mult := map[string]float64{"B": 1, "kB": 1 << 10, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40, "PB": 1 << 50}[m[2]]
+	b := v * mult
+	if b < 1<<20 || b > 1<<62 {
+		return 0, errors.New("out of range: give at least 1MB")
+	}
+	return int64(b), nil
+}
+
+// sessionProperties are the engine-side limits sent with a query: Trino
+// fails it with EXCEEDED_TIME_LIMIT or EXCEEDED_*_MEMORY_LIMIT itself, so
+// the work it does is bounded, not only the rows read back.
+func sessionProperties(timeout time.Duration, maxMemory string) []string {
+	run := strconv.FormatInt(timeout.Milliseconds(), 10) + "ms"
+	if timeout%time.Second == 0 {
+		run = strconv.FormatInt(int64(timeout/time.Second), 10) + "s"
+	}
+	return []string{"query_max_run_time=" + run, "query_max_memory=" + strings.ReplaceAll(maxMemory, " ", "")}
 }

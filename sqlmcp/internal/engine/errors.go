@@ -45,7 +45,9 @@ func classify(err error, op string) error {
 		case "PERMISSION_DENIED", "ACCESS_DENIED":
 			return mcperr.New(mcperr.Permission, op, cause, "the engine user lacks the privilege; ask the Trino administrator")
 		case "EXCEEDED_TIME_LIMIT", "ABANDONED_QUERY":
-			return mcperr.New(mcperr.Timeout, op, cause, "narrow the query, or raise the engine's time limit")
+			return mcperr.New(mcperr.Timeout, op, cause, "narrow the query, or raise SQLENGINE_QUERY_TIMEOUT")
+		case "EXCEEDED_GLOBAL_MEMORY_LIMIT", "EXCEEDED_LOCAL_MEMORY_LIMIT", "EXCEEDED_SPILL_LIMIT":
+			return mcperr.New(mcperr.Unavailable, op, cause, "narrow the query (filter, aggregate, join fewer rows), or raise SQLENGINE_QUERY_MAX_MEMORY")
 		case "USER_CANCELED", "USER_CANCELLED", "ADMINISTRATIVELY_KILLED":
 			return mcperr.New(mcperr.Canceled, op, cause, "")
 		}

@@ -58,6 +58,7 @@ const (
 // DELETE) carries them.
 type requestOptions struct {
 	user, catalog, schema, tags, info string
+	session                           []string // X-Trino-Session k=v values of the submit
 
 	mu      sync.Mutex
 	queryID string
@@ -179,6 +180,17 @@ func (t *requestTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	submit := req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/v1/statement")
 	if !submit {
 		return t.send(req)
+	}
+	for _, p := range o.session {
+		key, _, _ := strings.Cut(p, "=")
+		vals := req.Header.Values("X-Trino-Session")
+		req.Header.Del("X-Trino-Session")
+		for _, v := range vals {
+			if k, _, _ := strings.Cut(v, "="); strings.TrimSpace(k) != key {
+				req.Header.Add("X-Trino-Session", v)
+			}
+		}
+		req.Header.Add("X-Trino-Session", p)
 	}
 	// The submit runs to its end even when the caller gives up meanwhile
 	// (Ctrl-C, a cancelled MCP request): its answer carries the query id, and

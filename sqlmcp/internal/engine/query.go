@@ -118,6 +118,7 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 		return sum, err
 	}
 	opts := ctx.Value(optionsKey{}).(*requestOptions)
+	opts.session = sessionProperties(timeout, c.cfg.QueryMaxMemory)
 	done := func() {
 		sum.QueryID = opts.QueryID()
 		sum.ElapsedMS = time.Since(start).Milliseconds()

@@ -94,7 +94,10 @@
 //
 // The session property query_max_run_time (X-Trino-Session, e.g.
 // session_properties=query_max_run_time:10s in the DSN) limits a query's
-// run time; an expired query fails with EXCEEDED_TIME_LIMIT. A query whose
+// run time; an expired query fails with EXCEEDED_TIME_LIMIT. The session
+// property query_max_memory becomes DuckDB's memory_limit (engine-wide: the
+// last query's value holds for all, so memory tests use a server of their
+// own); a query that exceeds it fails with EXCEEDED_GLOBAL_MEMORY_LIMIT. A query whose
 // client stops asking for pages for Options.AbandonAfter fails with
 // ABANDONED_QUERY.
 //

@@ -41,34 +41,36 @@ var errorCodes = map[string]struct {
 	code int
 	typ  string
 }{
-	"GENERIC_USER_ERROR":          {0, "USER_ERROR"},
-	"SYNTAX_ERROR":                {1, "USER_ERROR"},
-	"ABANDONED_QUERY":             {2, "USER_ERROR"},
-	"USER_CANCELED":               {3, "USER_ERROR"},
-	"PERMISSION_DENIED":           {4, "USER_ERROR"},
-	"NOT_FOUND":                   {5, "USER_ERROR"},
-	"FUNCTION_NOT_FOUND":          {6, "USER_ERROR"},
-	"INVALID_FUNCTION_ARGUMENT":   {7, "USER_ERROR"},
-	"DIVISION_BY_ZERO":            {8, "USER_ERROR"},
-	"INVALID_CAST_ARGUMENT":       {9, "USER_ERROR"},
-	"ALREADY_EXISTS":              {12, "USER_ERROR"},
-	"NOT_SUPPORTED":               {13, "USER_ERROR"},
-	"CONSTRAINT_VIOLATION":        {16, "USER_ERROR"},
-	"NUMERIC_VALUE_OUT_OF_RANGE":  {19, "USER_ERROR"},
-	"UNKNOWN_TRANSACTION":         {20, "USER_ERROR"},
-	"NOT_IN_TRANSACTION":          {21, "USER_ERROR"},
-	"TRANSACTION_ALREADY_ABORTED": {22, "USER_ERROR"},
-	"READ_ONLY_VIOLATION":         {23, "USER_ERROR"},
-	"TYPE_NOT_FOUND":              {43, "USER_ERROR"},
-	"CATALOG_NOT_FOUND":           {44, "USER_ERROR"},
-	"SCHEMA_NOT_FOUND":            {45, "USER_ERROR"},
-	"TABLE_NOT_FOUND":             {46, "USER_ERROR"},
-	"COLUMN_NOT_FOUND":            {47, "USER_ERROR"},
-	"MISSING_CATALOG_NAME":        {56, "USER_ERROR"},
-	"MISSING_SCHEMA_NAME":         {57, "USER_ERROR"},
-	"TYPE_MISMATCH":               {58, "USER_ERROR"},
-	"GENERIC_INTERNAL_ERROR":      {65536, "INTERNAL_ERROR"},
-	"EXCEEDED_TIME_LIMIT":         {131075, "INSUFFICIENT_RESOURCES"},
+	"GENERIC_USER_ERROR":           {0, "USER_ERROR"},
+	"SYNTAX_ERROR":                 {1, "USER_ERROR"},
+	"ABANDONED_QUERY":              {2, "USER_ERROR"},
+	"USER_CANCELED":                {3, "USER_ERROR"},
+	"PERMISSION_DENIED":            {4, "USER_ERROR"},
+	"NOT_FOUND":                    {5, "USER_ERROR"},
+	"FUNCTION_NOT_FOUND":           {6, "USER_ERROR"},
+	"INVALID_FUNCTION_ARGUMENT":    {7, "USER_ERROR"},
+	"DIVISION_BY_ZERO":             {8, "USER_ERROR"},
+	"INVALID_CAST_ARGUMENT":        {9, "USER_ERROR"},
+	"ALREADY_EXISTS":               {12, "USER_ERROR"},
+	"NOT_SUPPORTED":                {13, "USER_ERROR"},
+	"CONSTRAINT_VIOLATION":         {16, "USER_ERROR"},
+	"NUMERIC_VALUE_OUT_OF_RANGE":   {19, "USER_ERROR"},
+	"UNKNOWN_TRANSACTION":          {20, "USER_ERROR"},
+	"NOT_IN_TRANSACTION":           {21, "USER_ERROR"},
+	"TRANSACTION_ALREADY_ABORTED":  {22, "USER_ERROR"},
+	"READ_ONLY_VIOLATION":          {23, "USER_ERROR"},
+	"TYPE_NOT_FOUND":               {43, "USER_ERROR"},
+	"CATALOG_NOT_FOUND":            {44, "USER_ERROR"},
+	"SCHEMA_NOT_FOUND":             {45, "USER_ERROR"},
+	"TABLE_NOT_FOUND":              {46, "USER_ERROR"},
+	"COLUMN_NOT_FOUND":             {47, "USER_ERROR"},
+	"MISSING_CATALOG_NAME":         {56, "USER_ERROR"},
+	"MISSING_SCHEMA_NAME":          {57, "USER_ERROR"},
+	"TYPE_MISMATCH":                {58, "USER_ERROR"},
+	"GENERIC_INTERNAL_ERROR":       {65536, "INTERNAL_ERROR"},
+	"INVALID_SESSION_PROPERTY":     {26, "USER_ERROR"},
+	"EXCEEDED_GLOBAL_MEMORY_LIMIT": {131073, "INSUFFICIENT_RESOURCES"},
+	"EXCEEDED_TIME_LIMIT":          {131075, "INSUFFICIENT_RESOURCES"},
 }
 
 // newError builds a Trino error. line is 0 when there is no location.
@@ -126,6 +128,9 @@ func fromDuckDB(sqlText string, err error, ctx context.Context) *trinoError {
 	first = strings.TrimSuffix(first, "!")
 	name := "GENERIC_USER_ERROR"
 	switch {
+	case kind == duckdb.ErrorTypeOutOfMemory || strings.Contains(msg, "Out of Memory"):
+		// DuckDB's memory_limit is set from query_max_memory (see runDuck).
+		name, first = "EXCEEDED_GLOBAL_MEMORY_LIMIT", "Query exceeded distributed user memory limit ("+first+")"
 	case kind == duckdb.ErrorTypeInterrupt || strings.Contains(msg, "INTERRUPT"):
 		name, first = "USER_CANCELED", "Query was canceled"
 	case kind == duckdb.ErrorTypeParser || kind == duckdb.ErrorTypeSyntax:

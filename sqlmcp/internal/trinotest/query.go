@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -455,4 +456,21 @@ func parseDuration(v string) (time.Duration, error) {
 		return time.Duration(n * float64(24*time.Hour)), err
 	}
 	return time.ParseDuration(v)
+}
+
+var dataSizeRE = regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*(B|kB|KB|MB|GB|TB|PB)$`)
+
+// parseDataSize reads an airlift data size as Trino session properties use
+// them (512MB, 1GB; powers of 1024).
+func parseDataSize(v string) (int64, error) {
+	m := dataSizeRE.FindStringSubmatch(strings.TrimSpace(v))
+	if m == nil {
+		return 0, fmt.Errorf("size is not a valid data size string: %s", v)
+	}
+	f, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0, err
+	}
+	mult := map[string]float64{"B": 1, "kB": 1 << 10, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40, "PB": 1 << 50}[m[2]]
+	return int64(f * mult), nil
 }

@@ -382,6 +382,18 @@ func (s *Server) runDuck(q *query, sess session, sqlText string, toks []token) {
 		return
 	}
 	defer release()
+	if v, ok := sess.properties["query_max_memory"]; ok {
+		// Trino's query_max_memory as DuckDB's memory_limit. DuckDB's limit
+		// is engine-wide, so the last query's value holds for all: tests of
+		// the memory limit use a server of their own.
+		if b, perr := parseDataSize(v); perr != nil {
+			q.sendError(newError("INVALID_SESSION_PROPERTY", "query_max_memory: "+perr.Error(), 0, 0))
+			return
+		} else if _, err := c.ExecContext(ctx, fmt.Sprintf("SET memory_limit = '%dB'", b)); err != nil {
+			q.sendError(fromDuckDB(sqlText, err, ctx))
+			return
+		}
+	}
 	st, err := statementType(ctx, c, sqlText)
 	if err != nil {
 		q.sendError(fromDuckDB(sqlText, err, ctx))
