@@ -24,7 +24,9 @@ func BenchmarkCall(b *testing.B) {
 	tool := func(name string) mcp.Tool {
 		return mcp.NewTool(name, mcp.WithString("key", mcp.Required()), mcp.WithNumber("value", mcp.Required()))
 	}
-	h := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return mcp.NewToolResultText("ok"), nil }
+	h := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("ok"), nil
+	}
 	run := func(b *testing.B, dest, name string) {
 		srv := server.NewMCPServer("b", "v", server.WithHooks(&server.Hooks{}))
 		p, err := toolcall.New(srv, toolcall.Config{Audit: audit.Config{Dest: dest}, Approval: approval.Config{Policy: approval.None}}, toolcall.Options{})
