@@ -1,0 +1,326 @@
+package tasks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// rig is an mcp-go server with one task-capable tool "slow" behind
+// streamable HTTP, with or without the gate.
+type rig struct {
+	url      string
+	release  chan struct{} // closing it lets "slow" finish
+	mu       sync.Mutex
+	handlers []string // how each handler run ended
+}
+
+func newRig(t *testing.T, g *Keeper) *rig {
+	t.Helper()
+	rg := &rig{release: make(chan struct{})}
+	opts := []server.ServerOption{server.WithToolCapabilities(false), server.WithTaskCapabilities(true, true, true)}
+	wrap := func(h server.ToolHandlerFunc) server.ToolHandlerFunc { return h }
+	if g != nil {
+		opts = append(opts, g.ServerOptions()...)
+		wrap = g.Tool
+	}
+	ms := server.NewMCPServer("t", "1", opts...)
+	ms.AddTool(mcp.NewTool("slow", mcp.WithTaskSupport(mcp.TaskSupportOptional), mcp.WithString("echo")), wrap(func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-rg.release:
+			rg.note("finished")
+			return mcp.NewToolResultText("echo: " + r.GetString("echo", "")), nil
+		case <-ctx.Done():
+			rg.note("cancelled")
+			return nil, ctx.Err()
+		}
+	}))
+	var h http.Handler = server.NewStreamableHTTPServer(ms)
+	if g != nil {
+		h = g.Wrap(h)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() {
+		select {
+		case <-rg.release:
+		default:
+			close(rg.release)
+		}
+	})
+	rg.url = ts.URL
+	return rg
+}
+
+func (rg *rig) note(s string) {
+	rg.mu.Lock()
+	rg.handlers = append(rg.handlers, s)
+	rg.mu.Unlock()
+}
+
+func (rg *rig) ended() []string {
+	rg.mu.Lock()
+	defer rg.mu.Unlock()
+	return append([]string(nil), rg.handlers...)
+}
+
+// session is one MCP session over raw HTTP requests: each call is a new
+// request (a client may disconnect between them).
+type session struct {
+	t   *testing.T
+	url string
+	id  string
+	n   int
+}
+
+func (rg *rig) connect(t *testing.T) *session {
+	s := &session{t: t, url: rg.url}
+	s.rpc("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return s
+}
+
+func (s *session) post(body string) []byte {
+	s.t.Helper()
+	req, _ := http.NewRequest("POST", s.url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if s.id != "" {
+		req.Header.Set("Mcp-Session-Id", s.id)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // a short client timeout
+	defer cancel()
+	res, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		s.t.Fatalf("POST %s: %v", body, err)
+	}
+	defer res.Body.Close()
+	if id := res.Header.Get("Mcp-Session-Id"); id != "" {
+		s.id = id
+	}
+	b, _ := io.ReadAll(res.Body)
+	// An SSE answer carries the JSON in data lines, after any notifications.
+	if bytes.HasPrefix(b, []byte("event:")) || bytes.HasPrefix(b, []byte("data:")) {
+		var last []byte
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok && bytes.Contains(d, []byte(`"id"`)) {
+				last = d
+			}
+		}
+		b = last
+	}
+	return b
+}
+
+type answer struct {
+	Result json.RawMessage
+	Error  *struct {
+		Code    int
+		Message string
+	}
+}
+
+func (s *session) rpc(method, params string) answer {
+	s.t.Helper()
+	s.n++
+	b := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, s.n, method, params))
+	var a answer
+	if err := json.Unmarshal(b, &a); err != nil {
+		s.t.Fatalf("%s: answer %q: %v", method, b, err)
+	}
+	return a
+}
+
+type task struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage"`
+	TTL           int64  `json:"ttl"`
+}
+
+func (s *session) create(params string) (task, answer) {
+	s.t.Helper()
+	a := s.rpc("tools/call", params)
+	var r struct{ Task task }
+	if a.Error == nil {
+		json.Unmarshal(a.Result, &r)
+	}
+	return r.Task, a
+}
+
+func (s *session) get(id string) (task, answer) {
+	a := s.rpc("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))
+	var tk task
+	if a.Error == nil {
+		json.Unmarshal(a.Result, &tk)
+	}
+	return tk, a
+}
+
+// TestWithoutGateMCPGoCancelsTasksOverHTTP documents the mcp-go behaviour
+// the gate exists for: the task dies with the request that created it.
+func TestWithoutGateMCPGoCancelsTasksOverHTTP(t *testing.T) {
+	rg := newRig(t, nil)
+	s := rg.connect(t)
+	tk, _ := s.create(`{"name":"slow","arguments":{},"task":{"ttl":60000}}`)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, _ := s.get(tk.TaskID)
+		if got.Status == "cancelled" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Skipf("mcp-go no longer cancels a task when its HTTP request ends (status %q): the gate's detach may be unneeded", got.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestTaskOutlivesItsRequestAndCompletes(t *testing.T) {
+	g := NewKeeper(Config{TTL: time.Hour, Max: 10})
+	rg := newRig(t, g)
+	s := rg.connect(t)
+	tk, a := s.create(`{"name":"slow","arguments":{"echo":"hi"},"task":{}}`)
+	if a.Error != nil || tk.TaskID == "" || tk.Status != "working" {
+		t.Fatalf("create: %+v %+v", tk, a.Error)
+	}
+	if tk.TTL != time.Hour.Milliseconds() {
+		t.Errorf("ttl = %d, want MCP_TASK_TTL's %d when the client names none", tk.TTL, time.Hour.Milliseconds())
+	}
+	time.Sleep(300 * time.Millisecond) // the creating request is long over
+	if got, _ := s.get(tk.TaskID); got.Status != "working" {
+		t.Fatalf("status after the request ended = %q (%s), want working", got.Status, got.StatusMessage)
+	}
+	close(rg.release)
+	a = s.rpc("tasks/result", fmt.Sprintf(`{"taskId":%q}`, tk.TaskID))
+	if a.Error != nil || !strings.Contains(string(a.Result), "echo: hi") {
+		t.Fatalf("tasks/result = %s %+v", a.Result, a.Error)
+	}
+	if got, _ := s.get(tk.TaskID); got.Status != "completed" {
+		t.Errorf("status = %q, want completed", got.Status)
+	}
+	if e := rg.ended(); len(e) != 1 || e[0] != "finished" {
+		t.Errorf("handler runs ended %v", e)
+	}
+}
+
+func TestTaskTTL(t *testing.T) {
+	g := NewKeeper(Config{TTL: time.Minute, Max: 10})
+	rg := newRig(t, g)
+	s := rg.connect(t)
+	cases := []struct {
+		task string
+		want int64 // ms; 0: refused
+	}{
+		{`{}`, 60000},
+		{`{"ttl":null}`, 60000},
+		{`{"ttl":500}`, 500},
+		{`{"ttl":60000}`, 60000},
+		{`{"ttl":3600000}`, 60000}, // more than the server keeps: capped
+		{`{"ttl":1e300}`, 60000},
+		{`{"ttl":0}`, 0},
+		{`{"ttl":-5}`, 0},
+		{`{"ttl":1.5}`, 0},
+	}
+	for _, tc := range cases {
+		tk, a := s.create(`{"name":"slow","arguments":{},"task":` + tc.task + `}`)
+		switch {
+		case tc.want == 0:
+			if a.Error == nil || a.Error.Code != -32602 || !strings.Contains(a.Error.Message, "MCP_TASK_TTL") {
+				t.Errorf("task %s: %+v, want an invalid-params error", tc.task, a.Error)
+			}
+		case a.Error != nil || tk.TTL != tc.want:
+			t.Errorf("task %s: ttl %d (%+v), want %d", tc.task, tk.TTL, a.Error, tc.want)
+		}
+	}
+	// Expiry: the task and its handler are gone after the TTL.
+	tk, _ := s.create(`{"name":"slow","arguments":{},"task":{"ttl":300}}`)
+	time.Sleep(time.Second)
+	if _, a := s.get(tk.TaskID); a.Error == nil || !strings.Contains(a.Error.Message, "expired") {
+		t.Errorf("tasks/get after the TTL: %+v, want expired", a.Error)
+	}
+	if e := rg.ended(); len(e) != 1 || e[0] != "cancelled" {
+		t.Errorf("handler runs ended %v; want the expired task's run cancelled, the others running", e)
+	}
+}
+
+func TestTaskLimit(t *testing.T) {
+	g := NewKeeper(Config{TTL: 400 * time.Millisecond, Max: 3})
+	rg := newRig(t, g)
+	s := rg.connect(t)
+	for i := range 3 {
+		if _, a := s.create(`{"name":"slow","arguments":{},"task":{}}`); a.Error != nil {
+			t.Fatalf("task %d: %+v", i, a.Error)
+		}
+	}
+	_, a := s.create(`{"name":"slow","arguments":{},"task":{}}`)
+	if a.Error == nil || !strings.Contains(a.Error.Message, "MCP_MAX_TASKS") || !strings.Contains(a.Error.Message, "without a task") {
+		t.Fatalf("4th task: %+v, want the limit error", a.Error)
+	}
+	// A plain call is not a task and still runs.
+	close(rg.release)
+	if a := s.rpc("tools/call", `{"name":"slow","arguments":{"echo":"sync"}}`); a.Error != nil || !strings.Contains(string(a.Result), "echo: sync") {
+		t.Errorf("plain call at the limit: %s %+v", a.Result, a.Error)
+	}
+	// Calls mcp-go refuses store nothing.
+	time.Sleep(600 * time.Millisecond) // the three expire
+	for range 5 {
+		s.create(`{"name":"nosuchtool","arguments":{},"task":{}}`)
+	}
+	if n := g.Stored(); n != 0 {
+		t.Errorf("stored = %d after expiry and refused calls, want 0", n)
+	}
+	if _, a := s.create(`{"name":"slow","arguments":{},"task":{}}`); a.Error != nil {
+		t.Errorf("after expiry: %+v", a.Error)
+	}
+}
+
+func TestTaskCancelEndsHandler(t *testing.T) {
+	g := NewKeeper(Config{})
+	rg := newRig(t, g)
+	s := rg.connect(t)
+	tk, _ := s.create(`{"name":"slow","arguments":{},"task":{}}`)
+	if a := s.rpc("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, tk.TaskID)); a.Error != nil {
+		t.Fatalf("cancel: %+v", a.Error)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(rg.ended()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if e := rg.ended(); len(e) != 1 || e[0] != "cancelled" {
+		t.Errorf("handler ended %v, want cancelled", e)
+	}
+	if got, _ := s.get(tk.TaskID); got.Status != "cancelled" {
+		t.Errorf("status %q, want cancelled", got.Status)
+	}
+}
+
+func TestOtherSessionGetsNotFound(t *testing.T) {
+	rg := newRig(t, NewKeeper(Config{}))
+	owner, other := rg.connect(t), rg.connect(t)
+	tk, _ := owner.create(`{"name":"slow","arguments":{},"task":{}}`)
+	for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
+		a := other.rpc(m, fmt.Sprintf(`{"taskId":%q}`, tk.TaskID))
+		if a.Error == nil || !strings.Contains(a.Error.Message, "not found") {
+			t.Errorf("%s from another session: %s %+v, want not found", m, a.Result, a.Error)
+		}
+	}
+	if a := other.rpc("tasks/list", `{}`); strings.Contains(string(a.Result), tk.TaskID) {
+		t.Errorf("tasks/list from another session shows the task: %s", a.Result)
+	}
+	if got, _ := owner.get(tk.TaskID); got.Status != "working" {
+		t.Errorf("owner sees %q", got.Status)
+	}
+}
