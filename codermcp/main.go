@@ -17,6 +17,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
+	"github.com/mcpfleet/mcpfleet/shared/tasks"
 )
 
 var version string
@@ -32,10 +33,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		Name:    "codermcp",
 		Version: buildinfo.Version(version),
 		Summary: "the Codex CLI over MCP, with sessions, resume and live progress",
-		Vars:    config.Vars,
+		Vars:    append(append([]envconfig.Var{}, config.Vars...), tasks.Vars...),
 	}
 	var ccfg config.Config
-	cfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) { ccfg = config.FromEnv(env) })
+	var tcfg tasks.Config
+	cfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) {
+		ccfg = config.FromEnv(env)
+		tcfg = tasks.FromEnv(env)
+	})
 	if !ok {
 		return status
 	}
@@ -53,7 +58,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		logger.Info("Codex CLI detected", "path", ccfg.CLIPath, "version", caps.Version.String(), "json", caps.JSON, "resume", caps.Resume)
 	}
 
-	s := serve.NewServer(p.Name, p.Version, mcpserver.ServerOptions()...)
-	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger}).Register(s.MCPServer)
-	return p.Serve(ctx, s, cfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}, stderr)
+	opts := mcpserver.ServerOptions()
+	so := serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}
+	var keeper *tasks.Keeper
+	if cfg.Transport == "http" {
+		// Tasks are offered over HTTP, where a client's request timeout or a
+		// dropped connection would otherwise take a long turn with it.
+		keeper = tasks.NewKeeper(tcfg)
+		opts = append(opts, keeper.ServerOptions()...)
+		so.WrapMCP = keeper.Wrap
+	}
+	s := serve.NewServer(p.Name, p.Version, opts...)
+	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Tasks: keeper}).Register(s.MCPServer)
+	return p.Serve(ctx, s, cfg, so, stderr)
 }

@@ -66,7 +66,11 @@ func NewHTTPHandler(p Program, s *Server, cfg Config, auth *httpauth.Layer, o Op
 		return hostGuard(h, cfg)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", protect(countStreams(sess.guardStreamable(streamable), s.Metrics, "streamable_http")))
+	var mcpHandler http.Handler = streamable
+	if o.WrapMCP != nil {
+		mcpHandler = o.WrapMCP(streamable)
+	}
+	mux.Handle("/mcp", protect(countStreams(sess.guardStreamable(mcpHandler), s.Metrics, "streamable_http")))
 	mux.Handle("/sse", protect(countStreams(sess.trackSSE(sse.SSEHandler()), s.Metrics, "sse")))
 	mux.Handle("/message", protect(sess.guardSSEMessage(sse.MessageHandler())))
 	mux.Handle("GET /readyz", newReadiness(o.Ready))

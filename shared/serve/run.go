@@ -34,6 +34,9 @@ type Options struct {
 	// MetricsListening, when set, is called with the bound address of the
 	// MCP_METRICS_ADDR listener.
 	MetricsListening func(net.Addr)
+	// WrapMCP, when set, wraps mcp-go's streamable HTTP handler inside the
+	// host, auth and body guards (shared/tasks.Keeper.Wrap uses it).
+	WrapMCP func(http.Handler) http.Handler
 }
 
 // Run serves s on the transport cfg selects until ctx is cancelled (the

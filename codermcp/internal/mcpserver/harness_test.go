@@ -17,6 +17,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/mcpserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
+	"github.com/mcpfleet/mcpfleet/shared/tasks"
 )
 
 // env is one test's stack: the real Codex CLI talking to a codertest
@@ -28,6 +29,8 @@ type env struct {
 	store  *session.Store
 	client *cli.Client
 	cs     *mcp.ClientSession
+	url    string        // the server's base URL
+	keeper *tasks.Keeper // with envOptions.tasks
 
 	mu       sync.Mutex
 	progress []progressNote
@@ -46,6 +49,7 @@ type envOptions struct {
 	heartbeat time.Duration
 	cliPath   string        // a fake CLI instead of the real one
 	throttle  time.Duration // between progress notifications (default 20ms)
+	tasks     *tasks.Config // offer coder and review as tasks
 }
 
 func testConfig() config.Config {
@@ -82,14 +86,22 @@ func newEnv(t testing.TB, o envOptions) *env {
 	t.Cleanup(cancel)
 	go e.store.RunSweeper(ctx, session.SweepInterval(e.cfg.SessionTTL))
 
-	s := serve.NewServer("codermcp", "test", mcpserver.ServerOptions()...)
+	opts := mcpserver.ServerOptions()
+	var so serve.Options
+	if o.tasks != nil {
+		e.keeper = tasks.NewKeeper(*o.tasks)
+		opts = append(opts, e.keeper.ServerOptions()...)
+		so.WrapMCP = e.keeper.Wrap
+	}
+	s := serve.NewServer("codermcp", "test", opts...)
 	if o.throttle == 0 {
 		o.throttle = 20 * time.Millisecond
 	}
-	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: o.throttle}).Register(s.MCPServer)
+	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: o.throttle, Tasks: e.keeper}).Register(s.MCPServer)
 	scfg := serve.Config{Transport: "http", Host: "127.0.0.1"}
-	ts := httptest.NewServer(serve.NewHTTPHandler(serve.Program{Name: "codermcp"}, s, scfg, nil, serve.Options{}))
+	ts := httptest.NewServer(serve.NewHTTPHandler(serve.Program{Name: "codermcp"}, s, scfg, nil, so))
 	t.Cleanup(ts.Close)
+	e.url = ts.URL
 
 	c := mcp.NewClient(&mcp.Implementation{Name: "codermcp-test", Version: "test"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {

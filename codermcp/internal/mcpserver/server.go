@@ -20,6 +20,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+	"github.com/mcpfleet/mcpfleet/shared/tasks"
 )
 
 // Runner is what the handlers need from the CLI (satisfied by *cli.Client).
@@ -38,6 +39,7 @@ type Server struct {
 	logger    *slog.Logger
 	heartbeat time.Duration
 	throttle  time.Duration
+	tasks     *tasks.Keeper
 }
 
 // Options tune progress reporting (tests shorten them).
@@ -45,6 +47,9 @@ type Options struct {
 	Logger    *slog.Logger
 	Heartbeat time.Duration // progress while the CLI is quiet (default 10s; at most 15s by contract)
 	Throttle  time.Duration // least time between progress notifications (default 250ms)
+	// Tasks, when set, offers coder and review as MCP tasks (task support
+	// "optional"); the server must carry Tasks.ServerOptions().
+	Tasks *tasks.Keeper
 }
 
 // New returns the handlers' server.
@@ -58,13 +63,22 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 	if o.Throttle <= 0 {
 		o.Throttle = 250 * time.Millisecond
 	}
-	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle}
+	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, tasks: o.Tasks}
 }
 
 // Register adds the five tools to ms.
 func (s *Server) Register(ms *server.MCPServer) {
-	ms.AddTool(s.coderTool(), s.coder)
-	ms.AddTool(s.reviewTool(), s.review)
+	coder, review := s.coderTool(), s.reviewTool()
+	coderH, reviewH := server.ToolHandlerFunc(s.coder), server.ToolHandlerFunc(s.review)
+	if s.tasks != nil {
+		// A task runs the same handler: same validation, session lock,
+		// concurrency slot, history and result as a plain call.
+		coder.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+		review.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+		coderH, reviewH = s.tasks.Tool(coderH), s.tasks.Tool(reviewH)
+	}
+	ms.AddTool(coder, coderH)
+	ms.AddTool(review, reviewH)
 	ms.AddTool(pingTool(), s.ping)
 	ms.AddTool(helpTool(), s.help)
 	ms.AddTool(listSessionsTool(), s.listSessions)
