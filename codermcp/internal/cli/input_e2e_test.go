@@ -20,15 +20,15 @@ func e2eClient(t *testing.T) (*Client, *codertest.Harness, *atomic.Int32) {
 	t.Helper()
 	h := codertest.New(t)
 	var started atomic.Int32
-	c := &Client{Path: h.CLI, Home: h.Home, Timeout: 60 * time.Second, Grace: time.Second, Env: []string{h.Marker},
+	c := &Client{Path: h.CLI, Home: h.Home, Timeout: 3 * time.Minute, Grace: time.Second, Env: []string{h.Marker},
 		OnStart: func(int) { started.Add(1) }}
 	return c, h, &started
 }
 
-// runAll runs fn on each value, three at a time (the machine is shared).
+// runAll runs fn on each value, two at a time (the machine is shared).
 func runAll(values []string, fn func(v string)) {
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 3)
+	sem := make(chan struct{}, 2)
 	for _, v := range values {
 		wg.Add(1)
 		sem <- struct{}{}
