@@ -463,10 +463,16 @@ func chmodAll(dir string) error {
 }
 
 func repoRoot() (string, error) {
-	wd, _ := os.Getwd()
-	for d := wd; d != "/"; d = filepath.Dir(d) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find the repository root: %w", err)
+	}
+	for d := wd; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
 			return d, nil
+		}
+		if d == filepath.Dir(d) {
+			break
 		}
 	}
 	return "", errors.New("run imagecheck from inside the repository")
