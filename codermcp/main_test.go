@@ -94,7 +94,10 @@ func TestCoderEndToEnd(t *testing.T) {
 			var tr mcp.Transport
 			if transport == "stdio" {
 				cmd := exec.Command(bin)
-				cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+				// A throwaway HOME: the CLI runs commands in a login shell, and the
+				// machine's own profile (pyenv's rehash, seen on CI) must not add
+				// its output to the command's.
+				cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
 				tr = &mcp.CommandTransport{Command: cmd}
 			} else {
 				tr = &mcp.StreamableClientTransport{Endpoint: e2e.StartHTTP(t, bin, env).MCPURL(), MaxRetries: -1}
