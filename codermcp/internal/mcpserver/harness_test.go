@@ -81,6 +81,14 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if o.client != nil {
 		o.client(e.client)
 	}
+	if o.cliPath == "" {
+		// The version probe is cached per client. Running it here, under its
+		// own 30 s bound, leaves the tests' short CODER_TIMEOUTs to the turn
+		// itself: on a loaded 2-core machine the probe alone can take 2 s.
+		if _, err := e.client.Caps(context.Background()); err != nil {
+			t.Fatalf("probing the Codex CLI: %v", err)
+		}
+	}
 	e.store = session.New(session.Options{Limit: e.cfg.SessionLimit, TTL: e.cfg.SessionTTL, MaxConcurrency: e.cfg.MaxConcurrency})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
