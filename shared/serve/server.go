@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/shared/argschema"
 	"github.com/mcpfleet/mcpfleet/shared/metrics"
 )
 
@@ -21,10 +22,21 @@ type Server struct {
 	calls   *calls
 }
 
-// NewServer returns an MCP server with panic recovery, in-flight tracking
-// and metrics added to opts.
+// NewServer returns an MCP server with panic recovery, in-flight tracking,
+// metrics and argument validation added to opts. Every tool's arguments are
+// checked against its own input schema (compiled once) before its handler
+// runs, however the tool was registered; the tool-call pipeline sees the
+// call marked as checked and does not validate again.
 func NewServer(name, version string, opts ...server.ServerOption) *Server {
 	m := metrics.New(name, version)
+	// The middleware needs the server it is installed on to look tools up.
+	var srv *server.MCPServer
+	lookup := func(name string) (mcp.Tool, bool) {
+		if t := srv.GetTool(name); t != nil {
+			return t.Tool, true
+		}
+		return mcp.Tool{}, false
+	}
 	c := newCalls()
 	c.metrics = m
 	all := []server.ServerOption{
@@ -42,6 +54,8 @@ func NewServer(name, version string, opts ...server.ServerOption) *Server {
 				return next(ctx, req)
 			}
 		}),
+		// Innermost of ours, so invalid calls are still counted and tracked.
+		server.WithToolHandlerMiddleware(argschema.Middleware(argschema.New(), lookup)),
 		server.WithResourceHandlerMiddleware(func(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
 			return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 				ctx, done := c.begin(ctx)
@@ -51,7 +65,8 @@ func NewServer(name, version string, opts ...server.ServerOption) *Server {
 		}),
 	}
 	all = append(all, opts...)
-	return &Server{MCPServer: server.NewMCPServer(name, version, all...), Metrics: m, calls: c}
+	srv = server.NewMCPServer(name, version, all...)
+	return &Server{MCPServer: srv, Metrics: m, calls: c}
 }
 
 // calls tracks in-flight handler calls and cancels them on a hard stop.
