@@ -11,9 +11,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
+	"github.com/mcpfleet/mcpfleet/shared/serve"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/mcpserver"
@@ -71,9 +71,9 @@ func newHarness(t testing.TB, opts mcpserver.Options, mod func(*engine.Config)) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { eng.Close() })
-	s := server.NewMCPServer("sqlmcp", "test", mcpserver.ServerOptions()...)
-	mcpserver.New(eng, opts, nil).Register(s)
-	c, err := client.NewInProcessClient(s)
+	s := serve.NewServer("sqlmcp", "test", mcpserver.ServerOptions()...)
+	mcpserver.New(eng, opts, nil).Register(s.MCPServer)
+	c, err := client.NewInProcessClient(s.MCPServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,10 +195,10 @@ func TestExecuteQuery(t *testing.T) {
 	if m["row_count"] != float64(30) || m["truncated"] != false {
 		t.Errorf("with catalog/schema: %v", m)
 	}
-	h.refused(t, "execute_query", map[string]any{"query": "SELECT 1", "limit": 51}, "SQLENGINE_MAX_ROWS_CEILING")
+	h.refused(t, "execute_query", map[string]any{"query": "SELECT 1", "limit": 51}, `argument "limit" must be at most 50, got the number 51`)
 	h.refused(t, "execute_query", map[string]any{"query": "SELECT 1", "limit": 0}, "at least 1")
 	h.refused(t, "execute_query", map[string]any{"query": "SELECT 1", "limit": 1.5}, "integer")
-	h.refused(t, "execute_query", map[string]any{"query": "SELECT 1", "rows": 5}, `unknown argument rows`)
+	h.refused(t, "execute_query", map[string]any{"query": "SELECT 1", "rows": 5}, `unknown argument "rows"`)
 	h.refused(t, "execute_query", map[string]any{"query": " "}, "must not be empty")
 	h.refused(t, "execute_query", map[string]any{}, "required")
 	h.refused(t, "execute_query", map[string]any{"query": "SELECT * FROM nope"}, "TABLE_NOT_FOUND")
@@ -283,7 +283,10 @@ func TestExplainQuery(t *testing.T) {
 	if m["type"] != "LOGICAL" || m["format"] != "TEXT" || m["plan"] == "" {
 		t.Errorf("explain = %v", m)
 	}
-	m = h.ok(t, "explain_query", map[string]any{"query": "SELECT * FROM a", "type": "io", "format": "JSON"})
+	// The schema's enum is the contract: other spellings are refused before
+	// anything runs, naming the accepted values.
+	h.refused(t, "explain_query", map[string]any{"query": "SELECT * FROM a", "type": "io"}, `argument "type" must be one of "LOGICAL", "DISTRIBUTED", "VALIDATE", "IO", got the string "io"`)
+	m = h.ok(t, "explain_query", map[string]any{"query": "SELECT * FROM a", "type": "IO", "format": "JSON"})
 	if !strings.Contains(m["plan"].(string), "mcpallowed") {
 		t.Errorf("IO plan = %v", m["plan"])
 	}
@@ -294,7 +297,7 @@ func TestExplainQuery(t *testing.T) {
 	// Planning a write executes nothing, so it is allowed even read-only.
 	h.ok(t, "explain_query", map[string]any{"query": "DELETE FROM a"})
 	h.refused(t, "explain_query", map[string]any{"query": "EXPLAIN ANALYZE DELETE FROM a"}, "refused")
-	h.refused(t, "explain_query", map[string]any{"query": "SELECT 1", "type": "PHYSICAL"}, "accepted: LOGICAL, DISTRIBUTED, VALIDATE, IO")
+	h.refused(t, "explain_query", map[string]any{"query": "SELECT 1", "type": "PHYSICAL"}, `must be one of "LOGICAL", "DISTRIBUTED", "VALIDATE", "IO", got the string "PHYSICAL"`)
 }
 
 func TestAllowedSchemas(t *testing.T) {

@@ -32,7 +32,7 @@ func executeInput(maxRows, ceiling int) json.RawMessage {
 	return obj(map[string]any{
 		"query": map[string]any{"type": "string", "minLength": 1, "description": "one Trino SQL statement (a single trailing ';' is allowed)"},
 		"limit": map[string]any{"type": "integer", "minimum": 1, "maximum": ceiling,
-			"description": "most rows to return (default " + strconv.Itoa(maxRows) + ", at most " + strconv.Itoa(ceiling) + ")"},
+			"description": "most rows to return (default " + strconv.Itoa(maxRows) + ", at most " + strconv.Itoa(ceiling) + ", the operator's SQLENGINE_MAX_ROWS_CEILING)"},
 		"catalog": str("catalog for unqualified names in this query (default: the configured catalog)"),
 		"schema":  str("schema for unqualified names in this query (default: the configured schema)"),
 	}, "query")
