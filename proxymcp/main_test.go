@@ -86,7 +86,7 @@ func toolsOverTransports(t *testing.T, bin, branch string) {
 				t.Errorf("refusal = %v %s", res.IsError, e2e.Text(res))
 			}
 			res = e2e.CallTool(t, c, "set_server_weight", map[string]any{"backend": "be_app;show info", "server": "app1", "weight": 5})
-			if !res.IsError || !strings.Contains(e2e.Text(res), `invalid argument "backend"`) {
+			if !res.IsError || !strings.Contains(e2e.Text(res), `argument "backend" must match`) {
 				t.Errorf("injection = %v %s", res.IsError, e2e.Text(res))
 			}
 			res = e2e.CallTool(t, c, "show_ssl_cert", map[string]any{"file": h.TLSCertFile})
