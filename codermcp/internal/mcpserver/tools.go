@@ -13,12 +13,12 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 )
 
-// ServerOptions are the mcp-go options codermcp needs: argument validation
-// against each tool's input schema, so that wrong types and unknown enum
-// values come back as tool errors naming the parameter.
+// ServerOptions are the mcp-go options codermcp needs. Arguments are
+// validated against each tool's input schema by serve.NewServer (shared
+// argschema), which names the argument, the type wanted and the value
+// given; mcp-go's own validation would answer first, in Go's %v.
 func ServerOptions() []server.ServerOption {
 	return []server.ServerOption{
-		server.WithInputSchemaValidation(),
 		server.WithToolCapabilities(false),
 		server.WithInstructions("Run the Codex coding assistant: `coder` for a task (sessions keep context across calls), `review` for a code review, `listSessions` to see sessions."),
 	}
