@@ -30,7 +30,15 @@ func TestDoSharesOneComputation(t *testing.T) {
 			results[i] = v
 		}()
 	}
-	time.Sleep(50 * time.Millisecond)
+	// Release only once all five callers have joined the computation: a
+	// fixed sleep let a late caller on a loaded machine start a second run.
+	for joined := 0; joined < len(results); time.Sleep(time.Millisecond) {
+		g.mu.Lock()
+		if c := g.calls["k"]; c != nil {
+			joined = c.waiters
+		}
+		g.mu.Unlock()
+	}
 	close(release)
 	wg.Wait()
 	if n := runs.Load(); n != 1 {
