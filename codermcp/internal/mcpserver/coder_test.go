@@ -517,7 +517,7 @@ func TestCoderTimeoutCoversWaitingForSession(t *testing.T) {
 	t.Parallel()
 	// The limit leaves the real CLI room to start on a loaded machine: the
 	// first call must reach the endpoint before its own limit ends it.
-	const limit = 6 * time.Second
+	const limit = 15 * time.Second
 	e := newEnv(t, envOptions{cfg: func(c *config.Config) { c.Timeout = limit }})
 	first := make(chan *mcp.CallToolResult, 1)
 	go func() {
@@ -526,7 +526,7 @@ func TestCoderTimeoutCoversWaitingForSession(t *testing.T) {
 	for len(e.h.Endpoint.RequestsWith("hold the session")) == 0 {
 		select {
 		case res := <-first:
-			t.Fatalf("the first call ended before it reached the endpoint: %v", res.Content)
+			t.Fatalf("the first call ended before it reached the endpoint: %s", text(res))
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
