@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpfleet/mcpfleet/tools/internal/serverhelp"
 )
 
 var servers = []string{"streammcp", "proxymcp", "codermcp", "sqlmcp"}
@@ -177,13 +179,7 @@ func TestMCPBValidateRefusesBrokenManifests(t *testing.T) {
 	mcpb := mcpbPath(t)
 	h := &Help{Name: "proxymcp", Summary: "s"}
 	for _, f := range Fields["proxymcp"] {
-		h.Variables = append(h.Variables, struct {
-			Name        string `json:"name"`
-			Default     string `json:"default"`
-			Description string `json:"description"`
-			Required    bool   `json:"required"`
-			Secret      bool   `json:"secret"`
-		}{Name: f.Var, Description: "d", Secret: strings.HasSuffix(f.Var, "PASSWORD")})
+		h.Variables = append(h.Variables, serverhelp.Variable{Name: f.Var, Description: "d", Secret: strings.HasSuffix(f.Var, "PASSWORD")})
 	}
 	good, err := Manifest(h, "proxymcp", "1.0.0", Platform{"linux", "amd64"})
 	if err != nil {

@@ -14,13 +14,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpfleet/mcpfleet/tools/internal/serverhelp"
 )
 
 // Project facts shared by every bundle manifest.
@@ -81,17 +82,7 @@ var (
 )
 
 // Help is what a server's --help=json prints.
-type Help struct {
-	Name      string `json:"name"`
-	Summary   string `json:"summary"`
-	Variables []struct {
-		Name        string `json:"name"`
-		Default     string `json:"default"`
-		Description string `json:"description"`
-		Required    bool   `json:"required"`
-		Secret      bool   `json:"secret"`
-	} `json:"variables"`
-}
+type Help = serverhelp.Help
 
 // Platform is a GOOS/GOARCH pair and the MCPB platform name of its GOOS.
 type Platform struct{ GOOS, GOARCH string }
@@ -149,17 +140,17 @@ func Build(server, platform, version, out, mcpb string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	root, err := RepoRoot()
+	root, err := serverhelp.RepoRoot()
 	if err != nil {
 		return "", err
 	}
 	if version == "" {
-		if version, err = releasedVersion(root, server); err != nil {
+		if version, err = serverhelp.ReleasedVersion(root, server); err != nil {
 			return "", err
 		}
 	}
 	version = strings.TrimPrefix(version, "v")
-	h, err := ReadHelp(root, server)
+	h, err := serverhelp.Read(root, server)
 	if err != nil {
 		return "", err
 	}
@@ -271,63 +262,4 @@ func Manifest(h *Help, server, version string, p Platform) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-// RepoRoot finds the repository root (the directory holding go.work).
-func RepoRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("find the repository root: %w", err)
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
-			return d, nil
-		}
-		if d == filepath.Dir(d) {
-			break
-		}
-	}
-	return "", errors.New("run from inside the repository")
-}
-
-func releasedVersion(root, server string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(root, ".release-please-manifest.json"))
-	if err != nil {
-		return "", err
-	}
-	var m map[string]string
-	if err := json.Unmarshal(b, &m); err != nil || m[server] == "" {
-		return "", fmt.Errorf(".release-please-manifest.json has no version for %s (%v)", server, err)
-	}
-	return m[server], nil
-}
-
-// ReadHelp builds the server for this machine and returns its --help=json.
-func ReadHelp(root, server string) (*Help, error) {
-	dir, err := os.MkdirTemp("", "bundle-help-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, server)
-	build := exec.Command("go", "build", "-o", bin, "./"+server)
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build %s to read its variable table: %v\n%s", server, err, out)
-	}
-	args := helpArgs[server]
-	if args == nil {
-		args = []string{"--help=json"}
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %v", server, strings.Join(args, " "), err)
-	}
-	var h Help
-	if err := json.Unmarshal(out, &h); err != nil || h.Name != server {
-		return nil, fmt.Errorf("%s %s printed no variable table (%v)", server, strings.Join(args, " "), err)
-	}
-	return &h, nil
 }

@@ -33,6 +33,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpfleet/mcpfleet/tools/internal/serverhelp"
 )
 
 // DistrolessLimit is the most bytes a distroless server image may take.
@@ -48,7 +50,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: imagecheck -version V SERVER...")
 		os.Exit(2)
 	}
-	root, err := repoRoot()
+	root, err := serverhelp.RepoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "imagecheck:", err)
 		os.Exit(1)
@@ -460,20 +462,4 @@ func chmodAll(dir string) error {
 		}
 		return os.Chmod(p, mode)
 	})
-}
-
-func repoRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("find the repository root: %w", err)
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
-			return d, nil
-		}
-		if d == filepath.Dir(d) {
-			break
-		}
-	}
-	return "", errors.New("run imagecheck from inside the repository")
 }

@@ -13,13 +13,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpfleet/mcpfleet/tools/internal/serverhelp"
 )
 
 // Project facts shared by every server.json.
@@ -32,33 +32,18 @@ const (
 )
 
 // Servers are the modules that ship a server.json.
-var Servers = []string{"streammcp", "proxymcp", "codermcp", "sqlmcp"}
-
-// helpArgs is how each binary prints --help=json (sqlmcp's bare flags go to
-// its SQL CLI; "serve" selects the server).
-var helpArgs = map[string][]string{"sqlmcp": {"serve", "--help=json"}}
+var Servers = serverhelp.Servers
 
 // Help is what a server's --help=json prints.
-type Help struct {
-	Name      string     `json:"name"`
-	Version   string     `json:"version"`
-	Summary   string     `json:"summary"`
-	Variables []Variable `json:"variables"`
-}
+type Help = serverhelp.Help
 
 // Variable is one row of the --help table.
-type Variable struct {
-	Name        string `json:"name"`
-	Default     string `json:"default"`
-	Description string `json:"description"`
-	Required    bool   `json:"required"`
-	Secret      bool   `json:"secret"`
-}
+type Variable = serverhelp.Variable
 
 func main() {
 	check := flag.Bool("check", false, "report stale server.json files instead of rewriting them")
 	flag.Parse()
-	root, err := RepoRoot()
+	root, err := serverhelp.RepoRoot()
 	if err != nil {
 		fail(err)
 	}
@@ -93,82 +78,13 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// RepoRoot finds the repository root (the directory holding go.work).
-func RepoRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("find the repository root: %w", err)
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
-			return d, nil
-		}
-		if d == filepath.Dir(d) {
-			break
-		}
-	}
-	return "", errors.New("run from inside the repository")
-}
-
-// ReadHelp builds the server and returns what its --help=json prints.
-func ReadHelp(root, server string) (*Help, error) {
-	dir, err := os.MkdirTemp("", "registrymeta-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, server)
-	build := exec.Command("go", "build", "-o", bin, "./"+server)
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build %s to read its variable table: %v\n%s", server, err, out)
-	}
-	args := helpArgs[server]
-	if args == nil {
-		args = []string{"--help=json"}
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH")} // the table must not depend on the caller's environment
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %v\n%s", server, strings.Join(args, " "), err, stderr.String())
-	}
-	var h Help
-	if err := json.Unmarshal(out, &h); err != nil {
-		return nil, fmt.Errorf("%s %s printed no JSON variable table: %v", server, strings.Join(args, " "), err)
-	}
-	if h.Name != server || len(h.Variables) == 0 {
-		return nil, fmt.Errorf("%s %s: name %q with %d variables", server, strings.Join(args, " "), h.Name, len(h.Variables))
-	}
-	return &h, nil
-}
-
-// Version is the module's released version from release-please's manifest.
-func Version(root, server string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(root, ".release-please-manifest.json"))
-	if err != nil {
-		return "", err
-	}
-	var m map[string]string
-	if err := json.Unmarshal(b, &m); err != nil {
-		return "", fmt.Errorf(".release-please-manifest.json: %w", err)
-	}
-	v := m[server]
-	if v == "" {
-		return "", fmt.Errorf(".release-please-manifest.json has no version for %s", server)
-	}
-	return v, nil
-}
-
 // Generate returns the server.json of server.
 func Generate(root, server string) ([]byte, error) {
-	h, err := ReadHelp(root, server)
+	h, err := serverhelp.Read(root, server)
 	if err != nil {
 		return nil, err
 	}
-	version, err := Version(root, server)
+	version, err := serverhelp.ReleasedVersion(root, server)
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/mcpfleet/mcpfleet/tools/internal/serverhelp"
 )
 
 var update = flag.Bool("update", false, "rewrite each server.json from its --help=json")
@@ -45,7 +47,7 @@ func help(t *testing.T, server string) *Help {
 	if h, ok := helpOnce.Load(server); ok {
 		return h.(*Help)
 	}
-	h, err := ReadHelp(root(t), server)
+	h, err := serverhelp.Read(root(t), server)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestSchemaPinned(t *testing.T) {
 func TestServerJSONUpToDate(t *testing.T) {
 	for _, s := range Servers {
 		t.Run(s, func(t *testing.T) {
-			v, err := Version(root(t), s)
+			v, err := serverhelp.ReleasedVersion(root(t), s)
 			if err != nil {
 				t.Fatal(err)
 			}
