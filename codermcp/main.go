@@ -51,15 +51,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	defer stopSweep()
 	go store.RunSweeper(sweepCtx, session.SweepInterval(ccfg.SessionTTL))
 
-	if caps, err := client.Caps(ctx); err != nil {
-		// Not fatal: the CLI may be installed later; calls report it meanwhile.
-		logger.Warn("Codex CLI not usable yet", "path", ccfg.CLIPath, "error", err.Error())
-	} else {
-		logger.Info("Codex CLI detected", "path", ccfg.CLIPath, "version", caps.Version.String(), "json", caps.JSON, "resume", caps.Resume)
-	}
+	// In the background: a CLI that hangs must not hold up start-up (and
+	// /readyz reports it meanwhile).
+	go func() {
+		if caps, err := client.Caps(ctx); err != nil {
+			// Not fatal: the CLI may be installed later; calls report it meanwhile.
+			logger.Warn("Codex CLI not usable yet", "path", ccfg.CLIPath, "error", err.Error())
+		} else {
+			logger.Info("Codex CLI detected", "path", ccfg.CLIPath, "version", caps.Version.String(), "json", caps.JSON, "resume", caps.Resume)
+		}
+	}()
 
 	opts := mcpserver.ServerOptions()
-	so := serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}
+	// GET /readyz: the CLI answers --version now.
+	so := serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, Ready: client.Ready}
 	var keeper *tasks.Keeper
 	if cfg.Transport == "http" {
 		// Tasks are offered over HTTP, where a client's request timeout or a
