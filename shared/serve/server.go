@@ -8,7 +8,9 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpfleet/mcpfleet/shared/argschema"
+	"github.com/mcpfleet/mcpfleet/shared/backendcall"
 	"github.com/mcpfleet/mcpfleet/shared/metrics"
+	"github.com/mcpfleet/mcpfleet/shared/traces"
 )
 
 // Server is an mcp-go server that knows which calls are in flight, so that
@@ -19,7 +21,18 @@ type Server struct {
 	// Metrics are the server's Prometheus instruments; back-end clients
 	// record their requests on it (Metrics.Backend).
 	Metrics *metrics.Metrics
+	// Tracing is off until Run starts it from the OTEL_* variables (or a
+	// test installs a provider with Tracing.Use).
+	Tracing *traces.Tracing
 	calls   *calls
+}
+
+// BackendRecorder returns the hook a back-end client records each request
+// with (metric and span): system is "trino", "haproxy", "kafka" or "codex",
+// backend the configured instance or cluster name (the backend label; ""
+// means system). See backendcall.
+func (s *Server) BackendRecorder(system, backend string) *backendcall.Recorder {
+	return backendcall.New(backendcall.Config{Metrics: s.Metrics, Tracer: s.Tracing.Tracer, System: system, Backend: backend})
 }
 
 // NewServer returns an MCP server with panic recovery, in-flight tracking,
@@ -37,6 +50,7 @@ func NewServer(name, version string, opts ...server.ServerOption) *Server {
 		}
 		return mcp.Tool{}, false
 	}
+	tr := &traces.Tracing{}
 	c := newCalls()
 	c.metrics = m
 	all := []server.ServerOption{
@@ -66,7 +80,7 @@ func NewServer(name, version string, opts ...server.ServerOption) *Server {
 	}
 	all = append(all, opts...)
 	srv = server.NewMCPServer(name, version, all...)
-	return &Server{MCPServer: srv, Metrics: m, calls: c}
+	return &Server{MCPServer: srv, Metrics: m, Tracing: tr, calls: c}
 }
 
 // calls tracks in-flight handler calls and cancels them on a hard stop.
