@@ -70,7 +70,14 @@ type Keeper struct {
 
 	mu      sync.Mutex
 	stored  int
-	running map[string]context.CancelFunc // task id -> its handler run
+	running map[string]runEntry // task id -> its handler run
+}
+
+// runEntry is one task's handler run: how to end it and its latest
+// progress.
+type runEntry struct {
+	cancel context.CancelFunc
+	status *status
 }
 
 // NewKeeper returns a keeper for cfg (zero fields take the defaults).
@@ -81,12 +88,14 @@ func NewKeeper(cfg Config) *Keeper {
 	if cfg.Max <= 0 {
 		cfg.Max = DefaultMax
 	}
-	return &Keeper{cfg: cfg, running: map[string]context.CancelFunc{}}
+	return &Keeper{cfg: cfg, running: map[string]runEntry{}}
 }
 
 // ServerOptions declares the tasks capability (tasks/list, tasks/cancel,
 // task-augmented tools/call) and hooks the keeper into mcp-go's task
-// lifecycle.
+// lifecycle and into tasks/get and tasks/list answers (statusMessage). The
+// answers' hooks are added to the server's Hooks, so a WithHooks option
+// must come before these (serve.NewServer installs one first).
 func (k *Keeper) ServerOptions() []server.ServerOption {
 	hooks := &server.TaskHooks{}
 	hooks.AddOnTaskCreated(func(ctx context.Context, m server.TaskMetrics) {
@@ -95,7 +104,46 @@ func (k *Keeper) ServerOptions() []server.ServerOption {
 		}
 	})
 	hooks.AddOnTaskCancelled(func(ctx context.Context, m server.TaskMetrics) { k.cancel(m.TaskID) })
-	return []server.ServerOption{server.WithTaskCapabilities(true, true, true), server.WithTaskHooks(hooks)}
+	answers := func(s *server.MCPServer) {
+		h := s.GetHooks()
+		if h == nil {
+			h = &server.Hooks{}
+			server.WithHooks(h)(s)
+		}
+		// mcp-go v1.2.1 keeps a task's status in an unexported entry and
+		// offers no way to update a working task's statusMessage, so the
+		// keeper fills it into the answers, after mcp-go has checked that
+		// the task belongs to the caller's session.
+		h.AddAfterGetTask(func(ctx context.Context, id any, _ *mcp.GetTaskRequest, res *mcp.GetTaskResult) {
+			if res != nil {
+				k.fill(&res.Task)
+			}
+		})
+		h.AddAfterListTasks(func(ctx context.Context, id any, _ *mcp.ListTasksRequest, res *mcp.ListTasksResult) {
+			if res != nil {
+				for i := range res.Tasks {
+					k.fill(&res.Tasks[i])
+				}
+			}
+		})
+	}
+	return []server.ServerOption{server.WithTaskCapabilities(true, true, true), server.WithTaskHooks(hooks), answers}
+}
+
+// fill sets a working task's statusMessage to its latest progress.
+func (k *Keeper) fill(t *mcp.Task) {
+	if t.Status != mcp.TaskStatusWorking {
+		return
+	}
+	k.mu.Lock()
+	r, ok := k.running[t.TaskId]
+	k.mu.Unlock()
+	if !ok {
+		return
+	}
+	if msg := r.status.get(); msg != "" {
+		t.StatusMessage = msg
+	}
 }
 
 // Stored is how many tasks the keeper counts as kept.
@@ -147,8 +195,10 @@ func (k *Keeper) Tool(h server.ToolHandlerFunc) server.ToolHandlerFunc {
 		id := l.get()
 		run, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.ttl)
 		defer cancel()
+		st := &status{}
+		run = context.WithValue(run, statusKey{}, st)
 		k.mu.Lock()
-		k.running[id] = cancel
+		k.running[id] = runEntry{cancel: cancel, status: st}
 		k.mu.Unlock()
 		defer func() {
 			k.mu.Lock()
@@ -161,10 +211,10 @@ func (k *Keeper) Tool(h server.ToolHandlerFunc) server.ToolHandlerFunc {
 
 func (k *Keeper) cancel(id string) {
 	k.mu.Lock()
-	cancel := k.running[id]
+	r, ok := k.running[id]
 	k.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if ok {
+		r.cancel()
 	}
 }
 

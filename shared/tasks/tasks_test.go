@@ -46,6 +46,18 @@ func newRig(t *testing.T, g *Keeper) *rig {
 			return nil, ctx.Err()
 		}
 	}))
+	// "report" tells its progress the way a long call does, then waits.
+	ms.AddTool(mcp.NewTool("report", mcp.WithTaskSupport(mcp.TaskSupportOptional)), wrap(func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		p := NewProgress(ctx, r)
+		p.Send("query QUEUED")
+		p.Send("running: go test ./...")
+		select {
+		case <-rg.release:
+			return mcp.NewToolResultText(fmt.Sprintf("reported active=%v notifies=%v", p.Active(), p.Notifies())), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}))
 	var h http.Handler = server.NewStreamableHTTPServer(ms)
 	if g != nil {
 		h = g.Wrap(h)
@@ -323,5 +335,79 @@ func TestOtherSessionGetsNotFound(t *testing.T) {
 	}
 	if got, _ := owner.get(tk.TaskID); got.Status != "working" {
 		t.Errorf("owner sees %q", got.Status)
+	}
+}
+
+// TestStatusMessageFromProgress: while a task runs, tasks/get and
+// tasks/list carry the latest progress message; once it ends, mcp-go's own
+// status stands.
+func TestStatusMessageFromProgress(t *testing.T) {
+	rg := newRig(t, NewKeeper(Config{}))
+	s := rg.connect(t)
+	tk, a := s.create(`{"name":"report","arguments":{},"task":{}}`)
+	if a.Error != nil {
+		t.Fatalf("create: %+v", a.Error)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var got task
+	for got.StatusMessage != "running: go test ./..." {
+		if time.Now().After(deadline) {
+			t.Fatalf("tasks/get never showed the latest progress: %+v", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+		got, _ = s.get(tk.TaskID)
+	}
+	if got.Status != "working" {
+		t.Errorf("status %q with the progress message, want working", got.Status)
+	}
+	l := s.rpc("tasks/list", `{}`)
+	var list struct{ Tasks []task }
+	if l.Error != nil || json.Unmarshal(l.Result, &list) != nil || len(list.Tasks) != 1 || list.Tasks[0].StatusMessage != "running: go test ./..." {
+		t.Errorf("tasks/list: %s %+v", l.Result, l.Error)
+	}
+	// Another session sees neither the task nor its message.
+	other := rg.connect(t)
+	if _, a := other.get(tk.TaskID); a.Error == nil || !strings.Contains(a.Error.Message, "not found") {
+		t.Errorf("another session: %+v", a.Error)
+	}
+	close(rg.release)
+	r := s.rpc("tasks/result", fmt.Sprintf(`{"taskId":%q}`, tk.TaskID))
+	if r.Error != nil || !strings.Contains(string(r.Result), "reported active=true notifies=false") {
+		t.Fatalf("tasks/result: %s %+v", r.Result, r.Error)
+	}
+	if got, _ := s.get(tk.TaskID); got.Status != "completed" || got.StatusMessage != "" {
+		t.Errorf("after completion: %+v, want completed without the progress message", got)
+	}
+}
+
+// TestProgressNotificationsPlainCall: a plain call with a progress token
+// streams notifications/progress, strictly increasing; without a token and
+// outside a task Progress is inactive.
+func TestProgressNotificationsPlainCall(t *testing.T) {
+	rg := newRig(t, NewKeeper(Config{}))
+	close(rg.release)
+	s := rg.connect(t)
+	s.n++
+	req, _ := http.NewRequest("POST", s.url+"/mcp", strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"report","arguments":{},"_meta":{"progressToken":"tok-1"}}}`, s.n)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", s.id)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	// The last notification may race the result (mcp-go), so only the
+	// first is required.
+	if !bytes.Contains(body, []byte(`"progressToken":"tok-1"`)) || !bytes.Contains(body, []byte(`"message":"query QUEUED"`)) || !bytes.Contains(body, []byte(`"progress":1`)) {
+		t.Errorf("no progress notification in %s", body)
+	}
+	if !bytes.Contains(body, []byte("reported active=true notifies=true")) {
+		t.Errorf("result: %s", body)
+	}
+	if a := s.rpc("tools/call", `{"name":"report","arguments":{}}`); !strings.Contains(string(a.Result), "reported active=false notifies=false") {
+		t.Errorf("without a token: %s %+v", a.Result, a.Error)
 	}
 }

@@ -55,7 +55,7 @@ const target = "kv memory://example"
 // register declares the example's three tools the way a server does: a read
 // tool with its plain handler, and two tools that change the store with a
 // Planner each.
-func register(p *toolcall.Pipeline, s *store) {
+func register(p *toolcall.Pipeline, s *store, opts ...toolcall.ToolOption) {
 	p.Read(mcp.NewTool("get_value",
 		mcp.WithDescription("Read one key."),
 		mcp.WithString("key", mcp.Required()),
@@ -66,7 +66,7 @@ func register(p *toolcall.Pipeline, s *store) {
 			return mcp.NewToolResultError("no such key"), nil
 		}
 		return mcp.NewToolResultText(fmt.Sprint(v)), nil
-	})
+	}, opts...)
 
 	// set_value is a change: the store can be set back with the same tool.
 	p.Change(mcp.NewTool("set_value",
@@ -97,7 +97,7 @@ func register(p *toolcall.Pipeline, s *store) {
 				return mcp.NewToolResultText("ok: " + cmd), nil
 			},
 		}, nil
-	})
+	}, opts...)
 
 	// delete_value is destructive: the old value cannot be recovered.
 	p.Change(mcp.NewTool("delete_value",
@@ -129,5 +129,5 @@ func register(p *toolcall.Pipeline, s *store) {
 				return mcp.NewToolResultText("deleted " + key), nil
 			},
 		}, nil
-	})
+	}, opts...)
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+	"github.com/mcpfleet/mcpfleet/shared/tasks"
 )
 
 // Class is a call's risk class.
@@ -157,6 +158,89 @@ type Pipeline struct {
 
 	mu    sync.RWMutex
 	tools map[string]mcp.Tool // as registered (schema with dryRun/confirm)
+	// keeper runs task-augmented calls of tools declared AsTask; nil
+	// until OfferTasks (then such tools are plain tools).
+	keeper *tasks.Keeper
+	// taskTools are the tools declared AsTask, as the pipeline built them
+	// before task support, so OfferTasks can register them again.
+	taskTools map[string]registration
+}
+
+// registration is a tool and the pipeline's handler for it.
+type registration struct {
+	tool mcp.Tool
+	h    server.ToolHandlerFunc
+}
+
+// ToolOption declares how a tool is offered beyond its handler.
+type ToolOption func(*toolOptions)
+
+type toolOptions struct {
+	task bool
+}
+
+// AsTask declares that a tool's calls may run as MCP tasks (2025-11-25:
+// execution.taskSupport "optional"): a plain call behaves exactly as
+// before; a task-augmented call returns a task at once, and the whole
+// pipeline — validation, classification, dry run, approval, audit, the
+// handler — runs inside the task, so its result is what the plain call
+// would have returned. It takes effect once the pipeline offers tasks
+// (OfferTasks with a non-nil keeper, which servers do over HTTP); until
+// then the tool is a plain tool. Use it for calls that can outlast a
+// client's request timeout (a Codex turn, a heavy query).
+func AsTask() ToolOption { return func(o *toolOptions) { o.task = true } }
+
+// OfferTasks makes the tools declared AsTask task-capable, running their
+// task-augmented calls through k (which the server must also carry:
+// k.ServerOptions() on the MCP server, k.Wrap around its HTTP handler).
+// Tools declared before the call are registered again with task support.
+// A nil k offers no tasks (stdio).
+func (p *Pipeline) OfferTasks(k *tasks.Keeper) {
+	p.mu.Lock()
+	p.keeper = k
+	regs := make([]registration, 0, len(p.taskTools))
+	for _, r := range p.taskTools {
+		regs = append(regs, r)
+	}
+	p.mu.Unlock()
+	for _, r := range regs {
+		p.add(r.tool, r.h, toolOptions{task: true})
+	}
+}
+
+// add registers tool with its pipeline handler h, as a task-capable tool
+// when o asks and the pipeline offers tasks.
+func (p *Pipeline) add(tool mcp.Tool, h server.ToolHandlerFunc, o toolOptions) {
+	p.mu.Lock()
+	k := p.keeper
+	if o.task {
+		if p.taskTools == nil {
+			p.taskTools = map[string]registration{}
+		}
+		p.taskTools[tool.Name] = registration{tool: tool, h: h}
+	}
+	p.mu.Unlock()
+	if o.task && k != nil {
+		ex := mcp.ToolExecution{}
+		if tool.Execution != nil {
+			ex = *tool.Execution
+		}
+		ex.TaskSupport = mcp.TaskSupportOptional
+		tool.Execution = &ex
+		h = k.Tool(h)
+	}
+	p.remember(tool)
+	p.srv.AddTool(tool, h)
+}
+
+func toolOpts(opts []ToolOption) toolOptions {
+	var o toolOptions
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	return o
 }
 
 // New returns a pipeline registering on srv. It opens the audit log (an
@@ -209,30 +293,29 @@ func (p *Pipeline) Close() error { return p.log.Close() }
 func (p *Pipeline) Config() Config { return p.cfg }
 
 // Read registers a tool that changes nothing. Its handler is called as is,
-// after argument validation.
-func (p *Pipeline) Read(tool mcp.Tool, h server.ToolHandlerFunc) {
-	p.remember(tool)
-	p.srv.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// after argument validation. Options declare more (AsTask).
+func (p *Pipeline) Read(tool mcp.Tool, h server.ToolHandlerFunc, opts ...ToolOption) {
+	p.add(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if !argschema.Checked(ctx) {
 			if err := p.validate.Check(tool, req.GetRawArguments()); err != nil {
 				return mcperr.ToolResult(err), nil
 			}
 		}
 		return h(ctx, req)
-	})
+	}, toolOpts(opts))
 }
 
 // Change registers a tool whose calls can change a back end. most is the
 // highest class a call of this tool can have; it is written into the
 // tool's description together with what the policy asks, and the
 // pipeline adds dryRun (boolean) and confirm (string) to its input schema.
-// The tool's annotations are left as declared.
-func (p *Pipeline) Change(tool mcp.Tool, most Class, plan Planner) {
+// The tool's annotations are left as declared. Options declare more
+// (AsTask).
+func (p *Pipeline) Change(tool mcp.Tool, most Class, plan Planner, opts ...ToolOption) {
 	tool = p.augment(tool, most)
-	p.remember(tool)
-	p.srv.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p.add(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return p.call(ctx, tool, most, plan, req)
-	})
+	}, toolOpts(opts))
 }
 
 // Tool returns a registered tool as clients see it.
