@@ -16,6 +16,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -243,25 +244,40 @@ func CheckRules(t testing.TB, rules string) {
 	}
 }
 
-// Series returns the mcpfleet_* series in a /metrics exposition (text
-// format), one "name{labels}" string each, for cardinality checks.
-func Series(exposition string) map[string]bool {
-	out := map[string]bool{}
+// Samples returns the mcpfleet_* samples of a /metrics exposition (text
+// format) by series, "name{labels}" (labels as exposed, sorted by name).
+func Samples(exposition string) map[string]float64 {
+	out := map[string]float64{}
 	for _, line := range strings.Split(exposition, "\n") {
 		if !strings.HasPrefix(line, "mcpfleet_") {
 			continue
 		}
-		if i := strings.LastIndexByte(line, ' '); i > 0 {
-			line = line[:i]
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
 		}
-		out[line] = true
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			continue
+		}
+		out[line[:i]] = v
 	}
 	return out
 }
 
-// Scrape fetches a /metrics URL in the text format and returns its mcpfleet_*
-// series (see Series).
-func Scrape(t testing.TB, metricsURL string) map[string]bool {
+// Series returns the mcpfleet_* series of a /metrics exposition (text
+// format), for cardinality checks.
+func Series(exposition string) map[string]bool {
+	out := map[string]bool{}
+	for k := range Samples(exposition) {
+		out[k] = true
+	}
+	return out
+}
+
+// Scrape fetches a /metrics URL in the text format and returns its
+// mcpfleet_* samples (see Samples).
+func Scrape(t testing.TB, metricsURL string) map[string]float64 {
 	t.Helper()
 	resp, err := http.Get(metricsURL)
 	if err != nil {
@@ -275,5 +291,17 @@ func Scrape(t testing.TB, metricsURL string) map[string]bool {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: HTTP %d %s", metricsURL, resp.StatusCode, b)
 	}
-	return Series(string(b))
+	return Samples(string(b))
+}
+
+// Read serves h (a metrics.Metrics Handler) one scrape in process and
+// returns its mcpfleet_* samples (see Samples).
+func Read(t testing.TB, h http.Handler) map[string]float64 {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("/metrics: HTTP %d %s", rec.Code, rec.Body)
+	}
+	return Samples(rec.Body.String())
 }

@@ -66,3 +66,14 @@ func TestSeries(t *testing.T) {
 		}
 	}
 }
+
+func TestRead(t *testing.T) {
+	t.Parallel()
+	m := metrics.New("promtest", "v9")
+	m.Backend("local", "ping", "ok", 0)
+	m.Backend("local", "ping", "ok", 0)
+	got := Read(t, m.Handler())
+	if v := got[`mcpfleet_backend_requests_total{backend="local",operation="ping",outcome="ok",server="promtest"}`]; v != 2 {
+		t.Errorf("count = %v; samples: %v", v, got)
+	}
+}
