@@ -42,14 +42,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return status
 	}
 
+	s := serve.NewServer(p.Name, p.Version)
+	// Every runtime API command and stats page request is recorded (metrics
+	// and a span) under backend="haproxy".
+	rec := s.BackendRecorder("haproxy", "")
 	var rt *runtimeapi.Client
 	if pc.RuntimeEnabled {
-		rt = &runtimeapi.Client{Network: pc.RuntimeNetwork, Address: pc.RuntimeAddress, Timeout: pc.RuntimeTimeout, MaxConns: pc.RuntimeMaxConns}
+		rt = &runtimeapi.Client{Network: pc.RuntimeNetwork, Address: pc.RuntimeAddress, Timeout: pc.RuntimeTimeout, MaxConns: pc.RuntimeMaxConns, Recorder: rec}
 		defer rt.Close()
 	}
 	var st *statspage.Client
 	if pc.StatsEnabled {
-		st = &statspage.Client{URL: pc.StatsURL, Username: pc.StatsUsername, Password: pc.StatsPassword, Timeout: pc.StatsTimeout}
+		st = &statspage.Client{URL: pc.StatsURL, Username: pc.StatsUsername, Password: pc.StatsPassword, Timeout: pc.StatsTimeout, Recorder: rec}
 	}
 	hp := haproxy.New(rt, st)
 	// HAProxy being down must not stop the server: calls fail until it answers.
@@ -59,7 +63,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		go probe(ctx, hp, pc.RuntimeTimeout, logger)
 	}
 
-	s := serve.NewServer(p.Name, p.Version)
 	n := mcpserver.Register(s, hp, mcpserver.Options{ReadOnly: pc.ReadOnly, ServerVersion: p.Version})
 	logger.Debug("tools registered", "count", n)
 	o := serve.Options{

@@ -21,6 +21,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/mcpfleet/mcpfleet/shared/backendcall"
 )
 
 // Client sends commands to one runtime API endpoint. It is safe for
@@ -36,6 +40,10 @@ type Client struct {
 	// "stats maxconn" (10 unless configured) so that operators' own tools
 	// still get in. Zero opens one connection per command.
 	MaxConns int
+
+	// Recorder, when set, records every command sent as one back-end call
+	// (mcpfleet_backend_* metrics and a client span), by its verb (Verb).
+	Recorder *backendcall.Recorder
 
 	poolOnce sync.Once
 	pool     *pool
@@ -136,6 +144,17 @@ func (c *Client) Execute(ctx context.Context, cmd string) (string, error) {
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
+	ctx, call := c.Recorder.Start(ctx, Verb(cmd))
+	if call.Traced() {
+		call.SetAttributes(attribute.String("haproxy.command", cmd), attribute.String("haproxy.endpoint", c.Endpoint()))
+	}
+	out, err := c.execute(ctx, cmd)
+	call.SetOutcome(Outcome(err))
+	call.End(err)
+	return out, err
+}
+
+func (c *Client) execute(ctx context.Context, cmd string) (string, error) {
 	var raw string
 	var err error
 	if c.MaxConns > 0 {
@@ -147,6 +166,43 @@ func (c *Client) Execute(ctx context.Context, cmd string) (string, error) {
 		return "", err
 	}
 	return Classify(cmd, raw)
+}
+
+// Outcomes of a command, the outcome label of mcpfleet_backend_requests_total:
+// a refusal is HAProxy answering (a wrong name, a forbidden command), not
+// HAProxy failing, so "back end failing" alerts on error and timeout only.
+const (
+	OutcomeRefused = "refused" // HAProxy answered with an error (*ReplyError)
+)
+
+// Outcome classifies a command's error for the outcome label: ok, refused
+// (HAProxy answered with an error), cancelled, timeout, or error (no
+// complete answer: unreachable, reset, cut off).
+func Outcome(err error) string {
+	var re *ReplyError
+	if errors.As(err, &re) {
+		return OutcomeRefused
+	}
+	return backendcall.Classify(err)
+}
+
+// verbs are the first words of the runtime API's commands (HAProxy
+// management guide, 2.4 to 3.x): the operation label's closed set.
+var verbs = map[string]bool{
+	"abort": true, "add": true, "clear": true, "commit": true, "debug": true, "del": true, "disable": true,
+	"dump": true, "echo": true, "enable": true, "experimental-mode": true, "expert-mode": true, "get": true,
+	"help": true, "new": true, "operator": true, "prepare": true, "prompt": true, "quit": true, "set": true,
+	"show": true, "shutdown": true, "trace": true, "update": true, "user": true, "wait": true,
+}
+
+// Verb is the operation label of cmd: its first word when that is a runtime
+// API verb, else "other", so that no caller input becomes a label value.
+func Verb(cmd string) string {
+	w, _, _ := strings.Cut(strings.TrimLeft(cmd, " \t"), " ")
+	if verbs[w] {
+		return w
+	}
+	return "other"
 }
 
 // Close closes the pool's idle connections; calls still running finish and

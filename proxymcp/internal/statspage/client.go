@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/mcpfleet/mcpfleet/shared/backendcall"
 )
 
 // Client reads one stats page. It is safe for concurrent use.
@@ -21,7 +23,22 @@ type Client struct {
 	Password string
 	Timeout  time.Duration
 	HTTP     *http.Client // nil: a client that does not follow redirects
+	// Recorder, when set, records each fetch and admin post as one back-end
+	// call (mcpfleet_backend_* metrics and a client span): OpCSV, OpAdmin.
+	Recorder *backendcall.Recorder
 }
+
+// The stats page's operations, as the operation label of the back-end
+// metrics (next to the runtime API's command verbs).
+const (
+	OpCSV   = "stats_page"       // one fetch of the CSV export
+	OpAdmin = "stats_page_admin" // one post of the admin form
+)
+
+// OutcomeRefused is the outcome label of an admin action the page answered
+// but refused (*AdminError): the page works, the request was wrong or not
+// allowed.
+const OutcomeRefused = "refused"
 
 // ConnError means the page could not be fetched (network, timeout, HTTP status).
 type ConnError struct {
@@ -101,6 +118,13 @@ func (c *Client) do(ctx context.Context, req *http.Request) (*http.Response, con
 
 // CSV returns the page's CSV export (the same format as "show stat").
 func (c *Client) CSV(ctx context.Context) ([]byte, error) {
+	ctx, call := c.Recorder.Start(ctx, OpCSV)
+	b, err := c.csv(ctx)
+	call.End(err)
+	return b, err
+}
+
+func (c *Client) csv(ctx context.Context) ([]byte, error) {
 	req, err := http.NewRequest(http.MethodGet, csvURL(c.URL), nil)
 	if err != nil {
 		return nil, &ConnError{URL: c.URL, Err: err}
@@ -154,6 +178,16 @@ const (
 // Admin posts one admin action for backend/server. HAProxy answers with a
 // redirect whose st= code says what happened.
 func (c *Client) Admin(ctx context.Context, backend, server, action string) error {
+	ctx, call := c.Recorder.Start(ctx, OpAdmin)
+	err := c.admin(ctx, backend, server, action)
+	if ae := (*AdminError)(nil); errors.As(err, &ae) {
+		call.SetOutcome(OutcomeRefused)
+	}
+	call.End(err)
+	return err
+}
+
+func (c *Client) admin(ctx context.Context, backend, server, action string) error {
 	form := url.Values{"s": {server}, "action": {action}, "b": {backend}}
 	req, err := http.NewRequest(http.MethodPost, c.URL, strings.NewReader(form.Encode()))
 	if err != nil {
