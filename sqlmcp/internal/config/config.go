@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
+	"github.com/mcpfleet/mcpfleet/shared/tasks"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/profile"
@@ -30,6 +31,9 @@ const (
 type Config struct {
 	Serve  serve.Config
 	Engine engine.Config
+	// Tasks bounds execute_query's MCP tasks (HTTP only): MCP_TASK_TTL,
+	// MCP_MAX_TASKS.
+	Tasks tasks.Config
 
 	AllowWrites    bool
 	AllowedSchemas *sqlguard.Scope
@@ -44,8 +48,9 @@ type Config struct {
 	Profile, ProfileFrom, ConfigPath string
 }
 
-// Vars documents sqlmcp's own variables for --help and the README.
-var Vars = []envconfig.Var{
+// Vars documents sqlmcp's own variables for --help and the README, and
+// the task variables (execute_query as an MCP task over HTTP).
+var Vars = append([]envconfig.Var{
 	{Name: "SQLENGINE_HOST", Default: "localhost", Description: "Trino coordinator host"},
 	{Name: "SQLENGINE_PORT", Default: "8080", Description: "Trino coordinator port"},
 	{Name: "SQLENGINE_USER", Default: "sqlmcp", Description: "user queries run as (X-Trino-User)"},
@@ -66,7 +71,7 @@ var Vars = []envconfig.Var{
 	{Name: "SQLENGINE_ENABLE_IMPERSONATION", Default: "false", Description: "with OAuth on HTTP, run each query as the caller (X-Trino-User)"},
 	{Name: "SQLENGINE_IMPERSONATION_FIELD", Default: "username", Description: "claim used as the engine user: username (preferred_username), email or subject (sub)"},
 	{Name: "SQLENGINE_PROFILE", Description: "connection profile of ~/.config/sqlengine/config.json|yaml to use"},
-}
+}, tasks.Vars...)
 
 // FromEnv reads the configuration. A non-nil error is an
 // *envconfig.Error listing every bad variable (exit status 2), or a
@@ -75,6 +80,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	r := envconfig.New(getenv)
 	var c Config
 	c.Serve = serve.FromEnv(r)
+	c.Tasks = tasks.FromEnv(r)
 
 	// Validate the connection variables here so that their problems are
 	// reported with the others; profile.Resolve applies the precedence.

@@ -150,6 +150,8 @@ type Client struct {
 	db   *sql.DB
 	http *http.Client // the driver's client, for cancelling a query early
 	noTx atomic.Bool  // the engine refused START TRANSACTION READ ONLY
+
+	progress progressHub // progress reports, to the queries that asked
 }
 
 // New validates cfg and returns a client. It does not contact the

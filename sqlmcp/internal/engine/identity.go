@@ -62,14 +62,19 @@ type requestOptions struct {
 
 	mu      sync.Mutex
 	queryID string
+	onID    func(id string) // called once the coordinator names the query
 }
 
 func (o *requestOptions) setQueryID(id string) {
 	o.mu.Lock()
-	if o.queryID == "" {
+	first := o.queryID == ""
+	if first {
 		o.queryID = id
 	}
 	o.mu.Unlock()
+	if first && o.onID != nil {
+		o.onID(id)
+	}
 }
 
 // QueryID returns the coordinator's id of the query, once known.

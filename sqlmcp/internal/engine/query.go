@@ -29,6 +29,11 @@ type Query struct {
 	MaxBytes int64
 	// Timeout overrides Config.QueryTimeout when positive.
 	Timeout time.Duration
+	// Progress, when set, hears the coordinator's progress reports while
+	// the query runs (at most every ProgressPeriod in one state; a new
+	// state at once). It is called on the driver's goroutine and must not
+	// block.
+	Progress func(Progress)
 
 	metadata bool // the engine's own metadata statement: no transaction needed
 }
@@ -132,6 +137,8 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 			c.cancel(ctx, opts.QueryID())
 		}
 	}()
+	progressArgs, progressDone := c.progressArgs(q, opts)
+	defer progressDone()
 	var querier interface {
 		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 	} = c.db
@@ -151,7 +158,7 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 			return sum, c.queryError(ctx, err, timeout)
 		}
 	}
-	rows, err := querier.QueryContext(ctx, sqlText)
+	rows, err := querier.QueryContext(ctx, sqlText, progressArgs...)
 	if err != nil {
 		done()
 		return sum, c.queryError(ctx, err, timeout)
