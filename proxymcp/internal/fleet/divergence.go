@@ -1,0 +1,371 @@
+package fleet
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
+)
+
+// Kinds of objects compared across instances.
+const (
+	KindServer   = "server"
+	KindFrontend = "frontend"
+	KindMapEntry = "map entry"
+	KindACLEntry = "acl entry"
+)
+
+// Compared fields. FieldPresent is reported when an object exists on some
+// instances and not on others.
+const (
+	FieldPresent    = "present"
+	FieldStatus     = "status"
+	FieldAdminState = "admin_state"
+	FieldOpState    = "op_state"
+	FieldWeight     = "weight"
+	FieldAddress    = "address"
+	FieldMaxconn    = "maxconn"
+	FieldValue      = "value"
+	FieldMatch      = "match"
+)
+
+// labels prefix a field's value in a summary; status reads alone ("DRAIN").
+var labels = map[string]string{FieldAdminState: "admin ", FieldOpState: "op ", FieldWeight: "weight ", FieldAddress: "addr ",
+	FieldMaxconn: "maxconn ", FieldValue: "value ", FieldMatch: "match "}
+
+// Field is one compared attribute of an object.
+type Field struct {
+	Name, Value string
+}
+
+// Item is one object as one instance describes it.
+type Item struct {
+	Kind   string
+	Key    string // e.g. "be_app/app2", a frontend, a map key, an ACL pattern
+	Fields []Field
+}
+
+// Divergence is one object whose state differs between instances.
+type Divergence struct {
+	Kind   string `json:"kind"`
+	Object string `json:"object"`
+	// Differences maps each differing field to every instance's value
+	// ("absent" when the object is missing there).
+	Differences map[string]map[string]string `json:"differences"`
+	// Summary reads e.g. "be_app/app2: lb1 DRAIN, lb2 UP".
+	Summary string `json:"summary"`
+}
+
+// Absent is the value of a field on an instance that lacks the object.
+const Absent = "absent"
+
+// Diverge compares the items each instance reported (instances in order;
+// only instances that answered belong in it: an instance that could not be
+// read is not "absent") and returns every object whose fields or presence
+// differ, in the order objects first appear. An empty result means the
+// instances agree on everything compared.
+func Diverge(instances []string, items map[string][]Item) []Divergence {
+	out := []Divergence{}
+	if len(instances) < 2 {
+		return out
+	}
+	type objKey struct{ kind, key string }
+	n := len(instances)
+	total := 0
+	for _, in := range instances {
+		total += len(items[in])
+	}
+	// One slot per object, each with one entry per instance (nil: absent).
+	index := make(map[objKey]int, total/n+1)
+	var keys []objKey
+	var slots [][]*Item
+	for j, in := range instances {
+		list := items[in]
+		for i := range list {
+			it := &list[i]
+			k := objKey{it.Kind, it.Key}
+			s, ok := index[k]
+			if !ok {
+				s = len(slots)
+				index[k] = s
+				keys = append(keys, k)
+				slots = append(slots, make([]*Item, n))
+			}
+			if prev := slots[s][j]; prev != nil {
+				// A key listed twice (a map key added twice): compare the
+				// values together, in order.
+				merged := Item{Kind: prev.Kind, Key: prev.Key, Fields: append([]Field(nil), prev.Fields...)}
+				for fi, f := range it.Fields {
+					if fi < len(merged.Fields) && merged.Fields[fi].Name == f.Name {
+						merged.Fields[fi].Value += " | " + f.Value
+					}
+				}
+				it = &merged
+			}
+			slots[s][j] = it
+		}
+	}
+	for s, per := range slots {
+		if same(per) {
+			continue // the common case, without allocating
+		}
+		if d, ok := divergence(instances, keys[s].kind, keys[s].key, per); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// same reports whether every instance has the object with equal fields.
+func same(per []*Item) bool {
+	first := per[0]
+	if first == nil {
+		return false
+	}
+	for _, it := range per[1:] {
+		if it == nil || len(it.Fields) != len(first.Fields) {
+			return false
+		}
+		for i, f := range it.Fields {
+			if f != first.Fields[i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// divergence describes one object the instances disagree on.
+func divergence(instances []string, kind, key string, per []*Item) (Divergence, bool) {
+	d := Divergence{Kind: kind, Object: key, Differences: map[string]map[string]string{}}
+	var fieldOrder []string
+	present := 0
+	for _, it := range per {
+		if it == nil {
+			continue
+		}
+		present++
+		for _, f := range it.Fields {
+			if !contains(fieldOrder, f.Name) {
+				fieldOrder = append(fieldOrder, f.Name)
+			}
+		}
+	}
+	if present < len(instances) {
+		vals := map[string]string{}
+		for j, in := range instances {
+			if per[j] != nil {
+				vals[in] = "yes"
+			} else {
+				vals[in] = "no"
+			}
+		}
+		d.Differences[FieldPresent] = vals
+	}
+	var differing []string
+	for _, name := range fieldOrder {
+		vals := map[string]string{}
+		distinct := map[string]bool{}
+		for j, in := range instances {
+			if per[j] == nil {
+				continue
+			}
+			v := fieldValue(*per[j], name)
+			vals[in] = v
+			distinct[v] = true
+		}
+		if len(distinct) > 1 {
+			d.Differences[name] = vals
+			differing = append(differing, name)
+		}
+	}
+	if len(d.Differences) == 0 {
+		return d, false // listed differently (a field on one side only) but equal
+	}
+	parts := make([]string, 0, len(instances))
+	for j, in := range instances {
+		it := per[j]
+		switch {
+		case it == nil:
+			parts = append(parts, in+" "+Absent)
+		case len(differing) == 0:
+			parts = append(parts, in+" present")
+		default:
+			var vs []string
+			for _, name := range differing {
+				vs = append(vs, labels[name]+orNone(fieldValue(*it, name)))
+			}
+			parts = append(parts, in+" "+strings.Join(vs, " "))
+		}
+	}
+	d.Summary = key + ": " + strings.Join(parts, ", ")
+	return d, true
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func fieldValue(it Item, name string) string {
+	for _, f := range it.Fields {
+		if f.Name == name {
+			return f.Value
+		}
+	}
+	return ""
+}
+
+func orNone(v string) string {
+	if v == "" {
+		return "(none)"
+	}
+	return v
+}
+
+// Summaries returns the divergences' one-line summaries.
+func Summaries(ds []Divergence) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.Summary
+	}
+	return out
+}
+
+func maxconn(n int64) string {
+	if n == 0 {
+		return "unlimited"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// ServerItems describes servers as list_servers and get_server report them
+// (statistics): status, weight, address and port, maxconn.
+func ServerItems(servers []haproxy.Server) []Item {
+	out := make([]Item, 0, len(servers))
+	for _, s := range servers {
+		out = append(out, Item{Kind: KindServer, Key: s.Backend + "/" + s.Name, Fields: []Field{
+			{FieldStatus, s.Status},
+			{FieldWeight, strconv.FormatInt(s.Weight, 10)},
+			{FieldAddress, hostPort(s.Address, s.Port)},
+			{FieldMaxconn, maxconn(s.SessionLimit)},
+		}})
+	}
+	return out
+}
+
+func hostPort(addr string, port int64) string {
+	if addr == "" {
+		return ""
+	}
+	if port == 0 {
+		return addr
+	}
+	if strings.Contains(addr, ":") {
+		return "[" + addr + "]:" + strconv.FormatInt(port, 10)
+	}
+	return addr + ":" + strconv.FormatInt(port, 10)
+}
+
+// StatItems describes the frontends (status, maxconn) and servers (status,
+// weight, address, maxconn) of show_stat rows; backends and listeners
+// follow from them and are not compared.
+func StatItems(rows []haproxy.StatRow) []Item {
+	var out []Item
+	for _, r := range rows {
+		switch r.Type() {
+		case "frontend":
+			out = append(out, Item{Kind: KindFrontend, Key: r.Str("pxname"), Fields: []Field{
+				{FieldStatus, r.Str("status")},
+				{FieldMaxconn, maxconn(r.Int("slim"))},
+			}})
+		case "server":
+			out = append(out, Item{Kind: KindServer, Key: r.Str("pxname") + "/" + r.Str("svname"), Fields: []Field{
+				{FieldStatus, r.Str("status")},
+				{FieldWeight, strconv.FormatInt(r.Int("weight"), 10)},
+				{FieldAddress, r.Str("addr")},
+				{FieldMaxconn, maxconn(r.Int("slim"))},
+			}})
+		}
+	}
+	return out
+}
+
+// Operational states of "show servers state" (srv_op_state).
+var opStates = map[int64]string{0: "stopped", 1: "starting", 2: "running", 3: "stopping"}
+
+// StateItems describes "show servers state" rows: administrative state
+// (ready, drain, maint), operational state, user weight, address and port.
+func StateItems(rows []map[string]any) []Item {
+	out := make([]Item, 0, len(rows))
+	for _, r := range rows {
+		be, _ := r["be_name"].(string)
+		name, _ := r["srv_name"].(string)
+		addr, _ := r["srv_addr"].(string)
+		port, _ := r["srv_port"].(int64)
+		op, _ := r["srv_op_state"].(int64)
+		adm, _ := r["srv_admin_state"].(int64)
+		w, _ := r["srv_uweight"].(int64)
+		opName, ok := opStates[op]
+		if !ok {
+			opName = strconv.FormatInt(op, 10)
+		}
+		out = append(out, Item{Kind: KindServer, Key: be + "/" + name, Fields: []Field{
+			{FieldAdminState, haproxy.AdminStateName(adm)},
+			{FieldOpState, opName},
+			{FieldWeight, strconv.FormatInt(w, 10)},
+			{FieldAddress, hostPort(addr, port)},
+		}})
+	}
+	return out
+}
+
+// MapItems describes map entries (key → value) as show_map lists them.
+func MapItems(entries []haproxy.PatternEntry) []Item {
+	out := make([]Item, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, Item{Kind: KindMapEntry, Key: e.Key, Fields: []Field{{FieldValue, e.Value}}})
+	}
+	return out
+}
+
+// ACLItems describes ACL entries: only their presence is compared.
+func ACLItems(entries []haproxy.PatternEntry) []Item {
+	out := make([]Item, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, Item{Kind: KindACLEntry, Key: e.Key})
+	}
+	return out
+}
+
+// LookupItem describes one get_map/get_acl answer for sample: whether it
+// matched and, for a map, the value it gave.
+func LookupItem(kind haproxy.MapKind, sample string, answer map[string]any) Item {
+	k := KindMapEntry
+	if kind == haproxy.KindACL {
+		k = KindACLEntry
+	}
+	it := Item{Kind: k, Key: sample, Fields: []Field{{FieldMatch, fmt.Sprint(answer["match"])}}}
+	if kind == haproxy.KindMap {
+		v, _ := answer["value"].(string)
+		it.Fields = append(it.Fields, Field{FieldValue, v})
+	}
+	return it
+}
+
+// SortDivergences orders divergences by kind and object (for stable output
+// when objects were discovered in different orders).
+func SortDivergences(ds []Divergence) {
+	sort.SliceStable(ds, func(i, j int) bool {
+		if ds[i].Kind != ds[j].Kind {
+			return ds[i].Kind < ds[j].Kind
+		}
+		return ds[i].Object < ds[j].Object
+	})
+}
