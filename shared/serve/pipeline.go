@@ -19,5 +19,7 @@ func (p Program) Pipeline(s *Server, cfg Config, stderr io.Writer, logger *slog.
 		Stderr:  stderr,
 		Logger:  logger,
 		Local:   cfg.Transport != "http",
+		// mcpfleet_approvals_total{tool,decision}: the audit record's approval.
+		OnDecision: s.Metrics.Approval,
 	})
 }

@@ -180,6 +180,9 @@ func (p *Pipeline) describe(ctx context.Context, pl Plan) (Preview, error) {
 // error).
 func (p *Pipeline) outcome(rec audit.Record, start time.Time, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
 	rec.Event = audit.Outcome
+	if rec.Approval != "" && p.o.OnDecision != nil {
+		p.o.OnDecision(rec.Tool, rec.Approval)
+	}
 	d := p.now().Sub(start).Milliseconds()
 	rec.DurationMS = &d
 	if err != nil {

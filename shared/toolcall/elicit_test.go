@@ -52,12 +52,18 @@ func newSDKEnv(t *testing.T, cfg toolcall.Config, person *answer) *sdkEnv {
 	return newSDKEnvVersion(t, cfg, person, "2025-11-25")
 }
 
-func newSDKEnvVersion(t *testing.T, cfg toolcall.Config, person *answer, version string) *sdkEnv {
+// newSDKEnvVersion serves the example at protocol version; onDecision, when
+// given, is the pipeline's Options.OnDecision.
+func newSDKEnvVersion(t *testing.T, cfg toolcall.Config, person *answer, version string, onDecision ...func(tool, decision string)) *sdkEnv {
 	t.Helper()
 	e := &sdkEnv{store: newStore(), audit: filepath.Join(t.TempDir(), "audit.log"), quit: make(chan struct{})}
 	cfg.Audit = audit.Config{Dest: e.audit}
 	srv := server.NewMCPServer("example", "v0.0.1", server.WithHooks(&server.Hooks{}), server.WithElicitation())
-	p, err := toolcall.New(srv, cfg, toolcall.Options{Server: "example", Version: "v0.0.1", Local: true})
+	o := toolcall.Options{Server: "example", Version: "v0.0.1", Local: true}
+	if len(onDecision) > 0 {
+		o.OnDecision = onDecision[0]
+	}
+	p, err := toolcall.New(srv, cfg, o)
 	if err != nil {
 		t.Fatal(err)
 	}

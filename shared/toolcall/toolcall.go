@@ -141,6 +141,12 @@ type Options struct {
 	// an OAuth identity are recorded as local:<os user>; otherwise as
 	// "anonymous".
 	Local bool
+	// OnDecision, when set, hears every approval decision as the audit
+	// outcome record states it (policy, person, confirmation_code,
+	// declined, timeout, refused, pending), once per call of a change tool
+	// that is not a dry run or a read: serve wires it to
+	// mcpfleet_approvals_total. tool is a registered tool's name.
+	OnDecision func(tool, decision string)
 }
 
 // Pipeline registers tools on an mcp-go server with validation,
