@@ -46,25 +46,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 
 	// No network here: a cluster that is down at start-up does not stop the
 	// server; each read reports it until the cluster is back.
-	kc, err := kafka.New(kafka.Options{
-		Brokers:       cfg.Brokers,
-		ClientID:      cfg.ClientID,
-		Version:       cfg.KafkaVersion,
-		SASLMechanism: cfg.SASLMechanism,
-		SASLUser:      cfg.SASLUsername,
-		SASLPassword:  cfg.SASLPassword,
-		TLS:           cfg.TLS,
-		Timeout:       cfg.Timeout,
-		Expected:      cfg.ExpectedBrokers,
-		Logger:        logger,
-	})
-	if err != nil {
-		return p.ConfigError(stderr, err)
+	var clusters []mcpserver.Cluster
+	for _, cc := range cfg.Clusters {
+		kc, err := kafka.New(kafka.Options{
+			Brokers:       cc.Brokers,
+			ClientID:      cfg.ClientID,
+			Version:       cfg.KafkaVersion,
+			SASLMechanism: cc.SASLMechanism,
+			SASLUser:      cc.SASLUsername,
+			SASLPassword:  cc.SASLPassword,
+			TLS:           cc.TLS,
+			Timeout:       cfg.Timeout,
+			Expected:      cc.ExpectedBrokers,
+			Logger:        logger.With("cluster", cc.Name),
+		})
+		if err != nil {
+			return p.ConfigError(stderr, fmt.Errorf("cluster %s: %w", cc.Name, err))
+		}
+		defer kc.Close()
+		clusters = append(clusters, mcpserver.Cluster{Name: cc.Name, Client: kc, LagThreshold: cc.LagThreshold})
 	}
-	defer kc.Close()
 
-	h := mcpserver.New(kc, mcpserver.Options{
-		LagThreshold:  cfg.LagThreshold,
+	h := mcpserver.NewFleet(clusters, mcpserver.Options{
 		AllowWrites:   cfg.AllowWrites,
 		WatchInterval: cfg.WatchInterval,
 		Logger:        logger,
@@ -81,7 +84,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	defer stopWatch()
 	go h.Watch(watchCtx)
 
-	logger.Info("streammcp starting", "brokers", cfg.Brokers, "sasl", cfg.SASLMechanism, "tls", cfg.TLSEnabled,
-		"writes", cfg.AllowWrites, "lag_threshold", cfg.LagThreshold, "timeout", cfg.Timeout.String())
+	for _, cc := range cfg.Clusters {
+		logger.Info("streammcp cluster", "cluster", cc.Name, "brokers", cc.Brokers, "sasl", cc.SASLMechanism, "tls", cc.TLSEnabled,
+			"lag_threshold", cc.LagThreshold)
+	}
+	logger.Info("streammcp starting", "clusters", len(cfg.Clusters), "default_cluster", cfg.Clusters[0].Name,
+		"writes", cfg.AllowWrites, "timeout", cfg.Timeout.String())
 	return p.Serve(ctx, s, scfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}, stderr)
 }

@@ -226,3 +226,48 @@ func TestSubscriptionOverTransports(t *testing.T) {
 		})
 	}
 }
+
+func TestFleetConfigErrorNamesTheClusterAndVariable(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	cmd := exec.Command(bin)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "STREAM_CLUSTERS=prod,staging", "STREAM_PROD_BROKERS=p1:9092",
+		"STREAM_STAGING_LAG_THRESHOLD=lots", "STREAM_STAGING_SASL_MECHANISM=PLAIN", "STREAM_STAGING_SASL_PASSWORD=hunter2"}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Fatalf("exit = %v, want status 2", err)
+	}
+	for _, want := range []string{"3 problems", "STREAM_STAGING_BROKERS: not set; for cluster staging", `STREAM_STAGING_LAG_THRESHOLD="lots": invalid; accepted: for cluster staging`,
+		"STREAM_STAGING_SASL_USERNAME: not set; for cluster staging"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if strings.Contains(stderr.String(), "hunter2") || strings.Contains(stderr.String(), "cluster prod") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}
+
+// TestFleetOverStdio runs the binary with two clusters and reads the fleet
+// document, a cluster report and a seed URI.
+func TestFleetOverStdio(t *testing.T) {
+	_, prod := seededCluster(t)
+	staging := kafkatest.StartQuiet(t)
+	bin := e2e.Build(t, ".")
+	cs := e2e.Stdio(t, bin, []string{"STREAM_CLUSTERS=prod,staging", "STREAM_PROD_BROKERS=" + prod,
+		"STREAM_STAGING_BROKERS=" + strings.Join(staging.Addrs(), ","), "STREAM_STAGING_LAG_THRESHOLD=50"})
+	f := readJSON(t, cs, "stream-mcp://clusters")
+	cl := f["clusters"].([]any)
+	if len(cl) != 2 || cl[0].(map[string]any)["cluster"] != "prod" || cl[0].(map[string]any)["groups_with_high_lag"] != 2.0 ||
+		cl[1].(map[string]any)["cluster"] != "staging" || cl[1].(map[string]any)["health_status"] != "healthy" {
+		t.Errorf("fleet %v", f)
+	}
+	l := readJSON(t, cs, "stream-mcp://clusters/staging/consumer-lag-report")
+	if l["cluster"] != "staging" || l["lag_threshold"] != 50.0 || l["group_count"] != 1.0 {
+		t.Errorf("staging lag %v", l)
+	}
+	if o := readJSON(t, cs, "stream-mcp://overview"); o["cluster"] != nil || o["partition_count"] != 10.0 {
+		t.Errorf("seed overview serves prod without cluster: %v", o)
+	}
+}

@@ -6,9 +6,12 @@ package config
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +41,50 @@ type Config struct {
 	ExpectedBrokers []int32
 	AllowWrites     bool
 	WatchInterval   time.Duration
+	// Clusters lists every configured cluster, the default one first. The
+	// connection fields above are the default cluster's (Clusters[0]).
+	Clusters []Cluster
+}
+
+// Cluster is one Kafka cluster of the fleet: its name and the settings
+// read from STREAM_<NAME>_* with fallback to the unprefixed variables.
+type Cluster struct {
+	Name            string
+	Brokers         []string
+	SASLMechanism   string
+	SASLUsername    string
+	SASLPassword    string
+	TLSEnabled      bool
+	TLS             *tls.Config
+	ExpectedBrokers []int32
+	LagThreshold    int64
+}
+
+// DefaultClusterName names the one cluster configured without STREAM_CLUSTERS.
+const DefaultClusterName = "default"
+
+// clusterVars are the variables a cluster may override with
+// STREAM_<NAME>_<rest>; the others are fleet-wide.
+var clusterVars = []string{
+	"STREAM_BROKERS", "STREAM_SASL_MECHANISM", "STREAM_SASL_USERNAME", "STREAM_SASL_PASSWORD",
+	"STREAM_TLS_ENABLED", "STREAM_TLS_CA_FILE", "STREAM_TLS_CERT_FILE", "STREAM_TLS_KEY_FILE",
+	"STREAM_TLS_SERVER_NAME", "STREAM_TLS_INSECURE_SKIP_VERIFY", "STREAM_EXPECTED_BROKERS", "STREAM_LAG_THRESHOLD",
+}
+
+// clusterName is what a cluster may be called: it appears in URIs
+// (stream-mcp://clusters/NAME/...) and in variable names (STREAM_NAME_...).
+var clusterName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// VarPrefix returns the prefix of a cluster's own variables: STREAM_PROD_EU_
+// for prod-eu.
+func VarPrefix(cluster string) string {
+	return "STREAM_" + strings.ToUpper(strings.ReplaceAll(cluster, "-", "_")) + "_"
+}
+
+// ClusterVar returns the per-cluster name of an unprefixed variable:
+// ClusterVar("prod", "STREAM_BROKERS") is STREAM_PROD_BROKERS.
+func ClusterVar(cluster, name string) string {
+	return VarPrefix(cluster) + strings.TrimPrefix(name, "STREAM_")
 }
 
 // DefaultKafkaVersion is assumed when STREAM_KAFKA_VERSION is unset.
@@ -45,6 +92,7 @@ const DefaultKafkaVersion = "4.0.0"
 
 // Vars documents every STREAM_* variable for --help and the README.
 var Vars = []envconfig.Var{
+	{Name: "STREAM_CLUSTERS", Description: "comma-separated cluster names (lowercase letters, digits, - and _), e.g. prod,staging; the first is the default cluster. Each cluster reads STREAM_<NAME>_BROKERS, _SASL_*, _TLS_*, _EXPECTED_BROKERS and _LAG_THRESHOLD (NAME upper-cased, - as _), falling back to the unprefixed variables. Unset: one cluster named default"},
 	{Name: "STREAM_BROKERS", Required: true, Description: "required: comma-separated Kafka bootstrap brokers, host:port"},
 	{Name: "STREAM_CLIENT_ID", Default: "streammcp", Description: "Kafka client id"},
 	{Name: "STREAM_KAFKA_VERSION", Default: DefaultKafkaVersion, Description: "protocol version sarama assumes (3.0+ for one multi-group offset fetch per broker; requests are negotiated down per broker)"},
@@ -65,8 +113,106 @@ var Vars = []envconfig.Var{
 }
 
 // FromEnv reads and validates the STREAM_* variables; problems are recorded
-// in r (see r.Err).
+// in r (see r.Err). Without STREAM_CLUSTERS there is one cluster named
+// default, read from the unprefixed variables.
 func FromEnv(r *envconfig.Reader) Config {
+	names := clusterNames(r)
+	if len(names) == 0 {
+		c := fromEnv(r)
+		c.Clusters = []Cluster{c.cluster(DefaultClusterName)}
+		return c
+	}
+	var c Config
+	for i, name := range names {
+		cc := clusterFromEnv(r, name, i == 0)
+		if i == 0 {
+			c = cc
+		}
+		c.Clusters = append(c.Clusters, cc.cluster(name))
+	}
+	return c
+}
+
+func (c Config) cluster(name string) Cluster {
+	return Cluster{
+		Name: name, Brokers: c.Brokers, SASLMechanism: c.SASLMechanism, SASLUsername: c.SASLUsername, SASLPassword: c.SASLPassword,
+		TLSEnabled: c.TLSEnabled, TLS: c.TLS, ExpectedBrokers: c.ExpectedBrokers, LagThreshold: c.LagThreshold,
+	}
+}
+
+// clusterNames reads STREAM_CLUSTERS (nil when unset).
+func clusterNames(r *envconfig.Reader) []string {
+	raw := r.Lookup("STREAM_CLUSTERS")
+	if raw == "" {
+		return nil
+	}
+	var names []string
+	prefixes := map[string]string{}
+	for _, n := range strings.Split(raw, ",") {
+		n = strings.TrimSpace(n)
+		switch {
+		case !clusterName.MatchString(n):
+			r.Fail("STREAM_CLUSTERS", raw, fmt.Sprintf("comma-separated cluster names of lowercase letters, digits, - and _ (starting with a letter or digit, at most 63 characters), e.g. prod,staging; %q is not one", n))
+			return nil
+		case prefixes[VarPrefix(n)] != "":
+			r.Fail("STREAM_CLUSTERS", raw, fmt.Sprintf("distinct cluster names; %q and %q both read %s* variables", prefixes[VarPrefix(n)], n, VarPrefix(n)))
+			return nil
+		}
+		prefixes[VarPrefix(n)] = n
+		names = append(names, n)
+	}
+	return names
+}
+
+// clusterFromEnv reads one cluster's configuration: each per-cluster
+// variable is STREAM_<NAME>_X when set, else STREAM_X. The variables are
+// validated by the same code as a single cluster's; each problem is then
+// recorded in r under the variable that was actually read, naming the
+// cluster.
+func clusterFromEnv(r *envconfig.Reader, name string, first bool) Config {
+	used := map[string]string{} // unprefixed name → variable read
+	getenv := func(k string) string {
+		if slices.Contains(clusterVars, k) {
+			pk := ClusterVar(name, k)
+			if v := r.Secret(pk); strings.TrimSpace(v) != "" {
+				used[k] = pk
+				return v
+			}
+		}
+		return r.Secret(k)
+	}
+	cr := envconfig.New(getenv)
+	c := fromEnv(cr)
+	var e *envconfig.Error
+	if errors.As(cr.Err(), &e) {
+		for _, p := range e.Problems {
+			n, accepted := p.Name, p.Accepted
+			switch {
+			case !slices.Contains(clusterVars, n):
+				// Fleet-wide variables are read once per cluster: record
+				// their problems only once.
+				if !first {
+					continue
+				}
+			case used[n] != "":
+				n, accepted = used[n], "for cluster "+name+": "+accepted
+			case p.Value == "":
+				n, accepted = ClusterVar(name, n), fmt.Sprintf("for cluster %s: %s (or set %s, which every cluster without its own falls back to)", name, accepted, n)
+			default:
+				accepted = fmt.Sprintf("for cluster %s (falling back to %s, as %s is not set): %s", name, n, ClusterVar(name, n), accepted)
+			}
+			if p.Secret {
+				r.FailSecret(n, p.Value, accepted)
+			} else {
+				r.Fail(n, p.Value, accepted)
+			}
+		}
+	}
+	return c
+}
+
+// fromEnv reads one cluster's worth of variables from r.
+func fromEnv(r *envconfig.Reader) Config {
 	c := Config{
 		ClientID:        r.String("STREAM_CLIENT_ID", "streammcp"),
 		SASLMechanism:   r.Enum("STREAM_SASL_MECHANISM", "", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"),

@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -34,6 +35,7 @@ func TestDefaults(t *testing.T) {
 	want := Config{
 		Brokers: []string{"k1:9092", "k2:9093"}, ClientID: "streammcp", KafkaVersion: sarama.V4_0_0_0,
 		Timeout: 10 * time.Second, LagThreshold: 1000, WatchInterval: 30 * time.Second,
+		Clusters: []Cluster{{Name: "default", Brokers: []string{"k1:9092", "k2:9093"}, LagThreshold: 1000}},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got %+v\nwant %+v", c, want)
@@ -129,5 +131,78 @@ func TestPasswordNeverEchoed(t *testing.T) {
 	_, err := read(map[string]string{"STREAM_BROKERS": "bad", "STREAM_SASL_MECHANISM": "PLAIN", "STREAM_SASL_PASSWORD": "hunter2"})
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestClustersFallBackToUnprefixedVariables(t *testing.T) {
+	c, err := read(map[string]string{
+		"STREAM_CLUSTERS": "prod, staging-eu,dev",
+		"STREAM_BROKERS":  "shared:9092", "STREAM_SASL_MECHANISM": "PLAIN", "STREAM_SASL_USERNAME": "reader", "STREAM_SASL_PASSWORD": "pw",
+		"STREAM_LAG_THRESHOLD": "500", "STREAM_TIMEOUT": "3s",
+		"STREAM_PROD_BROKERS": "p1:9092,p2:9092", "STREAM_PROD_SASL_USERNAME": "prod-reader", "STREAM_PROD_SASL_PASSWORD": "prod-pw",
+		"STREAM_PROD_EXPECTED_BROKERS": "1,2", "STREAM_PROD_LAG_THRESHOLD": "10000",
+		"STREAM_STAGING_EU_BROKERS": "s1:9092", "STREAM_STAGING_EU_SASL_MECHANISM": "SCRAM-SHA-256", "STREAM_STAGING_EU_TLS_ENABLED": "true",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Cluster{
+		{Name: "prod", Brokers: []string{"p1:9092", "p2:9092"}, SASLMechanism: "PLAIN", SASLUsername: "prod-reader", SASLPassword: "prod-pw", ExpectedBrokers: []int32{1, 2}, LagThreshold: 10000},
+		{Name: "staging-eu", Brokers: []string{"s1:9092"}, SASLMechanism: "SCRAM-SHA-256", SASLUsername: "reader", SASLPassword: "pw", TLSEnabled: true, LagThreshold: 500},
+		{Name: "dev", Brokers: []string{"shared:9092"}, SASLMechanism: "PLAIN", SASLUsername: "reader", SASLPassword: "pw", LagThreshold: 500},
+	}
+	if c.Clusters[1].TLS == nil || c.Clusters[1].TLS.MinVersion != tls.VersionTLS12 {
+		t.Fatalf("staging-eu TLS config %+v", c.Clusters[1].TLS)
+	}
+	c.Clusters[1].TLS = nil
+	if !reflect.DeepEqual(c.Clusters, want) {
+		t.Fatalf("clusters\n got %+v\nwant %+v", c.Clusters, want)
+	}
+	// The default cluster is the first; fleet-wide settings are shared.
+	if !reflect.DeepEqual(c.Brokers, want[0].Brokers) || c.LagThreshold != 10000 || c.Timeout != 3*time.Second {
+		t.Fatalf("default cluster fields %+v", c)
+	}
+}
+
+func TestClusterProblemsNameTheClusterAndTheVariable(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want []string
+		not  []string
+	}{
+		{"bad names", map[string]string{"STREAM_CLUSTERS": "prod,Staging", "STREAM_BROKERS": "k:1"}, []string{`STREAM_CLUSTERS="prod,Staging"`, `"Staging" is not one`}, nil},
+		{"empty name", map[string]string{"STREAM_CLUSTERS": "prod,,dev", "STREAM_BROKERS": "k:1"}, []string{"STREAM_CLUSTERS", `"" is not one`}, nil},
+		{"names that share variables", map[string]string{"STREAM_CLUSTERS": "prod-eu,prod_eu", "STREAM_BROKERS": "k:1"}, []string{"STREAM_CLUSTERS", "STREAM_PROD_EU_*"}, nil},
+		{"missing brokers, no fallback", map[string]string{"STREAM_CLUSTERS": "prod,dev", "STREAM_PROD_BROKERS": "p:1"},
+			[]string{"STREAM_DEV_BROKERS: not set; for cluster dev", "or set STREAM_BROKERS"}, []string{"STREAM_PROD_BROKERS"}},
+		{"bad prefixed value", map[string]string{"STREAM_CLUSTERS": "prod,dev", "STREAM_BROKERS": "k:1", "STREAM_DEV_LAG_THRESHOLD": "-1", "STREAM_DEV_BROKERS": "nohost"},
+			[]string{`STREAM_DEV_LAG_THRESHOLD="-1": invalid; accepted: for cluster dev`, `STREAM_DEV_BROKERS="nohost": invalid; accepted: for cluster dev`}, []string{"STREAM_PROD"}},
+		{"bad fallback value", map[string]string{"STREAM_CLUSTERS": "prod,dev", "STREAM_PROD_BROKERS": "p:1", "STREAM_EXPECTED_BROKERS": "x", "STREAM_PROD_EXPECTED_BROKERS": "1"},
+			[]string{`STREAM_EXPECTED_BROKERS="x": invalid; accepted: for cluster dev (falling back to STREAM_EXPECTED_BROKERS, as STREAM_DEV_EXPECTED_BROKERS is not set)`, "STREAM_DEV_BROKERS: not set"}, []string{"cluster prod"}},
+		{"sasl credentials for one cluster", map[string]string{"STREAM_CLUSTERS": "prod,dev", "STREAM_BROKERS": "k:1", "STREAM_DEV_SASL_MECHANISM": "PLAIN"},
+			[]string{"STREAM_DEV_SASL_USERNAME: not set; for cluster dev", "STREAM_DEV_SASL_PASSWORD: not set; for cluster dev"}, []string{"cluster prod"}},
+		{"fleet-wide problem named once", map[string]string{"STREAM_CLUSTERS": "prod,dev", "STREAM_BROKERS": "k:1", "STREAM_TIMEOUT": "soon"},
+			[]string{"(1 problem)", `STREAM_TIMEOUT="soon"`}, []string{"cluster"}},
+		{"secret never echoed", map[string]string{"STREAM_CLUSTERS": "prod", "STREAM_BROKERS": "bad", "STREAM_PROD_SASL_MECHANISM": "PLAIN", "STREAM_PROD_SASL_PASSWORD": "hunter2"},
+			[]string{"STREAM_PROD_SASL_USERNAME", "STREAM_BROKERS"}, []string{"hunter2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := read(tt.env)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(err.Error(), w) {
+					t.Errorf("error has %q:\n%v", w, err)
+				}
+			}
+		})
 	}
 }

@@ -345,6 +345,9 @@ func kerrKind(k sarama.KError) mcperr.Kind {
 	return mcperr.Unavailable
 }
 
+// Timeout is the limit of one report or tool call (Options.Timeout).
+func (c *Client) Timeout() time.Duration { return c.opts.Timeout }
+
 // Brokers returns the configured seed addresses (host:port).
 func (c *Client) Brokers() []string { return slices.Clone(c.opts.Brokers) }
 

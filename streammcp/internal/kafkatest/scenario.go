@@ -107,3 +107,27 @@ func (c *Cluster) SeedScenario(ctx context.Context) (*Seeded, error) {
 func record(topic string, p int32, i int) *kgo.Record {
 	return &kgo.Record{Topic: topic, Partition: p, Key: []byte(fmt.Sprintf("key-%d", i%10)), Value: []byte(fmt.Sprintf(`{"n":%d}`, i))}
 }
+
+// The quiet scenario: a healthy cluster whose only group is caught up.
+const (
+	TopicEvents     = "events"      // 3 partitions, RF 3, 100 messages each
+	GroupEventsSink = "events-sink" // Empty, committed at the log end: lag 0
+)
+
+// SeedQuiet creates the quiet scenario: nothing under-replicated, no lag.
+func (c *Cluster) SeedQuiet(ctx context.Context) error {
+	if err := c.CreateTopic(ctx, TopicEvents, 3, 3, nil); err != nil {
+		return err
+	}
+	offs := map[int32]int64{}
+	for p := range int32(3) {
+		if err := c.KF.MoveTopicPartition(TopicEvents, p, p%int32(c.opts.Brokers)); err != nil {
+			return fmt.Errorf("place %s/%d: %w", TopicEvents, p, err)
+		}
+		if err := c.Produce(ctx, TopicEvents, p, 100); err != nil {
+			return err
+		}
+		offs[p] = 100
+	}
+	return c.Commit(ctx, GroupEventsSink, map[string]map[int32]int64{TopicEvents: offs})
+}

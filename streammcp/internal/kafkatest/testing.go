@@ -53,3 +53,20 @@ func SilentBroker(t testing.TB) string {
 	t.Cleanup(func() { ln.Close(); <-done })
 	return ln.Addr().String()
 }
+
+// StartQuiet starts a 3-broker cluster with the quiet scenario (SeedQuiet)
+// for one test: healthy, no lag.
+func StartQuiet(t testing.TB) *Cluster {
+	t.Helper()
+	kc, err := Start(Options{})
+	if err != nil {
+		t.Fatalf("start the in-process Kafka cluster: %v", err)
+	}
+	t.Cleanup(kc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := kc.SeedQuiet(ctx); err != nil {
+		t.Fatalf("seed the in-process Kafka cluster: %v", err)
+	}
+	return kc
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -189,12 +190,26 @@ func TestResourcesInBothProtocolEras(t *testing.T) {
 					t.Errorf("%s mime %q", r.URI, r.MIMEType)
 				}
 			}
-			if len(uris) != 4 {
+			slices.Sort(uris)
+			wantURIs := []string{"stream-mcp://clusters", "stream-mcp://clusters/default/consumer-lag-report", "stream-mcp://clusters/default/health-check",
+				"stream-mcp://clusters/default/overview", "stream-mcp://clusters/default/under-replicated-partitions",
+				mcpserver.URILagReport, mcpserver.URIHealthCheck, mcpserver.URIOverview, mcpserver.URIURP}
+			if !slices.Equal(uris, wantURIs) {
 				t.Errorf("resources %v", uris)
 			}
 			tl, err := c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
-			if err != nil || len(tl.ResourceTemplates) != 1 || tl.ResourceTemplates[0].URITemplate.Raw() != mcpserver.URILagTemplate {
-				t.Fatalf("templates %+v %v", tl, err)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tmpls []string
+			for _, tm := range tl.ResourceTemplates {
+				tmpls = append(tmpls, tm.URITemplate.Raw())
+			}
+			slices.Sort(tmpls)
+			wantTmpls := []string{"stream-mcp://clusters/{cluster}/consumer-lag-report{?threshold}", "stream-mcp://clusters/{cluster}/health-check",
+				"stream-mcp://clusters/{cluster}/overview", "stream-mcp://clusters/{cluster}/under-replicated-partitions", mcpserver.URILagTemplate}
+			if !slices.Equal(tmpls, wantTmpls) {
+				t.Fatalf("templates %v", tmpls)
 			}
 			for uri := range contract {
 				m, err := readJSON(t, c, uri)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,24 +37,51 @@ const (
 	URILagReport   = "stream-mcp://consumer-lag-report"
 	// URILagTemplate lets a client pass its own threshold.
 	URILagTemplate = "stream-mcp://consumer-lag-report{?threshold}"
+	// URIClusters is the fleet document: every configured cluster at a glance.
+	URIClusters = "stream-mcp://clusters"
 )
+
+// reports are the four per-cluster report names, in listing order.
+var reports = []string{"overview", "health-check", "under-replicated-partitions", "consumer-lag-report"}
+
+// ClusterURI returns the URI of one cluster's report, e.g.
+// stream-mcp://clusters/prod/overview.
+func ClusterURI(cluster, report string) string {
+	return URIClusters + "/" + cluster + "/" + report
+}
 
 // Options configure the MCP surface.
 type Options struct {
+	// LagThreshold is the single cluster's threshold for New; NewFleet
+	// takes each cluster's own.
 	LagThreshold  int64
 	AllowWrites   bool
 	WatchInterval time.Duration
 	Logger        *slog.Logger
 }
 
-// Handler serves streammcp's resources, tools and prompts.
-type Handler struct {
-	kc   *kafka.Client
-	opts Options
-	log  *slog.Logger
+// Cluster is one Kafka cluster the surface serves.
+type Cluster struct {
+	Name         string
+	Client       *kafka.Client
+	LagThreshold int64
+}
 
+// clusterState is a cluster with its own shared reads: concurrent reads of
+// one cluster share a computation, different clusters never wait for each
+// other.
+type clusterState struct {
+	Cluster
 	clusterFlight flight.Group[*report.Cluster]
 	groupsFlight  flight.Group[*report.Groups]
+}
+
+// Handler serves streammcp's resources, tools and prompts.
+type Handler struct {
+	clusters []*clusterState // the default cluster first
+	byName   map[string]*clusterState
+	opts     Options
+	log      *slog.Logger
 
 	subs  *subscriptions
 	mcp   *server.MCPServer
@@ -63,17 +91,31 @@ type Handler struct {
 	listens  map[string]listener // subscriptions/listen streams (2026-07-28)
 }
 
-// New returns a Handler reading through kc.
+// New returns a Handler for one cluster, named default, read through kc.
 func New(kc *kafka.Client, o Options) *Handler {
+	return NewFleet([]Cluster{{Name: "default", Client: kc, LagThreshold: o.LagThreshold}}, o)
+}
+
+// NewFleet returns a Handler for several clusters; the first is the
+// default one, which the seed URIs and tools without cluster read.
+func NewFleet(clusters []Cluster, o Options) *Handler {
+	if len(clusters) == 0 {
+		panic("mcpserver.NewFleet: no cluster")
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if o.WatchInterval <= 0 {
 		o.WatchInterval = 30 * time.Second
 	}
-	h := &Handler{kc: kc, opts: o, log: o.Logger, subs: newSubscriptions(), listens: map[string]listener{}}
+	h := &Handler{opts: o, log: o.Logger, byName: map[string]*clusterState{}, subs: newSubscriptions(), listens: map[string]listener{}}
+	for _, c := range clusters {
+		cs := &clusterState{Cluster: c}
+		h.clusters = append(h.clusters, cs)
+		h.byName[c.Name] = cs
+	}
 	h.hooks = &server.Hooks{}
-	h.hooks.AddBeforeReadResource(routeQuery)
+	h.hooks.AddBeforeReadResource(h.routeQuery)
 	h.hooks.AddAfterSubscribe(h.onSubscribe)
 	h.hooks.AddAfterUnsubscribe(h.onUnsubscribe)
 	h.hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { h.subs.dropSession(s.SessionID()) })
@@ -84,6 +126,18 @@ func New(kc *kafka.Client, o Options) *Handler {
 	return h
 }
 
+// defaultCluster is the cluster the seed URIs and tools without cluster read.
+func (h *Handler) defaultCluster() *clusterState { return h.clusters[0] }
+
+// names lists the configured cluster names, the default first.
+func (h *Handler) names() []string {
+	out := make([]string, len(h.clusters))
+	for i, c := range h.clusters {
+		out[i] = c.Name
+	}
+	return out
+}
+
 // ServerOptions are the mcp-go options the surface needs (capabilities,
 // subscription hooks, instructions); pass them to serve.NewServer.
 func (h *Handler) ServerOptions() []server.ServerOption {
@@ -92,9 +146,12 @@ func (h *Handler) ServerOptions() []server.ServerOption {
 		server.WithToolCapabilities(false),
 		server.WithPromptCapabilities(false),
 		server.WithHooks(h.hooks),
-		server.WithInstructions("streammcp reports on a Kafka cluster. Read stream-mcp://health-check first; " +
+		server.WithInstructions("streammcp reports on Kafka clusters. Read stream-mcp://health-check first; " +
 			"stream-mcp://under-replicated-partitions and stream-mcp://consumer-lag-report{?threshold} give details; " +
-			"the tools describe brokers, topics, groups and configs and peek at messages without committing."),
+			"these serve the default cluster. stream-mcp://clusters lists every configured cluster at a glance, and " +
+			"stream-mcp://clusters/{cluster}/overview (also health-check, under-replicated-partitions, consumer-lag-report{?threshold}) " +
+			"serve each one. The tools describe brokers, topics, groups and configs and peek at messages without committing; " +
+			"they take an optional cluster."),
 	}
 }
 
@@ -120,18 +177,46 @@ func (h *Handler) RegisterWith(s *server.MCPServer, calls *toolcall.Pipeline) {
 }
 
 func (h *Handler) registerResources(s *server.MCPServer) {
-	res := []struct{ uri, name, desc string }{
+	desc := map[string]string{
+		"overview":                    "Broker, controller, topic and partition counts, under-replicated and offline partitions, offline broker ids and a health label (healthy, warning, critical) from one metadata read.",
+		"health-check":                "Broker, controller, partition and consumer statuses with an overall label (critical > warning > unknown > healthy); consumers use the cluster's lag threshold (STREAM_<NAME>_LAG_THRESHOLD or STREAM_LAG_THRESHOLD).",
+		"under-replicated-partitions": "Every partition whose ISR is smaller than its replica set (offline partitions listed apart), with missing replicas and advice naming the brokers and topics involved.",
+		"consumer-lag-report":         "Per-group lag against log-end offsets, high-lag partitions above the threshold (default STREAM_LAG_THRESHOLD) and advice. Add ?threshold=N for another threshold.",
+	}
+	title := map[string]string{
+		"overview": "Cluster overview", "health-check": "Cluster health check",
+		"under-replicated-partitions": "Under-replicated partitions", "consumer-lag-report": "Consumer lag report",
+	}
+	seeds := []struct{ uri, name, desc string }{
 		{URIOverview, "Cluster overview", "Broker, controller, topic and partition counts, under-replicated and offline partitions, offline broker ids and a health label (healthy, warning, critical) from one metadata read."},
 		{URIHealthCheck, "Cluster health check", "Broker, controller, partition and consumer statuses with an overall label (critical > warning > unknown > healthy); consumers use STREAM_LAG_THRESHOLD."},
 		{URIURP, "Under-replicated partitions", "Every partition whose ISR is smaller than its replica set (offline partitions listed apart), with missing replicas and advice naming the brokers and topics involved."},
 		{URILagReport, "Consumer lag report", "Per-group lag against log-end offsets, high-lag partitions above the threshold (default STREAM_LAG_THRESHOLD) and advice. Use stream-mcp://consumer-lag-report?threshold=N for another threshold."},
 	}
-	for _, r := range res {
+	for _, r := range seeds {
 		s.AddResource(mcp.NewResource(r.uri, r.name, mcp.WithResourceDescription(r.desc), mcp.WithMIMEType("application/json")), h.readResource)
 	}
 	s.AddResourceTemplate(mcp.NewResourceTemplate(URILagTemplate, "Consumer lag report with threshold",
 		mcp.WithTemplateDescription("The consumer lag report with a lag threshold of your choice: threshold is a non-negative integer number of messages."),
 		mcp.WithTemplateMIMEType("application/json")), h.readResource)
+	s.AddResource(mcp.NewResource(URIClusters, "Kafka fleet",
+		mcp.WithResourceDescription("Every configured cluster at a glance: health_status, broker_count, offline_broker_ids, under_replicated_partitions, offline_partitions, groups_with_high_lag, and error when the cluster could not be read. Clusters are read concurrently, each within its own timeout."),
+		mcp.WithMIMEType("application/json")), h.readResource)
+	for _, c := range h.clusters {
+		for _, r := range reports {
+			s.AddResource(mcp.NewResource(ClusterURI(c.Name, r), title[r]+" of "+c.Name,
+				mcp.WithResourceDescription(desc[r]+" Cluster "+c.Name+"."), mcp.WithMIMEType("application/json")), h.readResource)
+		}
+	}
+	for _, r := range reports {
+		tmpl := ClusterURI("{cluster}", r)
+		if r == "consumer-lag-report" {
+			tmpl += "{?threshold}"
+		}
+		s.AddResourceTemplate(mcp.NewResourceTemplate(tmpl, title[r]+" of a cluster",
+			mcp.WithTemplateDescription(desc[r]+" cluster is one of: "+strings.Join(h.names(), ", ")+"."),
+			mcp.WithTemplateMIMEType("application/json")), h.readResource)
+	}
 }
 
 // metaQueryURI is the _meta key that carries a report URI routeQuery
@@ -139,23 +224,22 @@ func (h *Handler) registerResources(s *server.MCPServer) {
 const metaQueryURI = "streammcp/query-uri"
 
 // routeQuery sends a report URI whose query mcp-go cannot route (static
-// resources match exactly, and the {?threshold} template matches only that
+// resources match exactly, and the {?threshold} templates match only that
 // one parameter, so ?threshold=7&foo=1 or overview?x=1 would get a bare
-// "resource not found") to the report's static entry, keeping the URI as
-// sent in _meta: the answer then names the parameter that is wrong.
-func routeQuery(_ context.Context, _ any, req *mcp.ReadResourceRequest) {
+// "resource not found") to the report's URI without the query, keeping the
+// URI as sent in _meta: the answer then names the parameter that is wrong.
+func (h *Handler) routeQuery(_ context.Context, _ any, req *mcp.ReadResourceRequest) {
 	u, err := url.Parse(req.Params.URI)
 	if err != nil || u.Scheme != "stream-mcp" || u.RawQuery == "" {
 		return
 	}
 	base := "stream-mcp://" + u.Host + u.Path
-	switch base {
-	case URIOverview, URIHealthCheck, URIURP, URILagReport:
-	default:
-		return // not a report: mcp-go's "not found" is the right answer
+	r, err := h.parseURI(base)
+	if err != nil {
+		return // not a report: the handler's "not found" is the right answer
 	}
-	if q, err := url.ParseQuery(u.RawQuery); err == nil && base == URILagReport && len(q) == 1 && len(q["threshold"]) == 1 {
-		return // the template serves it
+	if q, err := url.ParseQuery(u.RawQuery); err == nil && r.report == "consumer-lag-report" && len(q) == 1 && len(q["threshold"]) == 1 {
+		return // a template serves it
 	}
 	if req.Params.Meta == nil {
 		req.Params.Meta = &mcp.Meta{}
@@ -189,101 +273,203 @@ func (h *Handler) readResource(ctx context.Context, req mcp.ReadResourceRequest)
 	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: "application/json", Text: string(b)}}, nil
 }
 
-// Report computes the report a URI names.
+// Report computes the document a URI names: a report of the default
+// cluster (seed URIs), a report.Clustered (cluster URIs) or the
+// report.Fleet (stream-mcp://clusters).
 func (h *Handler) Report(ctx context.Context, uri string) (any, error) {
-	name, threshold, err := h.parseURI(uri)
+	return h.report(ctx, uri, liveReads{})
+}
+
+func (h *Handler) report(ctx context.Context, uri string, src snapshots) (any, error) {
+	r, err := h.parseURI(uri)
 	if err != nil {
 		return nil, err
 	}
-	switch name {
+	if r.fleet {
+		return h.fleet(ctx, src), nil
+	}
+	v, err := h.clusterReport(ctx, r, src)
+	if err != nil || !r.named {
+		return v, err
+	}
+	return report.Clustered{Cluster: r.cl.Name, Report: v}, nil
+}
+
+func (h *Handler) clusterReport(ctx context.Context, r ref, src snapshots) (any, error) {
+	switch r.report {
 	case "overview":
-		c, err := h.cluster(ctx)
+		c, err := src.cluster(ctx, r.cl)
 		if err != nil {
 			return nil, err
 		}
 		return report.NewOverview(c), nil
 	case "under-replicated-partitions":
-		c, err := h.cluster(ctx)
+		c, err := src.cluster(ctx, r.cl)
 		if err != nil {
 			return nil, err
 		}
 		return report.NewURPReport(c), nil
 	case "consumer-lag-report":
-		g, err := h.groups(ctx)
+		g, err := src.groups(ctx, r.cl)
 		if err != nil {
 			return nil, err
 		}
-		return report.NewLagReport(g, threshold), nil
+		return report.NewLagReport(g, r.threshold), nil
 	case "health-check":
-		return h.health(ctx)
+		return h.health(ctx, r.cl, src)
 	}
-	return nil, mcperr.NotFoundf("unknown resource %q", uri)
+	return nil, mcperr.NotFoundf("unknown report %q", r.report)
 }
 
-// parseURI checks a report URI and returns the report name and threshold.
-func (h *Handler) parseURI(uri string) (string, int64, error) {
+// ref is what a report URI names.
+type ref struct {
+	fleet     bool          // stream-mcp://clusters
+	cl        *clusterState // the cluster a report is about
+	report    string        // overview, health-check, under-replicated-partitions, consumer-lag-report
+	named     bool          // a stream-mcp://clusters/{cluster}/... URI: the document names its cluster
+	threshold int64
+}
+
+// parseURI checks a report URI: the seed URIs (default cluster), the
+// fleet document and stream-mcp://clusters/{cluster}/{report}.
+func (h *Handler) parseURI(uri string) (ref, error) {
 	u, err := url.Parse(uri)
 	if err != nil || u.Scheme != "stream-mcp" {
-		return "", 0, mcperr.Invalidf("resource URI %q is not a stream-mcp:// URI", uri)
+		return ref{}, mcperr.Invalidf("resource URI %q is not a stream-mcp:// URI", uri)
 	}
-	name := u.Host + strings.TrimSuffix(u.Path, "/")
-	threshold := h.opts.LagThreshold
+	var r ref
+	path := strings.TrimSuffix(u.Path, "/")
+	switch {
+	case u.Host == "clusters" && path == "":
+		r.fleet = true
+	case u.Host == "clusters":
+		parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+		if len(parts) != 2 || !slices.Contains(reports, parts[1]) {
+			return ref{}, mcperr.NotFoundf("unknown resource %q: cluster reports are stream-mcp://clusters/{cluster}/ followed by %s", uri, strings.Join(reports, ", "))
+		}
+		cl, ok := h.byName[parts[0]]
+		if !ok {
+			return ref{}, mcperr.NotFoundf("unknown cluster %q in %s: the configured clusters are %s (STREAM_CLUSTERS)", parts[0], uri, strings.Join(h.names(), ", "))
+		}
+		r.cl, r.report, r.named = cl, parts[1], true
+	case path == "" && slices.Contains(reports, u.Host):
+		r.cl, r.report = h.defaultCluster(), u.Host
+	default:
+		return ref{}, mcperr.NotFoundf("unknown resource %q", uri)
+	}
+	if r.cl != nil {
+		r.threshold = r.cl.LagThreshold
+	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return "", 0, mcperr.Invalidf("resource URI %q has a malformed query string: %v", uri, err)
+		return ref{}, mcperr.Invalidf("resource URI %q has a malformed query string: %v", uri, err)
+	}
+	example := URILagReport + "?threshold=5000"
+	if r.named {
+		example = ClusterURI(r.cl.Name, "consumer-lag-report") + "?threshold=5000"
 	}
 	for k, vs := range q {
-		if name != "consumer-lag-report" || k != "threshold" {
+		if r.report != "consumer-lag-report" || k != "threshold" {
 			accepted := "this resource takes no query parameters"
-			if name == "consumer-lag-report" {
-				accepted = "the only accepted parameter is threshold (a non-negative integer), e.g. stream-mcp://consumer-lag-report?threshold=5000"
+			if r.report == "consumer-lag-report" {
+				accepted = "the only accepted parameter is threshold (a non-negative integer), e.g. " + example
 			}
-			return "", 0, mcperr.Invalidf("unknown query parameter %q in %s: %s", k, uri, accepted)
+			return ref{}, mcperr.Invalidf("unknown query parameter %q in %s: %s", k, uri, accepted)
 		}
 		if len(vs) != 1 {
-			return "", 0, mcperr.Invalidf("query parameter threshold given %d times in %s: give it once, as a non-negative integer", len(vs), uri)
+			return ref{}, mcperr.Invalidf("query parameter threshold given %d times in %s: give it once, as a non-negative integer", len(vs), uri)
 		}
 		n, err := strconv.ParseInt(vs[0], 10, 64)
 		if err != nil || n < 0 {
-			return "", 0, mcperr.Invalidf("invalid query parameter threshold=%q in %s: accepted is a non-negative integer number of messages, e.g. ?threshold=5000", vs[0], uri)
+			return ref{}, mcperr.Invalidf("invalid query parameter threshold=%q in %s: accepted is a non-negative integer number of messages, e.g. ?threshold=5000", vs[0], uri)
 		}
-		threshold = n
+		r.threshold = n
 	}
-	return name, threshold, nil
+	return r, nil
 }
 
-// cluster reads the cluster snapshot, sharing concurrent reads.
-func (h *Handler) cluster(ctx context.Context) (*report.Cluster, error) {
-	v, _, err := h.clusterFlight.Do(ctx, "cluster", h.kc.Cluster)
+// snapshots reads a cluster's snapshots: live (shared among concurrent
+// readers) or, for the watcher, at most once per tick.
+type snapshots interface {
+	cluster(ctx context.Context, c *clusterState) (*report.Cluster, error)
+	groups(ctx context.Context, c *clusterState) (*report.Groups, error)
+}
+
+// liveReads reads Kafka now, sharing concurrent reads of one cluster.
+type liveReads struct{}
+
+func (liveReads) cluster(ctx context.Context, c *clusterState) (*report.Cluster, error) {
+	v, _, err := c.clusterFlight.Do(ctx, "cluster", c.Client.Cluster)
 	return v, err
 }
 
-// groups reads the consumer-group snapshot, sharing concurrent reads.
-func (h *Handler) groups(ctx context.Context) (*report.Groups, error) {
-	v, _, err := h.groupsFlight.Do(ctx, "groups", h.kc.Groups)
+func (liveReads) groups(ctx context.Context, c *clusterState) (*report.Groups, error) {
+	v, _, err := c.groupsFlight.Do(ctx, "groups", c.Client.Groups)
 	return v, err
 }
 
 // health reads both snapshots in parallel. Cluster metadata is required;
 // a failed group read makes the consumer status unknown with its error.
-func (h *Handler) health(ctx context.Context) (report.HealthCheck, error) {
+func (h *Handler) health(ctx context.Context, cl *clusterState, src snapshots) (report.HealthCheck, error) {
+	r := both(ctx, cl, src)
+	if r.err != nil {
+		return report.HealthCheck{}, r.err
+	}
+	return report.NewHealthCheck(r.c, r.g, r.gerr, cl.LagThreshold), nil
+}
+
+// pair is a cluster's metadata and groups snapshots; gerr is the groups
+// error as a message.
+type pair struct {
+	c    *report.Cluster
+	err  error
+	g    *report.Groups
+	gerr string
+}
+
+// both reads a cluster's metadata and groups snapshots in parallel.
+func both(ctx context.Context, cl *clusterState, src snapshots) pair {
 	type gres struct {
 		g   *report.Groups
 		err error
 	}
 	ch := make(chan gres, 1)
 	go func() {
-		g, err := h.groups(ctx)
+		g, err := src.groups(ctx, cl)
 		ch <- gres{g, err}
 	}()
-	c, err := h.cluster(ctx)
+	c, err := src.cluster(ctx, cl)
 	gr := <-ch
-	if err != nil {
-		return report.HealthCheck{}, err
-	}
 	msg := ""
 	if gr.err != nil {
 		msg = mcperr.Message(gr.err)
 	}
-	return report.NewHealthCheck(c, gr.g, msg, h.opts.LagThreshold), nil
+	return pair{c, err, gr.g, msg}
+}
+
+// fleetGrace is how long past a cluster's own timeout the fleet document
+// waits for it; the client already bounds each read by its timeout, this
+// only guards against a read that would not stop.
+const fleetGrace = 500 * time.Millisecond
+
+// fleet reads every cluster concurrently, each within its own timeout: an
+// unreachable cluster is an entry with error, never a failed document, and
+// never delays the others past its own timeout.
+func (h *Handler) fleet(ctx context.Context, src snapshots) report.Fleet {
+	entries := make([]report.FleetEntry, len(h.clusters))
+	var wg sync.WaitGroup
+	for i, cl := range h.clusters {
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, cl.Client.Timeout()+fleetGrace)
+			defer cancel()
+			r := both(cctx, cl, src)
+			cerr := ""
+			if r.err != nil {
+				r.c, cerr = nil, mcperr.Message(r.err)
+			}
+			entries[i] = report.NewFleetEntry(cl.Name, r.c, cerr, r.g, r.gerr, cl.LagThreshold)
+		})
+	}
+	wg.Wait()
+	return report.NewFleet(time.Now(), entries)
 }

@@ -43,26 +43,44 @@ func writes(title string) []mcp.ToolOption {
 	}
 }
 
-func tool(name, desc string, opts ...mcp.ToolOption) mcp.Tool {
+// tool declares a tool with the optional cluster argument every tool takes.
+func (h *Handler) tool(name, desc string, opts ...mcp.ToolOption) mcp.Tool {
+	opts = append(opts, mcp.WithString("cluster", mcp.Enum(h.names()...),
+		mcp.Description(fmt.Sprintf("Kafka cluster to use, as named in STREAM_CLUSTERS; omit for the default cluster (%s)", h.defaultCluster().Name))))
 	return mcp.NewTool(name, append([]mcp.ToolOption{mcp.WithDescription(desc)}, opts...)...)
 }
 
+// clusterArg returns the cluster a call names (the default one without
+// cluster).
+func (h *Handler) clusterArg(req mcp.CallToolRequest) (*clusterState, error) {
+	v, ok := req.GetArguments()["cluster"]
+	if !ok || v == nil {
+		return h.defaultCluster(), nil
+	}
+	name, _ := v.(string)
+	if cl, ok := h.byName[name]; ok {
+		return cl, nil
+	}
+	return nil, mcperr.Invalidf("unknown cluster %q: the configured clusters are %s (STREAM_CLUSTERS); omit cluster for the default one, %s",
+		fmt.Sprint(v), strings.Join(h.names(), ", "), h.defaultCluster().Name)
+}
+
 func (h *Handler) registerTools(calls *toolcall.Pipeline) {
-	calls.Read(tool("list_brokers", "List the live Kafka brokers: id, host, port, rack and whether it is the controller.",
+	calls.Read(h.tool("list_brokers", "List the live Kafka brokers: id, host, port, rack and whether it is the controller.",
 		readOnly("List brokers")...), h.listBrokers)
-	calls.Read(tool("list_topics", "List every topic with its partition count, replication factor and whether it is internal.",
+	calls.Read(h.tool("list_topics", "List every topic with its partition count, replication factor and whether it is internal.",
 		readOnly("List topics")...), h.listTopics)
-	calls.Read(tool("describe_topic", "Describe one topic: per partition the leader, replicas, ISR, offline replicas, earliest and latest offsets; and the topic's non-default configs.",
+	calls.Read(h.tool("describe_topic", "Describe one topic: per partition the leader, replicas, ISR, offline replicas, earliest and latest offsets; and the topic's non-default configs.",
 		append(readOnly("Describe topic"), mcp.WithString("topic", mcp.Required(), mcp.Description("topic name")))...), h.describeTopic)
-	calls.Read(tool("list_consumer_groups", "List every consumer group with its state, protocol type, member count and coordinator broker.",
+	calls.Read(h.tool("list_consumer_groups", "List every consumer group with its state, protocol type, member count and coordinator broker.",
 		readOnly("List consumer groups")...), h.listGroups)
-	calls.Read(tool("describe_consumer_group", "Describe one consumer group (is it consuming or stuck?): members with client id, host and assigned partitions; per partition the committed offset, log-end offset and lag (null when the partition was never committed).",
+	calls.Read(h.tool("describe_consumer_group", "Describe one consumer group (is it consuming or stuck?): members with client id, host and assigned partitions; per partition the committed offset, log-end offset and lag (null when the partition was never committed).",
 		append(readOnly("Describe consumer group"), mcp.WithString("group_id", mcp.Required(), mcp.Description("consumer group id")))...), h.describeGroup)
-	calls.Read(tool("describe_configs", "Show every config of a broker or a topic with its value, source and whether it is the default, read-only or sensitive (sensitive values are hidden).",
+	calls.Read(h.tool("describe_configs", "Show every config of a broker or a topic with its value, source and whether it is the default, read-only or sensitive (sensitive values are hidden).",
 		append(readOnly("Describe configs"),
 			mcp.WithString("resource_type", mcp.Required(), mcp.Enum("topic", "broker"), mcp.Description("topic or broker")),
 			mcp.WithString("resource_name", mcp.Required(), mcp.Description("topic name, or broker id (e.g. \"1\")")))...), h.describeConfigs)
-	calls.Read(tool("consume_messages", fmt.Sprintf("Peek at messages of one partition without a consumer group and without committing anything: from an offset, or the last N messages (default: the last %d). Keys, values and headers are shown as UTF-8 when valid, base64 otherwise. Bounded by max_messages (≤ %d) and max_bytes (≤ %d).", defaultMessages, maxMessages, maxBytes),
+	calls.Read(h.tool("consume_messages", fmt.Sprintf("Peek at messages of one partition without a consumer group and without committing anything: from an offset, or the last N messages (default: the last %d). Keys, values and headers are shown as UTF-8 when valid, base64 otherwise. Bounded by max_messages (≤ %d) and max_bytes (≤ %d).", defaultMessages, maxMessages, maxBytes),
 		append(readOnly("Peek at messages"),
 			mcp.WithString("topic", mcp.Required(), mcp.Description("topic name")),
 			mcp.WithInteger("partition", mcp.Description("partition number (default 0)"), mcp.Min(0)),
@@ -74,7 +92,7 @@ func (h *Handler) registerTools(calls *toolcall.Pipeline) {
 	if !h.opts.AllowWrites {
 		return
 	}
-	calls.Change(tool("produce_message", "Write one message to a topic (acks=all). Enabled by STREAM_ALLOW_WRITES=true.",
+	calls.Change(h.tool("produce_message", "Write one message to a topic (acks=all). Enabled by STREAM_ALLOW_WRITES=true.",
 		append(writes("Produce message"),
 			mcp.WithString("topic", mcp.Required(), mcp.Description("topic name")),
 			mcp.WithString("value", mcp.Required(), mcp.Description("message value (UTF-8)")),
@@ -82,7 +100,7 @@ func (h *Handler) registerTools(calls *toolcall.Pipeline) {
 			mcp.WithInteger("partition", mcp.Description("partition to write to; omit to let the key choose"), mcp.Min(0)),
 			mcp.WithObject("headers", mcp.Description("message headers, name to string value"), mcp.AdditionalProperties(map[string]any{"type": "string"})),
 		)...), toolcall.Change, h.planProduce)
-	calls.Change(tool("create_topic", "Create a topic. Enabled by STREAM_ALLOW_WRITES=true.",
+	calls.Change(h.tool("create_topic", "Create a topic. Enabled by STREAM_ALLOW_WRITES=true.",
 		append(writes("Create topic"),
 			mcp.WithString("name", mcp.Required(), mcp.Description("topic name")),
 			mcp.WithInteger("partitions", mcp.Description("number of partitions (default 1)"), mcp.Min(1)),
@@ -100,16 +118,26 @@ func result(v any) *mcp.CallToolResult {
 	return mcp.NewToolResultStructured(v, string(b))
 }
 
-func (h *Handler) listBrokers(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	b, err := h.kc.ListBrokers(ctx)
+func (h *Handler) listBrokers(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	cl, err := h.clusterArg(req)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	kc := cl.Client
+	b, err := kc.ListBrokers(ctx)
 	if err != nil {
 		return mcperr.ToolResult(err), nil
 	}
 	return result(map[string]any{"brokers": b}), nil
 }
 
-func (h *Handler) listTopics(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	t, err := h.kc.ListTopics(ctx)
+func (h *Handler) listTopics(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	cl, err := h.clusterArg(req)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	kc := cl.Client
+	t, err := kc.ListTopics(ctx)
 	if err != nil {
 		return mcperr.ToolResult(err), nil
 	}
@@ -117,19 +145,29 @@ func (h *Handler) listTopics(ctx context.Context, _ mcp.CallToolRequest) (*mcp.C
 }
 
 func (h *Handler) describeTopic(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	cl, err := h.clusterArg(req)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	kc := cl.Client
 	topic, err := stringArg(req, "topic", true)
 	if err != nil {
 		return mcperr.ToolResult(err), nil
 	}
-	d, err := h.kc.DescribeTopic(ctx, topic)
+	d, err := kc.DescribeTopic(ctx, topic)
 	if err != nil {
 		return mcperr.ToolResult(err), nil
 	}
 	return result(d), nil
 }
 
-func (h *Handler) listGroups(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	g, err := h.kc.ListConsumerGroups(ctx)
+func (h *Handler) listGroups(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	cl, err := h.clusterArg(req)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	kc := cl.Client
+	g, err := kc.ListConsumerGroups(ctx)
 	if err != nil {
 		return mcperr.ToolResult(err), nil
 	}
@@ -137,11 +175,16 @@ func (h *Handler) listGroups(ctx context.Context, _ mcp.CallToolRequest) (*mcp.C
 }
 
 func (h *Handler) describeGroup(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	cl, err := h.clusterArg(req)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	kc := cl.Client
 	id, err := stringArg(req, "group_id", true)
 	if err != nil {
 		return mcperr.ToolResult(err), nil
 	}
-	d, err := h.kc.DescribeConsumerGroup(ctx, id)
+	d, err := kc.DescribeConsumerGroup(ctx, id)
 	if err != nil {
 		return mcperr.ToolResult(err), nil
 	}
@@ -149,6 +192,11 @@ func (h *Handler) describeGroup(ctx context.Context, req mcp.CallToolRequest) (*
 }
 
 func (h *Handler) describeConfigs(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	cl, err := h.clusterArg(req)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	kc := cl.Client
 	rt, err := stringArg(req, "resource_type", true)
 	if err != nil {
 		return mcperr.ToolResult(err), nil
@@ -165,7 +213,7 @@ func (h *Handler) describeConfigs(ctx context.Context, req mcp.CallToolRequest) 
 			return mcperr.ToolResult(mcperr.Invalidf("resource_name %q is not a broker id; give the numeric id (list_brokers shows them)", name)), nil
 		}
 	}
-	c, err := h.kc.DescribeConfigs(ctx, rt, name)
+	c, err := kc.DescribeConfigs(ctx, rt, name)
 	if err != nil {
 		return mcperr.ToolResult(err), nil
 	}
@@ -173,6 +221,11 @@ func (h *Handler) describeConfigs(ctx context.Context, req mcp.CallToolRequest) 
 }
 
 func (h *Handler) consume(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	cl, err := h.clusterArg(req)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	kc := cl.Client
 	topic, err := stringArg(req, "topic", true)
 	if err != nil {
 		return mcperr.ToolResult(err), nil
@@ -207,21 +260,32 @@ func (h *Handler) consume(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		r.Last = int(min(last, count))
 	}
 	r.MaxCount, r.MaxBytes = int(count), int32(bytes)
-	res, err := h.kc.Consume(ctx, r)
+	res, err := kc.Consume(ctx, r)
 	if err != nil {
 		return mcperr.ToolResult(err), nil
 	}
 	return result(res), nil
 }
 
-// target names the cluster a write goes to, for previews and audit records.
-func (h *Handler) target() string {
-	return "kafka " + strings.Join(h.kc.Brokers(), ",")
+// target names the cluster a write goes to, for previews and audit records:
+// "kafka <brokers>" when the only cluster is the unnamed default (as before
+// clusters existed), "kafka cluster <name> at <brokers>" in a fleet.
+func (h *Handler) target(cl *clusterState) string {
+	brokers := strings.Join(cl.Client.Brokers(), ",")
+	if len(h.clusters) == 1 && cl.Name == "default" {
+		return "kafka " + brokers
+	}
+	return "kafka cluster " + cl.Name + " at " + brokers
 }
 
 // planProduce decodes produce_message's arguments once into the request that
 // the preview describes and Run sends.
 func (h *Handler) planProduce(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
+	cl, err := h.clusterArg(req)
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	kc := cl.Client
 	topic, err := stringArg(req, "topic", true)
 	if err != nil {
 		return toolcall.Plan{}, err
@@ -250,14 +314,14 @@ func (h *Handler) planProduce(ctx context.Context, req mcp.CallToolRequest) (too
 	if r.Headers, err = stringMap(args, "headers"); err != nil {
 		return toolcall.Plan{}, err
 	}
-	target := h.target()
+	target := h.target(cl)
 	return toolcall.Plan{
 		Class:    toolcall.Change,
 		Target:   target,
 		Commands: []string{produceCommand(r)},
-		Describe: func(ctx context.Context) (toolcall.Preview, error) { return h.describeProduce(ctx, r, target) },
+		Describe: func(ctx context.Context) (toolcall.Preview, error) { return describeProduce(ctx, kc, r, target) },
 		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
-			res, err := h.kc.Produce(ctx, r)
+			res, err := kc.Produce(ctx, r)
 			if err != nil {
 				return nil, err
 			}
@@ -296,8 +360,8 @@ func shorten(s string, n int) string {
 
 // describeProduce reads the topic's partitions and latest offsets: where
 // the message would land and at which offset.
-func (h *Handler) describeProduce(ctx context.Context, r kafka.ProduceRequest, target string) (toolcall.Preview, error) {
-	d, err := h.kc.DescribeTopic(ctx, r.Topic)
+func describeProduce(ctx context.Context, kc *kafka.Client, r kafka.ProduceRequest, target string) (toolcall.Preview, error) {
+	d, err := kc.DescribeTopic(ctx, r.Topic)
 	if mcperr.KindOf(err) == mcperr.NotFound {
 		return toolcall.Preview{
 			Summary:      fmt.Sprintf("Produce one message (%d-byte value) to topic %s on %s. The topic does not exist: the brokers either refuse the message or create the topic with their defaults (auto.create.topics.enable).", len(r.Value), r.Topic, target),
@@ -343,6 +407,11 @@ func (h *Handler) describeProduce(ctx context.Context, r kafka.ProduceRequest, t
 
 // planCreateTopic decodes create_topic's arguments once.
 func (h *Handler) planCreateTopic(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
+	cl, err := h.clusterArg(req)
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	kc := cl.Client
 	name, err := stringArg(req, "name", true)
 	if err != nil {
 		return toolcall.Plan{}, err
@@ -359,7 +428,7 @@ func (h *Handler) planCreateTopic(ctx context.Context, req mcp.CallToolRequest) 
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
-	target := h.target()
+	target := h.target(cl)
 	rfText := strconv.FormatInt(rf, 10)
 	if rf < 0 {
 		rfText = "the broker default (default.replication.factor)"
@@ -375,7 +444,7 @@ func (h *Handler) planCreateTopic(ctx context.Context, req mcp.CallToolRequest) 
 		Target:   target,
 		Commands: []string{cmd},
 		Describe: func(ctx context.Context) (toolcall.Preview, error) {
-			d, err := h.kc.DescribeTopic(ctx, name)
+			d, err := kc.DescribeTopic(ctx, name)
 			switch {
 			case mcperr.KindOf(err) == mcperr.NotFound:
 				return toolcall.Preview{
@@ -395,7 +464,7 @@ func (h *Handler) planCreateTopic(ctx context.Context, req mcp.CallToolRequest) 
 			}, nil
 		},
 		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
-			if err := h.kc.CreateTopic(ctx, name, int32(parts), int16(rf), configs); err != nil {
+			if err := kc.CreateTopic(ctx, name, int32(parts), int16(rf), configs); err != nil {
 				return nil, err
 			}
 			h.log.Info("topic created", "topic", name, "partitions", parts, "replication_factor", rf)

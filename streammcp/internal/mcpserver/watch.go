@@ -95,7 +95,7 @@ func (h *Handler) onSubscribe(ctx context.Context, _ any, req *mcp.SubscribeRequ
 		return
 	}
 	uri := req.Params.URI
-	if _, _, err := h.parseURI(uri); err != nil {
+	if _, err := h.parseURI(uri); err != nil {
 		h.log.Warn("subscription to an unknown resource ignored", "uri", uri, "err", err)
 		return
 	}
@@ -112,8 +112,9 @@ func (h *Handler) onUnsubscribe(ctx context.Context, _ any, req *mcp.Unsubscribe
 }
 
 // Watch re-reads every subscribed report each interval until ctx ends and
-// notifies subscribers when a status label or count changed. Idle when
-// nobody is subscribed.
+// notifies subscribers when a status label or count changed. Within one
+// tick each cluster is read at most once, however many of its reports (and
+// the fleet document) are subscribed. Idle when nobody is subscribed.
 func (h *Handler) Watch(ctx context.Context) {
 	t := time.NewTicker(h.opts.WatchInterval)
 	defer t.Stop()
@@ -122,16 +123,72 @@ func (h *Handler) Watch(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			for _, uri := range h.subs.uris() {
-				h.check(ctx, uri)
-			}
+			h.tick(ctx)
 		}
 	}
 }
 
-// check reads one report and notifies its subscribers on a change.
+// tick re-reads what subscribers follow, sharing one read per cluster.
+func (h *Handler) tick(ctx context.Context) {
+	src := newTickReads()
+	var wg sync.WaitGroup
+	for _, uri := range h.subs.uris() {
+		wg.Go(func() { h.checkWith(ctx, uri, tickSource{src}) })
+	}
+	wg.Wait()
+}
+
+// tickReads reads each cluster's snapshots at most once (per watcher tick).
+type tickReads struct {
+	mu      sync.Mutex
+	cluster map[*clusterState]func() (*report.Cluster, error)
+	group   map[*clusterState]func() (*report.Groups, error)
+}
+
+func newTickReads() *tickReads {
+	return &tickReads{cluster: map[*clusterState]func() (*report.Cluster, error){}, group: map[*clusterState]func() (*report.Groups, error){}}
+}
+
+func (t *tickReads) clusterOf(ctx context.Context, c *clusterState) (*report.Cluster, error) {
+	t.mu.Lock()
+	f, ok := t.cluster[c]
+	if !ok {
+		f = sync.OnceValues(func() (*report.Cluster, error) { return liveReads{}.cluster(ctx, c) })
+		t.cluster[c] = f
+	}
+	t.mu.Unlock()
+	return f()
+}
+
+func (t *tickReads) groupsOf(ctx context.Context, c *clusterState) (*report.Groups, error) {
+	t.mu.Lock()
+	f, ok := t.group[c]
+	if !ok {
+		f = sync.OnceValues(func() (*report.Groups, error) { return liveReads{}.groups(ctx, c) })
+		t.group[c] = f
+	}
+	t.mu.Unlock()
+	return f()
+}
+
+// tickSource adapts tickReads to snapshots.
+type tickSource struct{ *tickReads }
+
+func (t tickSource) cluster(ctx context.Context, c *clusterState) (*report.Cluster, error) {
+	return t.clusterOf(ctx, c)
+}
+
+func (t tickSource) groups(ctx context.Context, c *clusterState) (*report.Groups, error) {
+	return t.groupsOf(ctx, c)
+}
+
+// check reads one report now and notifies its subscribers on a change.
 func (h *Handler) check(ctx context.Context, uri string) {
-	v, err := h.Report(ctx, uri)
+	h.checkWith(ctx, uri, liveReads{})
+}
+
+func (h *Handler) checkWith(ctx context.Context, uri string, src snapshots) {
+	v, err := h.report(ctx, uri, src)
 	sig := ""
 	if err != nil {
 		sig = "error" // a report that starts or stops failing is a change
@@ -159,6 +216,20 @@ func (h *Handler) check(ctx context.Context, uri string) {
 func signature(v any) string {
 	var s any
 	switch r := v.(type) {
+	case report.Clustered:
+		return r.Cluster + " " + signature(r.Report)
+	case report.Fleet:
+		type entry struct {
+			Cluster, Status                string
+			Brokers, URP, Offline, HighLag *int
+			OfflineIDs                     []int32
+			Failed                         bool // the error text may vary; failing or not is the change
+		}
+		var es []entry
+		for _, e := range r.Clusters {
+			es = append(es, entry{e.Cluster, e.HealthStatus, e.BrokerCount, e.UnderReplicatedPartitions, e.OfflinePartitions, e.GroupsWithHighLag, e.OfflineBrokerIDs, e.Error != ""})
+		}
+		s = es
 	case report.Overview:
 		r.Timestamp = ""
 		s = r
@@ -222,7 +293,7 @@ func (h *Handler) onListen(ctx context.Context, id any, req *mcp.SubscriptionsLi
 	key := listenKey(s, id)
 	var uris []string
 	for _, uri := range req.Params.Notifications.ResourceSubscriptions {
-		if _, _, err := h.parseURI(uri); err != nil {
+		if _, err := h.parseURI(uri); err != nil {
 			h.log.Warn("subscription to an unknown resource ignored", "uri", uri, "err", err)
 			continue
 		}

@@ -1,0 +1,426 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/mcpserver"
+)
+
+// -update rewrites the golden files (e2e.Golden reads the flag).
+var _ = flag.Bool("update", false, "rewrite golden files")
+
+var reportNames = []string{"overview", "health-check", "under-replicated-partitions", "consumer-lag-report"}
+
+// fleet is three in-process clusters with different scenarios:
+//   - lagging (the default cluster): the seeded scenario, two groups lag
+//     past 1000 messages;
+//   - degraded: the seeded scenario with broker 1 offline;
+//   - quiet: healthy, its only group caught up.
+type fleet struct {
+	lagging, degraded, quiet *kafkatest.Cluster
+}
+
+func startFleet(t *testing.T) fleet {
+	t.Helper()
+	var f fleet
+	var wg sync.WaitGroup
+	wg.Go(func() { f.lagging = kafkatest.StartSeeded(t) })
+	wg.Go(func() { f.degraded = kafkatest.StartSeeded(t) })
+	wg.Go(func() { f.quiet = kafkatest.StartQuiet(t) })
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	if err := f.degraded.SetMetadataFault(context.Background(), kafkatest.BrokerDown(1)); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func newClient(t testing.TB, addrs []string, timeout time.Duration) *kafka.Client {
+	t.Helper()
+	kcl, err := kafka.New(kafka.Options{Brokers: addrs, Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kcl.Close() })
+	return kcl
+}
+
+func newFleetEnv(t testing.TB, clusters []mcpserver.Cluster, o mcpserver.Options) (*mcpserver.Handler, *server.MCPServer) {
+	t.Helper()
+	h := mcpserver.NewFleet(clusters, o)
+	s := server.NewMCPServer("streammcp", "test", h.ServerOptions()...)
+	h.Register(s)
+	return h, s
+}
+
+func (f fleet) clusters(t *testing.T) []mcpserver.Cluster {
+	return []mcpserver.Cluster{
+		{Name: "lagging", Client: newClient(t, f.lagging.Addrs(), 5*time.Second), LagThreshold: 1000},
+		{Name: "degraded", Client: newClient(t, f.degraded.Addrs(), 5*time.Second), LagThreshold: 1000},
+		{Name: "quiet", Client: newClient(t, f.quiet.Addrs(), 5*time.Second), LagThreshold: 1000},
+	}
+}
+
+var stamp = regexp.MustCompile(`"timestamp": "[^"]+"`)
+
+// readText reads uri and returns its text with timestamps masked.
+func readText(t *testing.T, c *client.Client, uri string) string {
+	t.Helper()
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = uri
+	res, err := c.ReadResource(context.Background(), req)
+	if err != nil {
+		t.Fatalf("read %s: %v", uri, err)
+	}
+	tc, ok := res.Contents[0].(mcp.TextResourceContents)
+	if len(res.Contents) != 1 || !ok || tc.MIMEType != "application/json" || tc.URI != uri {
+		t.Fatalf("read %s: %#v", uri, res.Contents)
+	}
+	return stamp.ReplaceAllString(tc.Text, `"timestamp": "<timestamp>"`)
+}
+
+// TestFleetReports reads every report of three clusters with different
+// scenarios, the fleet document and the seed URIs.
+func TestFleetReports(t *testing.T) {
+	f := startFleet(t)
+	_, s := newFleetEnv(t, f.clusters(t), mcpserver.Options{})
+	c := connect(t, s, mcp.ProtocolVersion20251125)
+
+	t.Run("every cluster report is exact", func(t *testing.T) {
+		for _, cl := range []string{"lagging", "degraded", "quiet"} {
+			for _, r := range reportNames {
+				got := readText(t, c, mcpserver.ClusterURI(cl, r))
+				e2e.Golden(t, filepath.Join("..", "..", "testdata", "fleet", cl+"."+r+".golden.json"), got+"\n")
+			}
+		}
+	})
+
+	t.Run("cluster reports are the seed documents plus cluster", func(t *testing.T) {
+		// The lagging and degraded clusters run the scenarios whose seed
+		// documents kafka's tests pin (healthy and offline-broker).
+		for cl, scenario := range map[string]string{"lagging": "healthy", "degraded": "offline-broker"} {
+			for _, r := range reportNames {
+				got := readText(t, c, mcpserver.ClusterURI(cl, r))
+				want := golden(t, scenario, r)
+				if got != "{\n  \"cluster\": \""+cl+"\","+strings.TrimPrefix(want, "{") {
+					t.Errorf("%s/%s is not the %s document plus cluster:\n%s", cl, r, scenario, got)
+				}
+			}
+		}
+	})
+
+	t.Run("seed URIs serve the default cluster byte for byte as before", func(t *testing.T) {
+		for _, r := range reportNames {
+			if got, want := readText(t, c, "stream-mcp://"+r), golden(t, "healthy", r); got != want {
+				t.Errorf("stream-mcp://%s changed:\n got %s\nwant %s", r, got, want)
+			}
+		}
+	})
+
+	t.Run("fleet document", func(t *testing.T) {
+		got := readText(t, c, mcpserver.URIClusters)
+		e2e.Golden(t, filepath.Join("..", "..", "testdata", "fleet", "clusters.golden.json"), got+"\n")
+		var doc struct {
+			HealthStatus string `json:"health_status"`
+			Clusters     []struct {
+				Cluster                   string  `json:"cluster"`
+				HealthStatus              string  `json:"health_status"`
+				BrokerCount               *int    `json:"broker_count"`
+				OfflineBrokerIDs          []int32 `json:"offline_broker_ids"`
+				UnderReplicatedPartitions *int    `json:"under_replicated_partitions"`
+				OfflinePartitions         *int    `json:"offline_partitions"`
+				GroupsWithHighLag         *int    `json:"groups_with_high_lag"`
+				Error                     *string `json:"error"`
+			} `json:"clusters"`
+		}
+		if err := json.Unmarshal([]byte(got), &doc); err != nil {
+			t.Fatal(err)
+		}
+		type row struct {
+			name, status                   string
+			brokers, urp, offline, highLag int
+			offlineIDs                     []int32
+		}
+		want := []row{
+			{"lagging", "warning", 3, 0, 0, 2, []int32{}},
+			// Broker 1 coordinated the lagging groups: they cannot be listed,
+			// and error says so.
+			{"degraded", "critical", 2, 6, 3, 0, []int32{1}},
+			{"quiet", "healthy", 3, 0, 0, 0, []int32{}},
+		}
+		if len(doc.Clusters) != len(want) || doc.HealthStatus != "critical" {
+			t.Fatalf("fleet %s", got)
+		}
+		for i, w := range want {
+			e := doc.Clusters[i]
+			if e.Cluster != w.name || e.HealthStatus != w.status || e.BrokerCount == nil || *e.BrokerCount != w.brokers ||
+				*e.UnderReplicatedPartitions != w.urp || *e.OfflinePartitions != w.offline || *e.GroupsWithHighLag != w.highLag ||
+				!slices.Equal(e.OfflineBrokerIDs, w.offlineIDs) || e.Error == nil || (*e.Error != "") != (w.name == "degraded") {
+				t.Errorf("entry %d: %+v, want %+v", i, e, w)
+			}
+		}
+	})
+
+	t.Run("unknown cluster or report", func(t *testing.T) {
+		for uri, want := range map[string]string{
+			"stream-mcp://clusters/nope/overview":                             `unknown cluster "nope" in stream-mcp://clusters/nope/overview: the configured clusters are lagging, degraded, quiet`,
+			"stream-mcp://clusters/quiet/topics":                              "resource not found",
+			"stream-mcp://clusters/quiet/overview?x=1":                        `unknown query parameter "x" in stream-mcp://clusters/quiet/overview?x=1: this resource takes no query parameters`,
+			"stream-mcp://clusters?threshold=5":                               `unknown query parameter "threshold" in stream-mcp://clusters?threshold=5`,
+			"stream-mcp://clusters/quiet/consumer-lag-report?threshold=-1":    "invalid query parameter threshold",
+			"stream-mcp://clusters/quiet/consumer-lag-report?threshold=1&a=b": "e.g. stream-mcp://clusters/quiet/consumer-lag-report?threshold=5000",
+		} {
+			req := mcp.ReadResourceRequest{}
+			req.Params.URI = uri
+			_, err := c.ReadResource(context.Background(), req)
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: err = %v, want %q", uri, err, want)
+			}
+		}
+		// A threshold of the caller's choice, per cluster.
+		got := readText(t, c, mcpserver.ClusterURI("lagging", "consumer-lag-report")+"?threshold=5050")
+		if !strings.Contains(got, `"cluster": "lagging"`) || !strings.Contains(got, `"lag_threshold": 5050`) || !strings.Contains(got, `"groups_with_high_lag": 1`) {
+			t.Errorf("threshold 5050: %s", got)
+		}
+	})
+
+	t.Run("listing names every cluster", func(t *testing.T) {
+		list, err := c.ListResources(context.Background(), mcp.ListResourcesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var uris []string
+		for _, r := range list.Resources {
+			uris = append(uris, r.URI)
+		}
+		for _, cl := range []string{"lagging", "degraded", "quiet"} {
+			for _, r := range reportNames {
+				if !slices.Contains(uris, mcpserver.ClusterURI(cl, r)) {
+					t.Errorf("%s not listed: %v", mcpserver.ClusterURI(cl, r), uris)
+				}
+			}
+		}
+		if len(uris) != 4+1+12 {
+			t.Errorf("%d resources: %v", len(uris), uris)
+		}
+	})
+}
+
+// golden returns a seed document pinned by kafka's tests
+// (testdata/reports/<scenario>.<report>.golden.json), without the final newline.
+func golden(t *testing.T, scenario, r string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "reports", scenario+"."+r+".golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
+
+// TestFleetWithAClusterDown: every broker of one cluster hangs (accepts
+// connections, never answers) and another cluster's port refuses; the
+// fleet document still answers within the slow cluster's own timeout, with
+// error for those clusters and exact figures for the others.
+func TestFleetWithAClusterDown(t *testing.T) {
+	quiet := kafkatest.StartQuiet(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := l.Addr().String()
+	l.Close()
+	hung := []string{kafkatest.SilentBroker(t), kafkatest.SilentBroker(t), kafkatest.SilentBroker(t)}
+	const hungTimeout = 2 * time.Second
+	_, s := newFleetEnv(t, []mcpserver.Cluster{
+		{Name: "quiet", Client: newClient(t, quiet.Addrs(), 10*time.Second), LagThreshold: 1000},
+		{Name: "hung", Client: newClient(t, hung, hungTimeout), LagThreshold: 1000},
+		{Name: "gone", Client: newClient(t, []string{refused}, 10*time.Second), LagThreshold: 1000},
+	}, mcpserver.Options{})
+	c := connect(t, s, mcp.ProtocolVersion20251125)
+
+	start := time.Now()
+	got := readText(t, c, mcpserver.URIClusters)
+	elapsed := time.Since(start)
+	// Bounded by the hung cluster's own timeout (plus the fleet's grace),
+	// with room for a loaded machine; without per-cluster bounds this read
+	// would never end.
+	if elapsed > hungTimeout+10*time.Second {
+		t.Errorf("fleet document took %s with a %s cluster timeout", elapsed, hungTimeout)
+	}
+	var doc struct {
+		HealthStatus string           `json:"health_status"`
+		Clusters     []map[string]any `json:"clusters"`
+	}
+	if err := json.Unmarshal([]byte(got), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Clusters) != 3 || doc.HealthStatus != "unknown" {
+		t.Fatalf("fleet %s", got)
+	}
+	q, h, g := doc.Clusters[0], doc.Clusters[1], doc.Clusters[2]
+	if q["cluster"] != "quiet" || q["health_status"] != "healthy" || q["broker_count"] != 3.0 || q["groups_with_high_lag"] != 0.0 || q["error"] != "" {
+		t.Errorf("quiet %v", q)
+	}
+	for _, e := range []map[string]any{h, g} {
+		if e["health_status"] != "unknown" || e["broker_count"] != nil || e["under_replicated_partitions"] != nil || e["groups_with_high_lag"] != nil {
+			t.Errorf("unreadable cluster %v", e)
+		}
+	}
+	if err, _ := h["error"].(string); h["cluster"] != "hung" || !strings.Contains(err, "no answer within 2s") || !slices.ContainsFunc(hung, func(a string) bool { return strings.Contains(err, a) }) {
+		t.Errorf("hung error %v", h)
+	}
+	if err, _ := g["error"].(string); g["cluster"] != "gone" || !strings.Contains(err, "connect to Kafka broker "+refused) {
+		t.Errorf("gone error %v", g)
+	}
+	// The cluster's own reports fail with that error; the others answer.
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = mcpserver.ClusterURI("gone", "overview")
+	if _, err := c.ReadResource(context.Background(), req); err == nil || !strings.Contains(err.Error(), "connect to Kafka broker "+refused) {
+		t.Errorf("gone overview: %v", err)
+	}
+	if got := readText(t, c, mcpserver.URIOverview); !strings.Contains(got, `"health_status": "healthy"`) {
+		t.Errorf("default overview %s", got)
+	}
+}
+
+// TestToolsTakeACluster: tools read the cluster they name (the default one
+// without cluster), an unknown cluster is refused naming the configured
+// ones, and a write's preview and effect concern that cluster only.
+func TestToolsTakeACluster(t *testing.T) {
+	f := startFleet(t)
+	_, s := newFleetEnv(t, f.clusters(t), mcpserver.Options{AllowWrites: true})
+	c := connect(t, s, mcp.ProtocolVersion20251125)
+	call := func(name string, args map[string]any) *mcp.CallToolResult {
+		t.Helper()
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = name, args
+		res, err := c.CallTool(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	brokers := func(args map[string]any) int {
+		res := call("list_brokers", args)
+		var v struct{ Brokers []any }
+		if res.IsError || json.Unmarshal([]byte(text(res)), &v) != nil {
+			t.Fatalf("list_brokers %v: %s", args, text(res))
+		}
+		return len(v.Brokers)
+	}
+	if n := brokers(nil); n != 3 {
+		t.Errorf("default cluster: %d brokers", n)
+	}
+	if n := brokers(map[string]any{"cluster": "degraded"}); n != 2 {
+		t.Errorf("degraded cluster: %d brokers", n)
+	}
+	res := call("list_topics", map[string]any{"cluster": "quiet"})
+	if res.IsError || !strings.Contains(text(res), `"events"`) || strings.Contains(text(res), `"orders"`) {
+		t.Errorf("quiet topics: %s", text(res))
+	}
+	res = call("describe_consumer_group", map[string]any{"cluster": "quiet", "group_id": kafkatest.GroupEventsSink})
+	if res.IsError || !strings.Contains(text(res), `"total_lag": 0`) {
+		t.Errorf("quiet group: %s", text(res))
+	}
+	res = call("list_topics", map[string]any{"cluster": "prod"})
+	if !res.IsError || !strings.Contains(text(res), `"cluster"`) || !strings.Contains(text(res), "lagging") || !strings.Contains(text(res), "quiet") {
+		t.Errorf("unknown cluster: %s", text(res))
+	}
+
+	// A dry run names the cluster and its brokers, and creates nothing.
+	target := "kafka cluster quiet at " + strings.Join(f.quiet.Addrs(), ",")
+	res = call("create_topic", map[string]any{"cluster": "quiet", "name": "fleet-topic", "dryRun": true})
+	if res.IsError || !strings.Contains(text(res), "Target: "+target) || !strings.Contains(text(res), "No topic named fleet-topic exists now") {
+		t.Errorf("dry run: %s", text(res))
+	}
+	for _, cl := range []string{"quiet", "lagging"} {
+		if res := call("describe_topic", map[string]any{"cluster": cl, "topic": "fleet-topic"}); !res.IsError {
+			t.Errorf("dry run created the topic on %s: %s", cl, text(res))
+		}
+	}
+	res = call("create_topic", map[string]any{"cluster": "quiet", "name": "fleet-topic"})
+	if res.IsError {
+		t.Fatalf("create_topic: %s", text(res))
+	}
+	if res := call("describe_topic", map[string]any{"cluster": "quiet", "topic": "fleet-topic"}); res.IsError {
+		t.Errorf("topic not on quiet: %s", text(res))
+	}
+	for _, cl := range []string{"lagging", "degraded"} {
+		if res := call("describe_topic", map[string]any{"cluster": cl, "topic": "fleet-topic"}); !res.IsError {
+			t.Errorf("topic created on %s too: %s", cl, text(res))
+		}
+	}
+}
+
+// TestFleetSubscriptions: subscriptions on a cluster URI and on the fleet
+// document notify when that cluster changes, and not for another cluster.
+func TestFleetSubscriptions(t *testing.T) {
+	f := startFleet(t)
+	h, s := newFleetEnv(t, f.clusters(t), mcpserver.Options{WatchInterval: 200 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.Watch(ctx)
+	c := connect(t, s, mcp.ProtocolVersion20251125)
+	updates := make(chan string, 64)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationResourceUpdated {
+			if uri, ok := n.Params.AdditionalFields["uri"].(string); ok {
+				updates <- uri
+			}
+		}
+	})
+	subscribed := []string{mcpserver.URIClusters, mcpserver.ClusterURI("quiet", "overview"), mcpserver.ClusterURI("lagging", "overview"), mcpserver.URIOverview}
+	for _, uri := range subscribed {
+		sub := mcp.SubscribeRequest{}
+		sub.Params.URI = uri
+		if err := c.Subscribe(ctx, sub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case u := <-updates:
+		t.Fatalf("notified without a change: %s", u)
+	case <-time.After(time.Second):
+	}
+	if err := f.quiet.SetMetadataFault(ctx, kafkatest.UnderReplicate(kafkatest.TopicEvents, 0)); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	deadline := time.After(10 * time.Second)
+	for !got[mcpserver.URIClusters] || !got[mcpserver.ClusterURI("quiet", "overview")] {
+		select {
+		case u := <-updates:
+			got[u] = true
+		case <-deadline:
+			t.Fatalf("notified %v; want the fleet document and quiet's overview", got)
+		}
+	}
+	// The default cluster did not change: its URIs stay quiet.
+	select {
+	case u := <-updates:
+		if u == mcpserver.URIOverview || u == mcpserver.ClusterURI("lagging", "overview") {
+			t.Errorf("notified for an unchanged cluster: %s", u)
+		}
+	case <-time.After(time.Second):
+	}
+}
