@@ -9,6 +9,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/shared/tasks"
 )
 
 // progress streams notifications/progress for one call: a message per CLI
@@ -16,17 +18,17 @@ import (
 // are coalesced: the newest three are sent together, with a count of the
 // older ones), a
 // heartbeat while the CLI is quiet, and a final flush before the result.
-// Without a progress token it does nothing.
+// The shared reporter delivers each message: as notifications/progress when
+// the request carried a progress token, and as the task's statusMessage
+// when the call runs as a task. Without either it does nothing.
 type progress struct {
 	ctx       context.Context
-	srv       *server.MCPServer
-	token     mcp.ProgressToken
+	rep       *tasks.Progress
 	throttle  time.Duration
 	heartbeat time.Duration
 	started   time.Time
 
 	mu       sync.Mutex
-	n        int      // last progress value sent (strictly increasing)
 	pending  []string // notes waiting for the throttle window
 	lastSent time.Time
 
@@ -38,14 +40,11 @@ type progress struct {
 
 func (s *Server) startProgress(ctx context.Context, req mcp.CallToolRequest) *progress {
 	p := &progress{ctx: ctx, throttle: s.throttle, heartbeat: s.heartbeat, started: time.Now()}
-	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+	if rep := tasks.NewProgress(ctx, req); rep.Active() {
+		p.rep = rep
+	} else {
 		return p
 	}
-	p.srv = server.ServerFromContext(ctx)
-	if p.srv == nil {
-		return p
-	}
-	p.token = req.Params.Meta.ProgressToken
 	p.kick = make(chan struct{}, 1)
 	p.finish = make(chan struct{})
 	p.exited = make(chan struct{})
@@ -128,16 +127,9 @@ func (p *progress) flush() bool {
 
 func (p *progress) send(msg string) {
 	p.mu.Lock()
-	p.n++
-	n := p.n
 	p.lastSent = time.Now()
 	p.mu.Unlock()
-	// Errors (client gone, buffer full) only cost a progress message.
-	_ = p.srv.SendNotificationToClient(p.ctx, "notifications/progress", map[string]any{
-		"progressToken": p.token,
-		"progress":      n,
-		"message":       msg,
-	})
+	p.rep.Send(msg)
 }
 
 // done sends what is pending and returns once the notification has left
@@ -149,7 +141,9 @@ func (p *progress) done() {
 	p.once.Do(func() {
 		close(p.finish)
 		<-p.exited
-		waitDrained(p.ctx)
+		if p.rep.Notifies() {
+			waitDrained(p.ctx)
+		}
 	})
 }
 

@@ -23,6 +23,8 @@ type rawSession struct {
 	url string
 	id  string
 	n   int
+	// messages are the statusMessages runTask saw while its task worked.
+	messages []string
 }
 
 func (e *env) rawConnect(t *testing.T) *rawSession {
@@ -120,6 +122,9 @@ func (s *rawSession) runTask(tool string, args map[string]any) ([]string, toolRe
 		if tk.Status != seen[len(seen)-1] {
 			seen = append(seen, tk.Status)
 		}
+		if tk.Status == "working" && tk.StatusMessage != "" && (len(s.messages) == 0 || s.messages[len(s.messages)-1] != tk.StatusMessage) {
+			s.messages = append(s.messages, tk.StatusMessage)
+		}
 		if tk.Status != "working" {
 			break
 		}
@@ -152,6 +157,15 @@ func TestCoderAndReviewAsTasks(t *testing.T) {
 	}
 	if len(seen) != 2 || seen[0] != "working" || seen[1] != "completed" {
 		t.Errorf("statuses %v, want working then completed", seen)
+	}
+	// While it worked, the task carried the progress a plain call streams:
+	// the command the CLI ran.
+	var ran bool
+	for _, m := range s.messages {
+		ran = ran || strings.Contains(m, "sleep 3")
+	}
+	if !ran {
+		t.Errorf("statusMessages while working %q, want the CLI's command (sleep 3)", s.messages)
 	}
 	// "ran: <output>" is the model's answer after the command; on a loaded
 	// machine the CLI may report the command as still running after 10 s.
