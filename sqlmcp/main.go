@@ -101,6 +101,12 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		}
 	}()
 	s := serve.NewServer(p.Name, p.Version, mcpserver.ServerOptions()...)
+	calls, err := p.Pipeline(s, cfg.Serve, stderr, logger) // opens MCP_AUDIT_LOG; an unwritable file stops the start
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
+		return serve.ExitFailure
+	}
+	defer calls.Close()
 	mcpserver.New(eng, mcpserver.Options{
 		AllowWrites:        cfg.AllowWrites,
 		Scope:              cfg.AllowedSchemas,
@@ -108,7 +114,7 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		MaxRowsCeiling:     cfg.MaxRowsCeiling,
 		Impersonation:      cfg.Impersonation,
 		ImpersonationField: cfg.ImpersonationField,
-	}, logger).Register(s.MCPServer)
+	}, logger).RegisterWith(calls)
 	// GET /readyz: the engine answers now.
 	return p.Serve(ctx, s, cfg.Serve, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, Ready: eng.Ping}, stderr)
 }

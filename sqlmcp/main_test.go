@@ -96,6 +96,10 @@ func TestSurfaceOverStdioAndHTTP(t *testing.T) {
 		t.Errorf("execute_query over SSE = %v", m)
 	}
 	writes := e2e.Stdio(t, bin, engineEnv(t, "SQLENGINE_ALLOW_WRITE_QUERIES=true"))
+	// With writes allowed execute_query goes through the approval pipeline:
+	// its description names the risk class and its schema takes dryRun and
+	// confirm.
+	e2e.Golden(t, "testdata/surface_writes.golden.json", e2e.List(t, writes))
 	for _, tool := range e2e.List(t, writes).Tools {
 		if tool.Name == "execute_query" && (tool.Annotations.ReadOnlyHint || tool.Annotations.DestructiveHint == nil || !*tool.Annotations.DestructiveHint) {
 			t.Errorf("with writes allowed execute_query is annotated %+v", tool.Annotations)

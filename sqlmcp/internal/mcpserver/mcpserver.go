@@ -1,8 +1,10 @@
 // Package mcpserver exposes the engine as MCP tools: execute_query,
 // list_catalogs, list_schemas, list_tables, get_table_schema and
-// explain_query. Handlers translate between MCP and the engine, apply the
-// SQL guard and the allowed-schemas rule, and attach the OAuth caller to
-// every query.
+// explain_query, registered through the shared tool-call pipeline.
+// Handlers translate between MCP and the engine, apply the SQL guard and
+// the allowed-schemas rule, and attach the OAuth caller to every query;
+// execute_query's planner classifies each statement and describes its dry
+// run.
 package mcpserver
 
 import (
@@ -14,8 +16,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
@@ -75,8 +79,23 @@ func ServerOptions() []server.ServerOption {
 	}
 }
 
-// Register adds the six tools to s.
+// Register adds the six tools to s behind a pipeline with the default
+// approval policy and no audit log (tests). Servers use RegisterWith and
+// the pipeline serve configured.
 func (t *Tools) Register(s *server.MCPServer) {
+	calls, err := toolcall.New(s, toolcall.Config{Audit: audit.Config{Dest: "off"}}, toolcall.Options{Server: "sqlmcp"})
+	if err != nil {
+		panic(err) // an audit log that is off cannot fail to open
+	}
+	t.RegisterWith(calls)
+}
+
+// RegisterWith adds the six tools through calls: the listing and explain
+// tools are reads; execute_query is classified per call (a SELECT is a
+// read; INSERT and CREATE are changes; DELETE, UPDATE, MERGE, DROP,
+// TRUNCATE, ALTER and anything else writing are destructive) with dry run,
+// approval and audit, when writes are allowed, and a read otherwise.
+func (t *Tools) RegisterWith(calls *toolcall.Pipeline) {
 	readOnly := func(title string) []mcp.ToolOption {
 		return []mcp.ToolOption{
 			mcp.WithToolTitle(title),
@@ -90,11 +109,12 @@ func (t *Tools) Register(s *server.MCPServer) {
 	execDesc := "Run one SQL statement on the Trino engine and return its rows (columns in query order, values typed). " +
 		"Reading stops at the limit and the rest of the query is cancelled; truncated tells whether more rows existed."
 	if writes {
-		execDesc += " Statements that change data are allowed on this server."
+		execDesc += " Statements that change data are allowed on this server. Each call is classified: SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE and EXPLAIN are read (run at once); " +
+			"INSERT and CREATE are change; DELETE, UPDATE, MERGE, DROP, TRUNCATE, ALTER, CREATE OR REPLACE and any other writing statement are destructive."
 	} else {
 		execDesc += " Only read-only statements run (SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE, EXPLAIN)."
 	}
-	s.AddTool(newTool("execute_query", executeInput(t.opts.MaxRows, t.opts.MaxRowsCeiling),
+	execTool := newTool("execute_query", executeInput(t.opts.MaxRows, t.opts.MaxRowsCeiling),
 		mcp.WithDescription(execDesc),
 		mcp.WithToolTitle("Run SQL"),
 		mcp.WithReadOnlyHintAnnotation(!writes),
@@ -102,20 +122,25 @@ func (t *Tools) Register(s *server.MCPServer) {
 		mcp.WithIdempotentHintAnnotation(!writes),
 		mcp.WithOpenWorldHintAnnotation(false),
 		mcp.WithRawOutputSchema(executeOutput),
-	), t.executeQuery)
-	s.AddTool(newTool("list_catalogs", emptyInput, append(readOnly("List catalogs"),
+	)
+	if writes {
+		calls.Change(execTool, toolcall.Destructive, t.planExecute)
+	} else {
+		calls.Read(execTool, t.executeQuery)
+	}
+	calls.Read(newTool("list_catalogs", emptyInput, append(readOnly("List catalogs"),
 		mcp.WithDescription("List the engine's catalogs."),
 		mcp.WithRawOutputSchema(catalogsOutput))...), t.listCatalogs)
-	s.AddTool(newTool("list_schemas", schemasInput, append(readOnly("List schemas"),
+	calls.Read(newTool("list_schemas", schemasInput, append(readOnly("List schemas"),
 		mcp.WithDescription("List the schemas of a catalog."),
 		mcp.WithRawOutputSchema(schemasOutput))...), t.listSchemas)
-	s.AddTool(newTool("list_tables", tablesInput, append(readOnly("List tables"),
+	calls.Read(newTool("list_tables", tablesInput, append(readOnly("List tables"),
 		mcp.WithDescription("List the tables and views of a schema, optionally filtered by a SQL LIKE pattern."),
 		mcp.WithRawOutputSchema(tablesOutput))...), t.listTables)
-	s.AddTool(newTool("get_table_schema", tableSchemaInput, append(readOnly("Describe table"),
+	calls.Read(newTool("get_table_schema", tableSchemaInput, append(readOnly("Describe table"),
 		mcp.WithDescription("Describe a table's columns: name, type, nullability, comment and extra information, in column order."),
 		mcp.WithRawOutputSchema(tableSchemaOutput))...), t.getTableSchema)
-	s.AddTool(newTool("explain_query", explainInput(engine.ExplainTypes, engine.ExplainFormats), append(readOnly("Explain SQL"),
+	calls.Read(newTool("explain_query", explainInput(engine.ExplainTypes, engine.ExplainFormats), append(readOnly("Explain SQL"),
 		mcp.WithDescription("Show the engine's plan for a statement without executing it: LOGICAL, DISTRIBUTED, VALIDATE or IO, as TEXT, JSON or GRAPHVIZ."),
 		mcp.WithRawOutputSchema(explainOutput))...), t.explainQuery)
 }
@@ -139,6 +164,12 @@ func result(v any) (*mcp.CallToolResult, error) {
 
 // fail logs and returns err as an isError tool result.
 func (t *Tools) fail(ctx context.Context, tool string, err error) (*mcp.CallToolResult, error) {
+	return mcperr.ToolResult(t.failure(ctx, tool, err)), nil
+}
+
+// failure logs err and returns it as an mcperr error (a guard refusal is
+// invalid input).
+func (t *Tools) failure(ctx context.Context, tool string, err error) error {
 	var r *sqlguard.Refusal
 	if errors.As(err, &r) {
 		err = mcperr.New(mcperr.Invalid, r.Error(), nil, "")
@@ -148,7 +179,7 @@ func (t *Tools) fail(ctx context.Context, tool string, err error) (*mcp.CallTool
 		level = slog.LevelInfo
 	}
 	t.logger.Log(ctx, level, "tool call failed", "tool", tool, "error", mcperr.Message(err))
-	return mcperr.ToolResult(err), nil
+	return err
 }
 
 // caller attaches the verified OAuth caller to ctx for attribution and,
@@ -196,43 +227,6 @@ func firstNonEmpty(s ...string) string {
 
 // ExecuteResult is the output of execute_query.
 type ExecuteResult = engine.Result
-
-func (t *Tools) executeQuery(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	const tool = "execute_query"
-	a := readArgs(tool, req, "query", "limit", "catalog", "schema")
-	query := a.str("query", true)
-	limit, given := a.integer("limit")
-	catalog, schema := a.name("catalog", false), a.name("schema", false)
-	if a.err != nil {
-		return t.fail(ctx, tool, a.err)
-	}
-	switch {
-	case !given:
-		limit = t.opts.MaxRows
-	case limit < 1:
-		return t.fail(ctx, tool, mcperr.Invalidf("%s: limit must be at least 1", tool))
-	case limit > t.opts.MaxRowsCeiling:
-		return t.fail(ctx, tool, mcperr.Invalidf("%s: limit %d is above the ceiling of %d rows; ask for at most %d, or raise SQLENGINE_MAX_ROWS_CEILING", tool, limit, t.opts.MaxRowsCeiling, t.opts.MaxRowsCeiling))
-	}
-	st, err := sqlguard.Check(query, sqlguard.Options{AllowWrites: t.opts.AllowWrites})
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	ctx, err = t.caller(ctx)
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	q := engine.Query{SQL: st.SQL, Limit: limit, Catalog: catalog, Schema: schema}
-	if err := t.eng.CheckScope(ctx, t.opts.Scope, st, q); err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	res, err := t.eng.Query(ctx, q)
-	if err != nil {
-		return t.fail(ctx, tool, err)
-	}
-	t.logger.Debug("query ran", "query_id", res.QueryID, "rows", res.RowCount, "truncated", res.Truncated, "elapsed_ms", res.ElapsedMS)
-	return result(res)
-}
 
 func (t *Tools) listCatalogs(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	const tool = "list_catalogs"

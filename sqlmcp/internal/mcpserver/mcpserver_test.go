@@ -12,8 +12,11 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpfleet/mcpfleet/shared/approval"
+	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/mcpserver"
@@ -61,6 +64,12 @@ type harness struct {
 
 func newHarness(t testing.TB, opts mcpserver.Options, mod func(*engine.Config)) *harness {
 	t.Helper()
+	return newHarnessWith(t, opts, mod, toolcall.Config{Audit: audit.Config{Dest: "off"}})
+}
+
+// newHarnessWith is newHarness with the pipeline configured by calls.
+func newHarnessWith(t testing.TB, opts mcpserver.Options, mod func(*engine.Config), calls toolcall.Config) *harness {
+	t.Helper()
 	cfg := engine.Config{Host: trino.Host(), Port: trino.Port(), User: "svc", Catalog: "sales", Schema: "mcpallowed", QueryTimeout: 30 * time.Second,
 		ReadOnlyTransactions: !opts.AllowWrites}
 	if mod != nil {
@@ -72,7 +81,12 @@ func newHarness(t testing.TB, opts mcpserver.Options, mod func(*engine.Config)) 
 	}
 	t.Cleanup(func() { eng.Close() })
 	s := serve.NewServer("sqlmcp", "test", mcpserver.ServerOptions()...)
-	mcpserver.New(eng, opts, nil).Register(s.MCPServer)
+	p, err := toolcall.New(s.MCPServer, calls, toolcall.Options{Server: "sqlmcp", Version: "test", Local: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	mcpserver.New(eng, opts, nil).RegisterWith(p)
 	c, err := client.NewInProcessClient(s.MCPServer)
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +248,10 @@ func TestReadOnlyThroughTheTool(t *testing.T) {
 }
 
 func TestWritesWhenAllowed(t *testing.T) {
-	h := newHarness(t, mcpserver.Options{AllowWrites: true}, func(c *engine.Config) { c.Schema = "mcpsecret" })
+	// MCP_APPROVAL=none: this test is about the guard letting writes
+	// through; approval_test.go covers the policy.
+	h := newHarnessWith(t, mcpserver.Options{AllowWrites: true}, func(c *engine.Config) { c.Schema = "mcpsecret" },
+		toolcall.Config{Audit: audit.Config{Dest: "off"}, Approval: approval.Config{Policy: approval.None}})
 	h.ok(t, "execute_query", map[string]any{"query": "DROP TABLE IF EXISTS w"}) // a shared engine; -count reruns
 	h.ok(t, "execute_query", map[string]any{"query": "CREATE TABLE w (x INTEGER)"})
 	h.ok(t, "execute_query", map[string]any{"query": "INSERT INTO w VALUES (1), (2)"})

@@ -44,6 +44,10 @@ type Statement struct {
 	TableFunction bool
 	// InformationSchema reports a reference to an information_schema name.
 	InformationSchema bool
+	// PassThrough reports a call of a pass-through table function
+	// (query(...), raw_query(...)), which runs SQL in another system; only
+	// admitted when writes are allowed, and then never a read.
+	PassThrough bool
 
 	// toks are the tokens of SQL (positions in SQL), for Relations.
 	toks []Token
@@ -115,7 +119,10 @@ func Check(sql string, opts Options) (*Statement, error) {
 			st.InformationSchema = true
 		}
 		if i+1 < len(toks) && toks[i+1].IsSymbol("(") {
-			if (t.Kind == Word || t.Kind == QuotedIdent) && passThrough[t.Name()] && !opts.AllowWrites {
+			if (t.Kind == Word || t.Kind == QuotedIdent) && passThrough[t.Name()] {
+				st.PassThrough = true
+			}
+			if st.PassThrough && !opts.AllowWrites {
 				return nil, &Refusal{What: "the table function " + t.Text + "(...)",
 					Why:   "pass-through table functions run SQL in another system, which can change data there",
 					Allow: "set " + SettingAllowWrites + "=true to allow it"}
