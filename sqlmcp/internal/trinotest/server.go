@@ -648,3 +648,84 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// Dump returns the definition and contents of every table and view of
+// catalog.schema, read directly from DuckDB: not through the protocol, so
+// it is neither recorded nor subject to the engine's rules. Tests compare
+// dumps taken before and after a call to prove it changed nothing. A schema
+// that does not exist dumps as "schema absent".
+func (s *Server) Dump(ctx context.Context, catalog, schema string) (string, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM duckdb_schemas() WHERE database_name = ? AND schema_name = ?", catalog, schema).Scan(&n); err != nil {
+		return "", err
+	}
+	if n == 0 {
+		return "schema absent", nil
+	}
+	var b strings.Builder
+	rows, err := s.db.QueryContext(ctx, "SELECT table_name, 'table', '' FROM duckdb_tables() WHERE database_name = ? AND schema_name = ? "+
+		"UNION ALL SELECT view_name, 'view', sql FROM duckdb_views() WHERE database_name = ? AND schema_name = ? AND NOT internal ORDER BY 1",
+		catalog, schema, catalog, schema)
+	if err != nil {
+		return "", err
+	}
+	type rel struct{ name, kind, sql string }
+	var rels []rel
+	for rows.Next() {
+		var r rel
+		if err := rows.Scan(&r.name, &r.kind, &r.sql); err != nil {
+			rows.Close()
+			return "", err
+		}
+		rels = append(rels, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	for _, r := range rels {
+		full := quoteIdent(catalog) + "." + quoteIdent(schema) + "." + quoteIdent(r.name)
+		fmt.Fprintf(&b, "%s %s", r.kind, r.name)
+		if r.kind == "view" {
+			fmt.Fprintf(&b, " AS %s\n", r.sql)
+			continue
+		}
+		cols, err := s.db.QueryContext(ctx, "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = ? AND schema_name = ? AND table_name = ? ORDER BY column_index",
+			catalog, schema, r.name)
+		if err != nil {
+			return "", err
+		}
+		for cols.Next() {
+			var c, t string
+			if err := cols.Scan(&c, &t); err != nil {
+				cols.Close()
+				return "", err
+			}
+			fmt.Fprintf(&b, " %s:%s", c, t)
+		}
+		cols.Close()
+		b.WriteString("\n")
+		data, err := s.db.QueryContext(ctx, "SELECT * FROM "+full+" ORDER BY ALL")
+		if err != nil {
+			return "", err
+		}
+		ncol, _ := data.Columns()
+		for data.Next() {
+			vals := make([]any, len(ncol))
+			ptrs := make([]any, len(ncol))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := data.Scan(ptrs...); err != nil {
+				data.Close()
+				return "", err
+			}
+			fmt.Fprintf(&b, "  %v\n", vals)
+		}
+		data.Close()
+		if err := data.Err(); err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
