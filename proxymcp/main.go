@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -63,7 +64,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		go probe(ctx, hp, pc.RuntimeTimeout, logger)
 	}
 
-	n := mcpserver.Register(s, hp, mcpserver.Options{ReadOnly: pc.ReadOnly, ServerVersion: p.Version})
+	// Every tool goes through the pipeline: validation, then for the tools
+	// that change HAProxy the risk class, dry run, approval and audit.
+	// PROXY_READ_ONLY comes first: those tools are not registered at all.
+	calls, err := p.Pipeline(s, cfg, stderr, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
+		return serve.ExitFailure
+	}
+	defer calls.Close()
+	n := mcpserver.Register(calls, hp, mcpserver.Options{ReadOnly: pc.ReadOnly, ServerVersion: p.Version})
 	logger.Debug("tools registered", "count", n)
 	o := serve.Options{
 		Logger: logger, Stdin: stdin, Stdout: stdout,

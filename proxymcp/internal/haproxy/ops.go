@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"regexp"
 	"strconv"
 	"strings"
@@ -56,11 +55,7 @@ func (c *Client) Text(ctx context.Context, d Dump) (string, error) {
 // ClearCounters resets statistics counters; all also resets the maxima and
 // totals. Counters move on their own, so an unusual answer cannot be checked.
 func (c *Client) ClearCounters(ctx context.Context, all bool) (Applied, error) {
-	cmd := "clear counters"
-	if all {
-		cmd += " all"
-	}
-	return c.apply(ctx, change{cmd: cmd})
+	return c.apply(ctx, change{cmd: cmdClearCounters(all)})
 }
 
 // ServersTable runs "show servers state|conn [backend]" and parses it.
@@ -148,19 +143,7 @@ func (c *Client) AddServer(ctx context.Context, backend, server, addr string, po
 		return "", err
 	}
 	v, _ := c.Version(ctx)
-	cmd := fmt.Sprintf("add server %s %s", srv(backend, server), net.JoinHostPort(addr, strconv.Itoa(port)))
-	if o.Weight != "" {
-		cmd += " weight " + o.Weight
-	}
-	if o.Maxconn > 0 {
-		cmd += " maxconn " + strconv.FormatInt(o.Maxconn, 10)
-	}
-	if o.Check {
-		cmd += " check"
-	}
-	if o.Backup {
-		cmd += " backup"
-	}
+	cmd := cmdAddServer(backend, server, addr, port, o)
 	if !v.AtLeast(2, 6) {
 		cmd = "experimental-mode on;" + cmd
 	}
@@ -174,13 +157,13 @@ func (c *Client) AddServer(ctx context.Context, backend, server, addr string, po
 	}
 	done := []string{"server " + name + " added (in maintenance)"}
 	if o.Check {
-		if _, err := c.apply(ctx, change{cmd: "enable health " + name,
+		if _, err := c.apply(ctx, change{cmd: cmdCheck("enable", "health", backend, server),
 			check: c.checkEnabledBit(backend, server, "srv_check_state", "health check", true)}); err != nil {
 			return "maint", partial(done, fmt.Errorf("enabling its health check failed: %w", err))
 		}
 		done = append(done, "health check enabled")
 	}
-	if _, err := c.apply(ctx, change{cmd: "set server " + name + " state ready",
+	if _, err := c.apply(ctx, change{cmd: cmdState(backend, server, "ready"),
 		check: c.checkAdminState(backend, server, "ready")}); err != nil {
 		return "maint", partial(done, fmt.Errorf("putting it in service failed: %w", err))
 	}
@@ -207,7 +190,7 @@ func (c *Client) DelServer(ctx context.Context, backend, server string, drain bo
 	var res DelServerResult
 	var done []string
 	if drain {
-		if _, err := c.apply(ctx, change{cmd: "set server " + name + " state drain",
+		if _, err := c.apply(ctx, change{cmd: cmdState(backend, server, "drain"),
 			check: c.checkAdminState(backend, server, "drain")}); err != nil {
 			return res, err
 		}
@@ -228,7 +211,7 @@ func (c *Client) DelServer(ctx context.Context, backend, server string, drain bo
 			case <-time.After(200 * time.Millisecond):
 			}
 		}
-		if _, err := c.apply(ctx, change{cmd: "set server " + name + " state maint",
+		if _, err := c.apply(ctx, change{cmd: cmdState(backend, server, "maint"),
 			check: c.checkAdminState(backend, server, "maint")}); err != nil {
 			return res, partial(done, err)
 		}
@@ -238,7 +221,7 @@ func (c *Client) DelServer(ctx context.Context, backend, server string, drain bo
 			return res, partial(done, fmt.Errorf("%w after waiting %s (%d left); it is now in maintenance and was not deleted: end them with shutdown_server_sessions, or retry with a longer drain_timeout", ErrStillBusy, wait, res.RemainingSessions))
 		}
 	}
-	_, err := c.apply(ctx, change{cmd: "del server " + name, success: exact("Server deleted."),
+	_, err := c.apply(ctx, change{cmd: cmdDelServer(backend, server), success: exact("Server deleted."),
 		check: c.checkServerExists(backend, server, false)})
 	return res, partial(done, err)
 }
@@ -266,7 +249,7 @@ var stateActions = map[string]string{"ready": statspage.ActionReady, "drain": st
 // SetServerState sets ready, drain or maint (falls back to the stats page).
 func (c *Client) SetServerState(ctx context.Context, backend, server, state string) (Source, Applied, error) {
 	return c.adminChange(ctx, "set the state of "+srv(backend, server),
-		change{cmd: "set server " + srv(backend, server) + " state " + state, check: c.checkAdminState(backend, server, state)},
+		change{cmd: cmdState(backend, server, state), check: c.checkAdminState(backend, server, state)},
 		backend, server, stateActions[state])
 }
 
@@ -277,7 +260,7 @@ var healthActions = map[string]string{"up": statspage.ActionHealthUp, "stopping"
 // cannot be checked against the state.
 func (c *Client) SetServerHealth(ctx context.Context, backend, server, health string) (Source, Applied, error) {
 	return c.adminChange(ctx, "set the health of "+srv(backend, server),
-		change{cmd: "set server " + srv(backend, server) + " health " + health}, backend, server, healthActions[health])
+		change{cmd: cmdHealth(backend, server, health)}, backend, server, healthActions[health])
 }
 
 // SetHealthCheck enables or disables the health check (falls back to the stats page).
@@ -287,7 +270,7 @@ func (c *Client) SetHealthCheck(ctx context.Context, backend, server string, ena
 		verb, action = "enable", statspage.ActionHealthEnable
 	}
 	return c.adminChange(ctx, verb+" the health check of "+srv(backend, server),
-		change{cmd: verb + " health " + srv(backend, server), check: c.checkEnabledBit(backend, server, "srv_check_state", "health check", enable), always: true},
+		change{cmd: cmdCheck(verb, "health", backend, server), check: c.checkEnabledBit(backend, server, "srv_check_state", "health check", enable), always: true},
 		backend, server, action)
 }
 
@@ -298,7 +281,7 @@ func (c *Client) SetAgentCheck(ctx context.Context, backend, server string, enab
 		verb, action = "enable", statspage.ActionAgentEnable
 	}
 	return c.adminChange(ctx, verb+" the agent check of "+srv(backend, server),
-		change{cmd: verb + " agent " + srv(backend, server), check: c.checkEnabledBit(backend, server, "srv_agent_state", "agent check", enable), always: true},
+		change{cmd: cmdCheck(verb, "agent", backend, server), check: c.checkEnabledBit(backend, server, "srv_agent_state", "agent check", enable), always: true},
 		backend, server, action)
 }
 
@@ -320,15 +303,9 @@ func (c *Client) SetServerAgent(ctx context.Context, backend, server string, a A
 	var msgs, done []string
 	var src Source = SourceRuntime
 	if a.State != "" {
-		action := statspage.ActionAgentUp
-		if a.State == "down" {
-			action = statspage.ActionAgentDown
-		}
-		if a.Addr != "" || a.Port != 0 || a.Send != "" {
-			action = "" // the other settings need the runtime API anyway
-		}
+		action := agentAction(a)
 		// The agent's next answer may change the state again at once: no check.
-		s, res, err := c.adminChange(ctx, "set the agent state of "+name, change{cmd: "set server " + name + " agent " + a.State}, backend, server, action)
+		s, res, err := c.adminChange(ctx, "set the agent state of "+name, change{cmd: cmdAgentState(backend, server, a.State)}, backend, server, action)
 		if err != nil {
 			return s, msgs, err
 		}
@@ -341,17 +318,17 @@ func (c *Client) SetServerAgent(ctx context.Context, backend, server string, a A
 		what string
 		ch   change
 	}{
-		{a.Addr != "", "agent address set to " + a.Addr, change{cmd: "set server " + name + " agent-addr " + a.Addr,
+		{a.Addr != "", "agent address set to " + a.Addr, change{cmd: cmdAgentAddr(backend, server, a.Addr),
 			check: c.checkServer(backend, server, func(row map[string]any) (string, bool) {
 				got, _ := row["srv_agent_addr"].(string)
 				return "has agent address " + got, sameAddr(got, a.Addr)
 			})}},
-		{a.Port != 0, "agent port set to " + strconv.Itoa(a.Port), change{cmd: "set server " + name + " agent-port " + strconv.Itoa(a.Port),
+		{a.Port != 0, "agent port set to " + strconv.Itoa(a.Port), change{cmd: cmdAgentPort(backend, server, a.Port),
 			check: c.checkServer(backend, server, func(row map[string]any) (string, bool) {
 				got := intField(row, "srv_agent_port")
 				return "has agent port " + strconv.FormatInt(got, 10), got == int64(a.Port)
 			})}},
-		{a.Send != "", "agent send string set", change{cmd: "set server " + name + " agent-send " + validate.Escape(a.Send)}},
+		{a.Send != "", "agent send string set", change{cmd: cmdAgentSend(backend, server, a.Send)}},
 	}
 	for _, s := range steps {
 		if !s.set {
@@ -379,7 +356,7 @@ func maxconnOf(r StatRow) int64 { return r.Int("slim") }
 
 // SetServerMaxconn sets a server's connection limit (0: unlimited).
 func (c *Client) SetServerMaxconn(ctx context.Context, backend, server string, n int64) (Applied, error) {
-	return c.apply(ctx, change{cmd: "set maxconn server " + srv(backend, server) + " " + strconv.FormatInt(n, 10),
+	return c.apply(ctx, change{cmd: cmdServerMaxconn(backend, server, n),
 		check: c.checkStat(backend, server, func(r StatRow) (string, bool) {
 			return fmt.Sprintf("%s has maxconn %d", srv(backend, server), maxconnOf(r)), maxconnOf(r) == n
 		})})
@@ -387,7 +364,7 @@ func (c *Client) SetServerMaxconn(ctx context.Context, backend, server string, n
 
 // SetFrontendMaxconn sets a frontend's connection limit.
 func (c *Client) SetFrontendMaxconn(ctx context.Context, frontend string, n int64) (Applied, error) {
-	return c.apply(ctx, change{cmd: "set maxconn frontend " + frontend + " " + strconv.FormatInt(n, 10),
+	return c.apply(ctx, change{cmd: cmdFrontendMaxconn(frontend, n),
 		check: c.checkStat(frontend, "FRONTEND", func(r StatRow) (string, bool) {
 			return fmt.Sprintf("frontend %s has maxconn %d", frontend, maxconnOf(r)), maxconnOf(r) == n
 		})})
@@ -401,7 +378,7 @@ func (c *Client) SetFrontendEnabled(ctx context.Context, frontend string, enable
 	if enable {
 		verb = "enable"
 	}
-	return c.apply(ctx, change{cmd: verb + " frontend " + frontend,
+	return c.apply(ctx, change{cmd: cmdFrontendEnabled(frontend, enable),
 		already: exact("All sockets are already " + verb + "d."),
 		check: c.checkStat(frontend, "FRONTEND", func(r StatRow) (string, bool) {
 			st := r.Str("status")
@@ -412,7 +389,7 @@ func (c *Client) SetFrontendEnabled(ctx context.Context, frontend string, enable
 
 // ShutdownSession aborts one stream (id validated as 0x + hex).
 func (c *Client) ShutdownSession(ctx context.Context, id string) (Applied, error) {
-	return c.apply(ctx, change{cmd: "shutdown session " + id,
+	return c.apply(ctx, change{cmd: cmdShutdownSession(id),
 		check: func(ctx context.Context) (string, bool, error) {
 			_, err := c.ShowSession(ctx, id)
 			var nf *NotFoundError
@@ -430,14 +407,14 @@ func (c *Client) ShutdownSession(ctx context.Context, id string) (Applied, error
 // asynchronously and new ones may arrive, so an unusual answer cannot be
 // checked against the state.
 func (c *Client) ShutdownServerSessions(ctx context.Context, backend, server string) (Applied, error) {
-	return c.apply(ctx, change{cmd: "shutdown sessions server " + srv(backend, server)})
+	return c.apply(ctx, change{cmd: cmdShutdownServerSessions(backend, server)})
 }
 
 // SetServerCheckPort changes the port the health check connects to. HAProxy
 // answers "health checks are not enabled on this server" at severity 4 and
 // changes nothing on a server without checks.
 func (c *Client) SetServerCheckPort(ctx context.Context, backend, server string, port int) (Applied, error) {
-	return c.apply(ctx, change{cmd: "set server " + srv(backend, server) + " check-port " + strconv.Itoa(port),
+	return c.apply(ctx, change{cmd: cmdCheckPort(backend, server, port),
 		check: c.checkServer(backend, server, func(row map[string]any) (string, bool) {
 			got := intField(row, "srv_check_port")
 			return "has check port " + strconv.FormatInt(got, 10), got == int64(port)
@@ -446,7 +423,7 @@ func (c *Client) SetServerCheckPort(ctx context.Context, backend, server string,
 
 // SetServerWeight sets a weight (0-256 or N%, as validated).
 func (c *Client) SetServerWeight(ctx context.Context, backend, server, weight string) (Applied, error) {
-	return c.apply(ctx, change{cmd: "set server " + srv(backend, server) + " weight " + weight,
+	return c.apply(ctx, change{cmd: cmdWeight(backend, server, weight),
 		check: func(ctx context.Context) (string, bool, error) {
 			cur, initial, err := c.GetServerWeight(ctx, backend, server)
 			if err != nil {
@@ -506,10 +483,7 @@ func addrAnswer(msg string) (known, changed bool) {
 
 // SetServerAddr changes a server's address and optionally its port.
 func (c *Client) SetServerAddr(ctx context.Context, backend, server, addr string, port int) (Applied, error) {
-	cmd := "set server " + srv(backend, server) + " addr " + addr
-	if port != 0 {
-		cmd += " port " + strconv.Itoa(port)
-	}
+	cmd := cmdAddr(backend, server, addr, port)
 	return c.apply(ctx, change{cmd: cmd,
 		success: func(msg string) bool { known, changed := addrAnswer(msg); return known && changed },
 		already: func(msg string) bool { known, changed := addrAnswer(msg); return known && !changed },
@@ -604,26 +578,22 @@ func (c *Client) GetPattern(ctx context.Context, kind MapKind, ref, sample strin
 
 // AddEntry adds a map entry (key, value) or an ACL pattern (key only).
 func (c *Client) AddEntry(ctx context.Context, kind MapKind, ref, key, value string) (Applied, error) {
-	cmd := "add " + string(kind) + " " + ref + " " + validate.Escape(key)
-	if kind == KindMap {
-		cmd += " " + validate.Escape(value)
-	}
-	return c.apply(ctx, change{cmd: cmd})
+	return c.apply(ctx, change{cmd: cmdAddEntry(kind, ref, key, value)})
 }
 
 // SetMapEntry changes the value of an existing map key.
 func (c *Client) SetMapEntry(ctx context.Context, ref, key, value string) (Applied, error) {
-	return c.apply(ctx, change{cmd: "set map " + ref + " " + validate.Escape(key) + " " + validate.Escape(value)})
+	return c.apply(ctx, change{cmd: cmdSetMapEntry(ref, key, value)})
 }
 
 // DelEntry removes a map key or an ACL pattern.
 func (c *Client) DelEntry(ctx context.Context, kind MapKind, ref, key string) (Applied, error) {
-	return c.apply(ctx, change{cmd: "del " + string(kind) + " " + ref + " " + validate.Escape(key)})
+	return c.apply(ctx, change{cmd: cmdDelEntry(kind, ref, key)})
 }
 
 // ClearPatterns removes every entry of a map or ACL.
 func (c *Client) ClearPatterns(ctx context.Context, kind MapKind, ref string) (Applied, error) {
-	return c.apply(ctx, change{cmd: "clear " + string(kind) + " " + ref,
+	return c.apply(ctx, change{cmd: cmdClear(kind, ref),
 		check: func(ctx context.Context) (string, bool, error) {
 			e, err := c.ShowPatterns(ctx, kind, ref)
 			if err != nil {
@@ -648,7 +618,7 @@ func (c *Client) ReplaceMap(ctx context.Context, ref string, entries []MapEntry)
 	if err := c.Require(ctx, "prepare map"); err != nil {
 		return 0, err
 	}
-	out, err := c.exec(ctx, "prepare map "+ref)
+	out, err := c.exec(ctx, cmdPrepareMap(ref))
 	if err != nil {
 		return 0, err
 	}
@@ -658,13 +628,13 @@ func (c *Client) ReplaceMap(ctx context.Context, ref string, entries []MapEntry)
 	}
 	ver := "@" + m[1]
 	for i, e := range entries {
-		if _, err := c.apply(ctx, change{cmd: "add map " + ver + " " + ref + " " + validate.Escape(e.Key) + " " + validate.Escape(e.Value)}); err != nil {
+		if _, err := c.apply(ctx, change{cmd: cmdAddMapVersion(ver, ref, e)}); err != nil {
 			// Best effort: drop the uncommitted version (a later prepare would anyway).
 			_, _ = c.exec(context.WithoutCancel(ctx), "clear map "+ver+" "+ref)
 			return 0, fmt.Errorf("entry %d (key %q) was refused, nothing was changed: %w", i, e.Key, err)
 		}
 	}
-	if _, err := c.apply(ctx, change{cmd: "commit map " + ver + " " + ref}); err != nil {
+	if _, err := c.apply(ctx, change{cmd: cmdCommitMap(ver, ref)}); err != nil {
 		return 0, err
 	}
 	return len(entries), nil

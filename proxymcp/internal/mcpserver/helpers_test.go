@@ -14,6 +14,10 @@ import (
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/statspage"
+	"github.com/mcpfleet/mcpfleet/shared/approval"
+	"github.com/mcpfleet/mcpfleet/shared/argschema"
+	"github.com/mcpfleet/mcpfleet/shared/audit"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
 // env is one MCP server wired to a real HAProxy.
@@ -30,14 +34,26 @@ func statsClient(h *haproxytest.HAProxy) *statspage.Client {
 func newEnv(t *testing.T, h *haproxytest.HAProxy, rt *runtimeapi.Client, st *statspage.Client, opts Options) *env {
 	t.Helper()
 	srv := server.NewMCPServer("proxymcp-test", "test")
-	Register(srv, haproxy.New(rt, st), opts)
+	Register(noApproval(srv), haproxy.New(rt, st), opts)
 	return &env{h: h, srv: srv}
+}
+
+// noApproval is the pipeline for tests of what the tools do rather than of
+// their approval: MCP_APPROVAL=none, MCP_AUDIT_LOG=off. The approval tests
+// (approval_test.go) configure their own.
+func noApproval(srv *server.MCPServer) *toolcall.Pipeline {
+	p, err := toolcall.New(srv, toolcall.Config{Approval: approval.Config{Policy: approval.None}, Audit: audit.Config{Dest: "off"}},
+		toolcall.Options{Server: "proxymcp", Version: "test"})
+	if err != nil {
+		panic(err)
+	}
+	return p
 }
 
 // newEnvB is newEnv for benchmarks.
 func newEnvB(h *haproxytest.HAProxy, mode string) *env {
 	srv := server.NewMCPServer("proxymcp-bench", "test")
-	Register(srv, haproxy.New(h.Runtime(mode), nil), Options{})
+	Register(noApproval(srv), haproxy.New(h.Runtime(mode), nil), Options{})
 	return &env{h: h, srv: srv}
 }
 
@@ -49,6 +65,10 @@ func (e *env) raw(t *testing.T, name string, args map[string]any) *mcp.CallToolR
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// These tests reach the handlers' own validation, the second line
+	// behind the schema check serve.NewServer does first (argtypes_test.go
+	// covers that one), so the call is marked as schema-checked.
+	ctx = argschema.MarkChecked(ctx)
 	var req mcp.CallToolRequest
 	req.Params.Name = name
 	if args != nil {

@@ -19,17 +19,13 @@ import (
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/statspage"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
 // Options configure the tools.
 type Options struct {
 	ReadOnly      bool   // register only tools that change nothing
 	ServerVersion string // proxymcp's own version, for version_info
-}
-
-// Registrar is what tools are added to (*server.MCPServer or serve.Server).
-type Registrar interface {
-	AddTool(tool mcp.Tool, handler server.ToolHandlerFunc)
 }
 
 // effect classifies a tool for its annotations.
@@ -86,18 +82,25 @@ func ok(src haproxy.Source, fields map[string]any) result {
 }
 
 type tools struct {
-	hp   *haproxy.Client
-	opts Options
-	reg  Registrar
-	n    int
+	hp    *haproxy.Client
+	opts  Options
+	calls *toolcall.Pipeline
+	n     int
 	// names are the registered tools, for version_info.
 	names []string
+	// classes are the write tools' classes, for the README's table and tests.
+	classes map[string]toolcall.Class
 }
 
-// Register adds every tool (or, read-only, the tools that change nothing).
-// It returns how many were registered.
-func Register(reg Registrar, hp *haproxy.Client, opts Options) int {
-	t := &tools{hp: hp, opts: opts, reg: reg}
+// Register adds every tool through the tool-call pipeline (or, read-only,
+// the tools that change nothing: PROXY_READ_ONLY comes before any approval
+// policy). It returns how many were registered.
+func Register(calls *toolcall.Pipeline, hp *haproxy.Client, opts Options) int {
+	return register(calls, hp, opts).n
+}
+
+func register(calls *toolcall.Pipeline, hp *haproxy.Client, opts Options) *tools {
+	t := &tools{hp: hp, opts: opts, calls: calls, classes: map[string]toolcall.Class{}}
 	t.statsTools()
 	t.topologyTools()
 	t.poolTools()
@@ -106,7 +109,13 @@ func Register(reg Registrar, hp *haproxy.Client, opts Options) int {
 	t.healthTools()
 	t.miscTools()
 	t.sslTools()
-	return t.n
+	return t
+}
+
+// Classes returns the risk class of every tool that can change HAProxy
+// (read tools are not listed).
+func Classes() map[string]toolcall.Class {
+	return register(nil, haproxy.New(nil, nil), Options{}).classes
 }
 
 // prop is one input property: its schema option and name.
@@ -115,10 +124,7 @@ type prop struct {
 	opt  mcp.ToolOption
 }
 
-func (t *tools) add(name, title, desc string, eff effect, props []prop, h handlerFunc) {
-	if t.opts.ReadOnly && eff != read {
-		return
-	}
+func (t *tools) tool(name, title, desc string, eff effect, props []prop) (mcp.Tool, []string) {
 	opts := []mcp.ToolOption{
 		mcp.WithToolTitle(title),
 		mcp.WithDescription(desc),
@@ -133,10 +139,22 @@ func (t *tools) add(name, title, desc string, eff effect, props []prop, h handle
 		opts = append(opts, p.opt)
 		allowed = append(allowed, p.name)
 	}
-	tool := mcp.NewTool(name, opts...)
 	t.n++
 	t.names = append(t.names, name)
-	t.reg.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return mcp.NewTool(name, opts...), allowed
+}
+
+// add registers a read tool: it changes nothing, so it keeps a plain
+// handler (validated by the pipeline, never audited).
+func (t *tools) add(name, title, desc string, eff effect, props []prop, h handlerFunc) {
+	if eff != read {
+		panic("mcpserver: " + name + " changes HAProxy: register it with change, which plans it for the approval pipeline")
+	}
+	tool, allowed := t.tool(name, title, desc, eff, props)
+	if t.calls == nil {
+		return
+	}
+	t.calls.Read(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		a := newArgs(req.Params.Arguments, allowed)
 		if a.err != nil {
 			return toolError(name, eff, a.err), nil
@@ -145,19 +163,89 @@ func (t *tools) add(name, title, desc string, eff effect, props []prop, h handle
 		if err == nil && a.err != nil {
 			err = a.err
 		}
-		if err != nil {
-			return toolError(name, eff, err), nil
+		return shape(ctx, name, eff, res, err), nil
+	})
+}
+
+// planned is one call of a write tool, planned from validated arguments
+// before anything reaches HAProxy: exactly the commands run will send, how
+// to read the current state for a preview, and the run itself, closing
+// over the same values.
+type planned struct {
+	// class is this call's class; zero means the tool's.
+	class    toolcall.Class
+	commands []string
+	describe func(ctx context.Context) (toolcall.Preview, error)
+	run      func(ctx context.Context) (result, error)
+}
+
+// planFunc decodes and validates a write call's arguments (a *args) and
+// plans it; it must not talk to HAProxy.
+type planFunc func(a *args) (planned, error)
+
+// change registers a tool that can change HAProxy: class is its risk class
+// (the approval policy's unit), eff its annotations. PROXY_READ_ONLY leaves
+// it out entirely.
+func (t *tools) change(name, title, desc string, eff effect, class toolcall.Class, props []prop, plan planFunc) {
+	if eff == read || class == toolcall.Read {
+		panic("mcpserver: " + name + " is registered as a change but declared read")
+	}
+	if t.opts.ReadOnly {
+		return
+	}
+	t.classes[name] = class
+	tool, allowed := t.tool(name, title, desc, eff, props)
+	if t.calls == nil {
+		return
+	}
+	t.calls.Change(tool, class, func(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
+		a := newArgs(req.Params.Arguments, allowed)
+		if a.err != nil {
+			return toolcall.Plan{}, classify(name, true, a.err)
 		}
-		body := res.raw
-		if body == nil {
-			var merr error
-			if body, merr = json.Marshal(res.data); merr != nil {
-				return toolError(name, eff, merr), nil
+		p, err := plan(a)
+		if err == nil && a.err != nil {
+			err = a.err
+		}
+		if err != nil {
+			return toolcall.Plan{}, classify(name, true, err)
+		}
+		c := p.class
+		if c == toolcall.Read {
+			c = class
+		}
+		pl := toolcall.Plan{Class: c, Target: t.hp.Target(), Commands: p.commands,
+			Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
+				res, err := p.run(ctx)
+				return shape(ctx, name, eff, res, err), nil
+			}}
+		if p.describe != nil {
+			pl.Describe = func(ctx context.Context) (toolcall.Preview, error) {
+				pv, err := p.describe(ctx)
+				if err != nil {
+					return pv, classify(name, false, err)
+				}
+				return pv, nil
 			}
 		}
-		// The JSON is encoded once: structuredContent carries these bytes.
-		return mcp.NewToolResultStructured(json.RawMessage(body), textFor(ctx, res, body)), nil
+		return pl, nil
 	})
+}
+
+// shape turns a handler's answer into the tool result.
+func shape(ctx context.Context, name string, eff effect, res result, err error) *mcp.CallToolResult {
+	if err != nil {
+		return toolError(name, eff, err)
+	}
+	body := res.raw
+	if body == nil {
+		var merr error
+		if body, merr = json.Marshal(res.data); merr != nil {
+			return toolError(name, eff, merr)
+		}
+	}
+	// The JSON is encoded once: structuredContent carries these bytes.
+	return mcp.NewToolResultStructured(json.RawMessage(body), textFor(ctx, res, body))
 }
 
 // toolError maps an error onto an isError result with an actionable message.

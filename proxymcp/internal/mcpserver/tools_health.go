@@ -2,11 +2,14 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
 func (t *tools) healthTools() {
@@ -20,44 +23,77 @@ func (t *tools) healthTools() {
 		{"disable_agent", "Disable agent check", "Stop a server's agent check (`disable agent`).", true, false},
 	} {
 		v := v
-		t.add(v.name, v.title, v.desc+" Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.",
-			idempotent, []prop{pBackend("Backend name."), pServer()},
-			func(ctx context.Context, a *args) (result, error) {
+		t.change(v.name, v.title, v.desc+" Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.",
+			idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer()},
+			func(a *args) (planned, error) {
 				b, s := backendServer(a)
 				if err := a.check(); err != nil {
-					return result{}, err
+					return planned{}, err
 				}
-				f := map[string]any{"backend": b, "server": s}
+				what, verb := "health check", "Stop"
+				cmds := t.hp.SetHealthCheckCommands(b, s, v.enable)
 				if v.agent {
-					f["agent_check_enabled"] = v.enable
-					return t.stateChange(t.hp.SetAgentCheck(ctx, b, s, v.enable))(f)
+					what, cmds = "agent check", t.hp.SetAgentCheckCommands(b, s, v.enable)
 				}
-				f["health_check_enabled"] = v.enable
-				return t.stateChange(t.hp.SetHealthCheck(ctx, b, s, v.enable))(f)
+				effect := "HAProxy stops checking the server; its state stays as last seen"
+				if v.enable {
+					verb, effect = "Start", "HAProxy checks the server again and marks it up or down by the result"
+				}
+				return planned{
+					commands: cmds,
+					describe: t.serverPreview(b, s, effect, func(sv haproxy.ServerView) string {
+						now := sv.HealthCheck
+						if v.agent {
+							now = sv.AgentCheck
+						}
+						if now == "" {
+							now = "unknown (the runtime API did not answer)"
+						}
+						return fmt.Sprintf("%s the %s of server %s (%s) on %s. The %s is %s; the server is %s and holds %s.",
+							verb, what, sv.Name(), sv.Endpoint(), t.at(), what, now, sv.Status, sessions(sv.Sessions))
+					}),
+					run: func(ctx context.Context) (result, error) {
+						f := map[string]any{"backend": b, "server": s}
+						if v.agent {
+							f["agent_check_enabled"] = v.enable
+							return t.stateChange(t.hp.SetAgentCheck(ctx, b, s, v.enable))(f)
+						}
+						f["health_check_enabled"] = v.enable
+						return t.stateChange(t.hp.SetHealthCheck(ctx, b, s, v.enable))(f)
+					},
+				}, nil
 			})
 	}
 
-	t.add("set_server_health", "Force health state",
+	t.change("set_server_health", "Force health state",
 		"Force a server's health-check state: up, stopping (no new traffic) or down, until the next check says otherwise. Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.",
-		idempotent, []prop{pBackend("Backend name."), pServer(),
+		idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer(),
 			{"health", mcp.WithString("health", mcp.Required(), mcp.Enum("up", "stopping", "down"), mcp.Description("up, stopping or down."))}},
-		func(ctx context.Context, a *args) (result, error) {
+		func(a *args) (planned, error) {
 			b, s := backendServer(a)
 			h := a.enum("health", true, "up", "stopping", "down")
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			return t.stateChange(t.hp.SetServerHealth(ctx, b, s, h))(map[string]any{"backend": b, "server": s, "health": h})
+			return planned{
+				commands: t.hp.SetServerHealthCommands(b, s, h),
+				describe: t.serverPreview(b, s, "the server is treated as "+h+" until its next health check says otherwise", func(v haproxy.ServerView) string {
+					return fmt.Sprintf("Force the health state of server %s (%s) to %s on %s. %s", v.Name(), v.Endpoint(), h, t.at(), serverNow(v))
+				}),
+				run: func(ctx context.Context) (result, error) {
+					return t.stateChange(t.hp.SetServerHealth(ctx, b, s, h))(map[string]any{"backend": b, "server": s, "health": h})
+				},
+			}, nil
 		})
 
-	t.add("set_server_agent", "Configure agent check",
+	t.change("set_server_agent", "Configure agent check",
 		"Change a server's agent check: force its state (up/down), its address, port and the string sent to the agent. Give at least one. A state change alone can go through the stats page when the runtime API cannot be reached.",
-		idempotent, []prop{pBackend("Backend name."), pServer(),
+		idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer(),
 			{"state", mcp.WithString("state", mcp.Enum("up", "down"), mcp.Description("Force the agent state."))},
 			{"address", mcp.WithString("address", mcp.Description("Agent IPv4 or IPv6 address."))},
 			{"port", mcp.WithInteger("port", mcp.Min(1), mcp.Max(65535), mcp.Description("Agent TCP port."))},
 			pText("send", "String sent to the agent on connection (no control characters).", false)},
-		func(ctx context.Context, a *args) (result, error) {
+		func(a *args) (planned, error) {
 			b, s := backendServer(a)
 			st := haproxy.AgentSettings{State: a.enum("state", false, "up", "down"), Addr: a.ip("address", false),
 				Port: a.port("port", false), Send: a.text("send", false)}
@@ -65,45 +101,75 @@ func (t *tools) healthTools() {
 				a.set(&validate.Error{Arg: "state", Rule: "give at least one of state, address, port, send"})
 			}
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			src, msgs, err := t.hp.SetServerAgent(ctx, b, s, st)
-			if err != nil {
-				return result{}, err
-			}
-			f := map[string]any{"backend": b, "server": s, "changed": true}
+			var parts []string
 			if st.State != "" {
-				f["state"] = st.State
+				parts = append(parts, "force its state to "+st.State)
 			}
 			if st.Addr != "" {
-				f["address"] = st.Addr
+				parts = append(parts, "set its address to "+st.Addr)
 			}
 			if st.Port != 0 {
-				f["port"] = st.Port
+				parts = append(parts, fmt.Sprintf("set its port to %d", st.Port))
 			}
 			if st.Send != "" {
-				f["send"] = st.Send
+				parts = append(parts, fmt.Sprintf("set the string it is sent to %q", st.Send))
 			}
-			if len(msgs) > 0 {
-				f["messages"] = msgs
-			}
-			return ok(src, f), nil
+			return planned{
+				commands: t.hp.SetServerAgentCommands(b, s, st),
+				describe: t.serverPreview(b, s, "the agent check uses the new settings from its next run", func(v haproxy.ServerView) string {
+					return fmt.Sprintf("Change the agent check of server %s (%s) on %s: %s. Its agent check is %s (address %s, port %d). %s",
+						v.Name(), v.Endpoint(), t.at(), strings.Join(parts, ", "), v.AgentCheck, v.AgentAddr, v.AgentPort, serverNow(v))
+				}),
+				run: func(ctx context.Context) (result, error) {
+					src, msgs, err := t.hp.SetServerAgent(ctx, b, s, st)
+					if err != nil {
+						return result{}, err
+					}
+					f := map[string]any{"backend": b, "server": s, "changed": true}
+					if st.State != "" {
+						f["state"] = st.State
+					}
+					if st.Addr != "" {
+						f["address"] = st.Addr
+					}
+					if st.Port != 0 {
+						f["port"] = st.Port
+					}
+					if st.Send != "" {
+						f["send"] = st.Send
+					}
+					if len(msgs) > 0 {
+						f["messages"] = msgs
+					}
+					return ok(src, f), nil
+				},
+			}, nil
 		})
 
-	t.add("set_server_check_port", "Set health-check port",
+	t.change("set_server_check_port", "Set health-check port",
 		"Change the port a server's health check connects to (`set server ... check-port`).",
-		idempotent, []prop{pBackend("Backend name."), pServer(),
+		idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer(),
 			{"port", mcp.WithInteger("port", mcp.Required(), mcp.Min(1), mcp.Max(65535), mcp.Description("TCP port."))}},
-		func(ctx context.Context, a *args) (result, error) {
+		func(a *args) (planned, error) {
 			b, s := backendServer(a)
 			p := a.port("port", true)
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			res, err := t.hp.SetServerCheckPort(ctx, b, s, p)
-			if err != nil {
-				return result{}, err
-			}
-			return ok(haproxy.SourceRuntime, applied(map[string]any{"backend": b, "server": s, "check_port": p}, res)), nil
+			return planned{
+				commands: t.hp.SetServerCheckPortCommands(b, s, p),
+				describe: t.serverPreview(b, s, "the health check connects to the new port from its next run", func(v haproxy.ServerView) string {
+					return fmt.Sprintf("Change the health-check port of server %s (%s) from %d to %d on %s. Its health check is %s. %s", v.Name(), v.Endpoint(), v.CheckPort, p, t.at(), v.HealthCheck, serverNow(v))
+				}),
+				run: func(ctx context.Context) (result, error) {
+					res, err := t.hp.SetServerCheckPort(ctx, b, s, p)
+					if err != nil {
+						return result{}, err
+					}
+					return ok(haproxy.SourceRuntime, applied(map[string]any{"backend": b, "server": s, "check_port": p}, res)), nil
+				},
+			}, nil
 		})
 }

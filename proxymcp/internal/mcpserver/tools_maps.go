@@ -2,11 +2,13 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
 const runtimeOnly = "Runtime change only: it is not written to the map or ACL file and is lost when HAProxy reloads."
@@ -17,39 +19,120 @@ func (t *tools) mapTools() {
 	for _, kind := range []haproxy.MapKind{haproxy.KindMap, haproxy.KindACL} {
 		t.patternTools(kind)
 	}
-	t.add("set_map_entry", "Set a map entry",
+	t.change("set_map_entry", "Set a map entry",
 		"Change the value of an existing key in a map (`set map`). Keys and values may contain spaces and are stored whole. "+runtimeOnly,
-		idempotent, []prop{pMapRef("map"), pText("key", "Existing key.", true), pText("value", "New value.", true)},
-		func(ctx context.Context, a *args) (result, error) {
+		idempotent, toolcall.Change, []prop{pMapRef("map"), pText("key", "Existing key.", true), pText("value", "New value.", true)},
+		func(a *args) (planned, error) {
 			ref, key, val := a.ref("map"), a.text("key", true), a.text("value", true)
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			res, err := t.hp.SetMapEntry(ctx, ref, key, val)
-			if err != nil {
-				return result{}, err
-			}
-			return ok(haproxy.SourceRuntime, applied(map[string]any{"map": ref, "key": key, "value": val, "persisted": false, "note": runtimeOnly}, res)), nil
+			return planned{
+				commands: t.hp.SetMapEntryCommands(ref, key, val),
+				describe: t.patternPreview(haproxy.KindMap, ref, key, "lookups of the key return the new value; "+runtimeOnly, func(v haproxy.PatternView, cur string, found bool) string {
+					if !found {
+						return fmt.Sprintf("Set key %q to %q in map %s on %s: the key is not in the map (%s), so HAProxy will refuse and nothing will change; use add_map_entry to add it.", key, val, ref, t.at(), entries(v.Count))
+					}
+					return fmt.Sprintf("Change the value of key %q in map %s from %q to %q on %s. The map has %s.", key, ref, cur, val, t.at(), entries(v.Count))
+				}),
+				run: func(ctx context.Context) (result, error) {
+					res, err := t.hp.SetMapEntry(ctx, ref, key, val)
+					if err != nil {
+						return result{}, err
+					}
+					return ok(haproxy.SourceRuntime, applied(map[string]any{"map": ref, "key": key, "value": val, "persisted": false, "note": runtimeOnly}, res)), nil
+				},
+			}, nil
 		})
 
-	t.add("replace_map", "Replace a map",
+	t.change("replace_map", "Replace a map",
 		"Atomically replace every entry of a map: a new version is prepared, all entries are added to it, then it is committed in one step, so lookups never see a half-written map. If any entry is refused nothing changes. "+runtimeOnly,
-		destructive, []prop{pMapRef("map"),
+		destructive, toolcall.Destructive, []prop{pMapRef("map"),
 			{"entries", mcp.WithArray("entries", mcp.Required(), mcp.Description("The new content: [{\"key\":...,\"value\":...}]. An empty array empties the map."),
 				mcp.MaxItems(maxReplaceEntries), mcp.Items(map[string]any{"type": "object", "additionalProperties": false, "required": []string{"key", "value"},
 					"properties": map[string]any{"key": map[string]any{"type": "string", "minLength": 1}, "value": map[string]any{"type": "string", "minLength": 1}}}))}},
-		func(ctx context.Context, a *args) (result, error) {
+		func(a *args) (planned, error) {
 			ref := a.ref("map")
-			entries := mapEntries(a)
+			list := mapEntries(a)
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			n, err := t.hp.ReplaceMap(ctx, ref, entries)
-			if err != nil {
-				return result{}, err
-			}
-			return ok(haproxy.SourceRuntime, map[string]any{"map": ref, "entries": n, "replaced": true, "changed": true, "persisted": false, "note": runtimeOnly}), nil
+			return planned{
+				commands: t.hp.ReplaceMapCommands(ref, list),
+				describe: func(ctx context.Context) (toolcall.Preview, error) {
+					v, err := t.hp.PatternView(ctx, haproxy.KindMap, ref)
+					if err != nil {
+						return toolcall.Preview{}, err
+					}
+					added, removed, changed := mapDiff(v, list)
+					return toolcall.Preview{
+						Summary: fmt.Sprintf("Replace all %s of map %s (version %s) with %s on %s: %d key(s) added, %d removed, %d changed. The current content cannot be recovered with these tools.",
+							entries(v.Count), ref, v.Version, entries(len(list)), t.at(), added, removed, changed),
+						State:        map[string]any{"map": ref, "version": v.Version, "entry_count": v.Count, "new_entry_count": len(list), "added": added, "removed": removed, "changed": changed},
+						Effect:       "lookups see the new content at once, all of it; " + runtimeOnly,
+						Precondition: v.Fingerprint(),
+					}, nil
+				},
+				run: func(ctx context.Context) (result, error) {
+					n, err := t.hp.ReplaceMap(ctx, ref, list)
+					if err != nil {
+						return result{}, err
+					}
+					return ok(haproxy.SourceRuntime, map[string]any{"map": ref, "entries": n, "replaced": true, "changed": true, "persisted": false, "note": runtimeOnly}), nil
+				},
+			}, nil
 		})
+}
+
+// mapDiff counts how replacing v's entries with list changes the keys.
+func mapDiff(v haproxy.PatternView, list []haproxy.MapEntry) (added, removed, changed int) {
+	next := map[string]string{}
+	for _, e := range list {
+		next[e.Key] = e.Value
+	}
+	seen := map[string]bool{}
+	for _, e := range v.Entries {
+		seen[e.Key] = true
+		nv, kept := next[e.Key]
+		switch {
+		case !kept:
+			removed++
+		case nv != e.Value:
+			changed++
+		}
+	}
+	for k := range next {
+		if !seen[k] {
+			added++
+		}
+	}
+	return added, removed, changed
+}
+
+// patternPreview reads a map or ACL and whether key is in it, and words
+// the preview with say. The approval depends on the key's presence and
+// value.
+func (t *tools) patternPreview(kind haproxy.MapKind, ref, key, effect string, say func(v haproxy.PatternView, value string, found bool) string) func(ctx context.Context) (toolcall.Preview, error) {
+	return func(ctx context.Context) (toolcall.Preview, error) {
+		v, err := t.hp.PatternView(ctx, kind, ref)
+		if err != nil {
+			return toolcall.Preview{}, err
+		}
+		val, found := v.Lookup(key)
+		if kind == haproxy.KindACL {
+			val = ""
+		}
+		state := map[string]any{string(kind): ref, "entry_count": v.Count, "present": found}
+		fp := fmt.Sprintf("%s %s: %q absent", kind, ref, key)
+		if found {
+			fp = fmt.Sprintf("%s %s: %q present", kind, ref, key)
+			if kind == haproxy.KindMap {
+				state["value"] = val
+				fp += fmt.Sprintf(" with value %q", val)
+			}
+		}
+		return toolcall.Preview{Summary: say(v, val, found), State: state, Effect: effect, Precondition: fp}, nil
+	}
 }
 
 func mapEntries(a *args) []haproxy.MapEntry {
@@ -140,8 +223,8 @@ func (t *tools) patternTools(kind haproxy.MapKind) {
 		addProps = []prop{pMapRef(k), pText("pattern", "Pattern to add, in the ACL's type (e.g. an IP address or network for src ACLs).", true)}
 		addDesc = "Add a pattern to an ACL (`add acl`); HAProxy checks it against the ACL's type. " + runtimeOnly
 	}
-	t.add("add_"+k+"_entry", "Add a "+upper+" entry", addDesc, write, addProps,
-		func(ctx context.Context, a *args) (result, error) {
+	t.change("add_"+k+"_entry", "Add a "+upper+" entry", addDesc, write, toolcall.Change, addProps,
+		func(a *args) (planned, error) {
 			ref := a.ref(k)
 			var key, val string
 			if kind == haproxy.KindMap {
@@ -150,50 +233,105 @@ func (t *tools) patternTools(kind haproxy.MapKind) {
 				key = a.text("pattern", true)
 			}
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			res, err := t.hp.AddEntry(ctx, kind, ref, key, val)
-			if err != nil {
-				return result{}, err
-			}
-			f := applied(map[string]any{k: ref, "added": true, "persisted": false, "note": runtimeOnly}, res)
+			what := fmt.Sprintf("pattern %q", key)
 			if kind == haproxy.KindMap {
-				f["key"], f["value"] = key, val
-			} else {
-				f["pattern"] = key
+				what = fmt.Sprintf("key %q with value %q", key, val)
 			}
-			return ok(haproxy.SourceRuntime, f), nil
+			return planned{
+				commands: t.hp.AddEntryCommands(kind, ref, key, val),
+				describe: func(ctx context.Context) (toolcall.Preview, error) {
+					pv, err := t.patternPreview(kind, ref, key, "", func(v haproxy.PatternView, cur string, found bool) string {
+						sum := fmt.Sprintf("Add %s to %s %s on %s. It has %s", what, upper, ref, t.at(), entries(v.Count))
+						switch {
+						case found && kind == haproxy.KindMap:
+							return sum + fmt.Sprintf("; the key is already there with value %q and HAProxy keeps both entries.", cur)
+						case found:
+							return sum + "; the pattern is already there and HAProxy keeps both entries."
+						}
+						return sum + "; the " + map[haproxy.MapKind]string{haproxy.KindMap: "key", haproxy.KindACL: "pattern"}[kind] + " is not there yet."
+					})(ctx)
+					// Adding does not depend on what else is there.
+					pv.Precondition, pv.Effect = "", "the entry is added; "+runtimeOnly
+					return pv, err
+				},
+				run: func(ctx context.Context) (result, error) {
+					res, err := t.hp.AddEntry(ctx, kind, ref, key, val)
+					if err != nil {
+						return result{}, err
+					}
+					f := applied(map[string]any{k: ref, "added": true, "persisted": false, "note": runtimeOnly}, res)
+					if kind == haproxy.KindMap {
+						f["key"], f["value"] = key, val
+					} else {
+						f["pattern"] = key
+					}
+					return ok(haproxy.SourceRuntime, f), nil
+				},
+			}, nil
 		})
 
 	delName, delDesc := "key", "Remove a key from a map (`del map`)."
 	if kind == haproxy.KindACL {
 		delName, delDesc = "pattern", "Remove a pattern from an ACL (`del acl`)."
 	}
-	t.add("del_"+k+"_entry", "Delete a "+upper+" entry", delDesc+" "+runtimeOnly, destructive,
+	t.change("del_"+k+"_entry", "Delete a "+upper+" entry", delDesc+" "+runtimeOnly, destructive, toolcall.Destructive,
 		[]prop{pMapRef(k), pText(delName, "The "+delName+" to remove.", true)},
-		func(ctx context.Context, a *args) (result, error) {
+		func(a *args) (planned, error) {
 			ref, key := a.ref(k), a.text(delName, true)
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			res, err := t.hp.DelEntry(ctx, kind, ref, key)
-			if err != nil {
-				return result{}, err
-			}
-			return ok(haproxy.SourceRuntime, applied(map[string]any{k: ref, delName: key, "deleted": true, "persisted": false, "note": runtimeOnly}, res)), nil
+			return planned{
+				commands: t.hp.DelEntryCommands(kind, ref, key),
+				describe: t.patternPreview(kind, ref, key, "lookups no longer match it; "+runtimeOnly, func(v haproxy.PatternView, cur string, found bool) string {
+					switch {
+					case !found:
+						return fmt.Sprintf("Delete %s %q from %s %s on %s: it is not there (%s), so HAProxy will refuse and nothing will change.", delName, key, upper, ref, t.at(), entries(v.Count))
+					case kind == haproxy.KindMap:
+						return fmt.Sprintf("Delete key %q (value %q) from map %s on %s. The map has %s; the entry is gone until added again.", key, cur, ref, t.at(), entries(v.Count))
+					}
+					return fmt.Sprintf("Delete pattern %q from ACL %s on %s. The ACL has %s; requests it matched no longer match.", key, ref, t.at(), entries(v.Count))
+				}),
+				run: func(ctx context.Context) (result, error) {
+					res, err := t.hp.DelEntry(ctx, kind, ref, key)
+					if err != nil {
+						return result{}, err
+					}
+					return ok(haproxy.SourceRuntime, applied(map[string]any{k: ref, delName: key, "deleted": true, "persisted": false, "note": runtimeOnly}, res)), nil
+				},
+			}, nil
 		})
 
-	t.add("clear_"+k, "Clear a "+upper, "Remove every entry of a "+upper+" (`clear "+k+"`). "+runtimeOnly, destructive,
+	t.change("clear_"+k, "Clear a "+upper, "Remove every entry of a "+upper+" (`clear "+k+"`). "+runtimeOnly, destructive, toolcall.Destructive,
 		[]prop{pMapRef(k)},
-		func(ctx context.Context, a *args) (result, error) {
+		func(a *args) (planned, error) {
 			ref := a.ref(k)
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			res, err := t.hp.ClearPatterns(ctx, kind, ref)
-			if err != nil {
-				return result{}, err
-			}
-			return ok(haproxy.SourceRuntime, applied(map[string]any{k: ref, "cleared": true, "persisted": false, "note": runtimeOnly}, res)), nil
+			return planned{
+				commands: t.hp.ClearPatternsCommands(kind, ref),
+				describe: func(ctx context.Context) (toolcall.Preview, error) {
+					v, err := t.hp.PatternView(ctx, kind, ref)
+					if err != nil {
+						return toolcall.Preview{}, err
+					}
+					return toolcall.Preview{
+						Summary:      fmt.Sprintf("Remove all %s of %s %s (version %s) on %s. They cannot be recovered with these tools; lookups match nothing until entries are added again.", entries(v.Count), upper, ref, v.Version, t.at()),
+						State:        v,
+						Effect:       "the " + upper + " is empty; " + runtimeOnly,
+						Precondition: v.Fingerprint(),
+					}, nil
+				},
+				run: func(ctx context.Context) (result, error) {
+					res, err := t.hp.ClearPatterns(ctx, kind, ref)
+					if err != nil {
+						return result{}, err
+					}
+					return ok(haproxy.SourceRuntime, applied(map[string]any{k: ref, "cleared": true, "persisted": false, "note": runtimeOnly}, res)), nil
+				},
+			}, nil
 		})
 }

@@ -2,11 +2,13 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
 // maxDrainSeconds bounds del_server's wait for sessions to end.
@@ -29,10 +31,10 @@ func pWeight(required bool) prop {
 }
 
 func (t *tools) poolTools() {
-	t.add("add_server", "Add a server",
+	t.change("add_server", "Add a server",
 		"Add a server to a backend at run time (`add server`; the backend needs a dynamic balance algorithm such as roundrobin or leastconn). "+
 			"A new server starts in maintenance with checks off; set enable=true to put it in service at once (and start its health check when check=true). Allowed keywords: weight, maxconn, check, backup. "+notPersisted+".",
-		write, []prop{
+		write, toolcall.Change, []prop{
 			pBackend("Backend to add the server to."),
 			{"server", mcp.WithString("server", mcp.Required(), mcp.Description("Name of the new server."), mcp.Pattern(`^[A-Za-z0-9_.:-]{1,128}$`))},
 			{"address", mcp.WithString("address", mcp.Required(), mcp.Description("IPv4 or IPv6 address."))},
@@ -42,34 +44,58 @@ func (t *tools) poolTools() {
 			{"check", mcp.WithBoolean("check", mcp.Description("Health-check the server with the backend's check settings."))},
 			{"backup", mcp.WithBoolean("backup", mcp.Description("Make it a backup server."))},
 			{"enable", mcp.WithBoolean("enable", mcp.Description("Put the server in service after adding it (default false: it stays in maintenance)."))},
-		}, func(ctx context.Context, a *args) (result, error) {
+		}, func(a *args) (planned, error) {
 			b, s := backendServer(a)
 			addr := a.ip("address", true)
 			port := a.port("port", true)
 			o := haproxy.AddServerOptions{Weight: a.weight("weight", false), Maxconn: a.integer("maxconn", false, 0, 1000000),
 				Check: a.boolean("check", false), Backup: a.boolean("backup", false), Enable: a.boolean("enable", false)}
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			state, err := t.hp.AddServer(ctx, b, s, addr, port, o)
-			if err != nil {
-				return result{}, err
+			ep := haproxy.ServerView{Address: addr, Port: int64(port)}.Endpoint()
+			then := "It will start in maintenance (MAINT) with checks off and get no traffic until set ready."
+			if o.Enable {
+				then = "It will be put in service (ready) at once and get traffic."
 			}
-			note := "the server is in maintenance (MAINT): use set_server_state ready (and enable_health) to put it in service"
-			if state == "ready" {
-				note = "the server is in service"
-			}
-			return ok(haproxy.SourceRuntime, map[string]any{"added": true, "changed": true, "backend": b, "server": s, "address": addr,
-				"port": port, "state": state, "note": note + ". " + notPersisted}), nil
+			return planned{
+				commands: t.hp.AddServerCommands(b, s, addr, port, o),
+				describe: func(ctx context.Context) (toolcall.Preview, error) {
+					exists, err := t.hp.ServerExists(ctx, b, s)
+					if err != nil {
+						return toolcall.Preview{}, err
+					}
+					sum := fmt.Sprintf("Add server %s/%s at %s to backend %s on %s. %s", b, s, ep, b, t.at(), then)
+					fp := "server " + b + "/" + s + " does not exist"
+					if exists {
+						sum = fmt.Sprintf("Add server %s/%s at %s on %s: a server of that name already exists in backend %s, so HAProxy will refuse it and nothing will change.", b, s, ep, t.at(), b)
+						fp = "server " + b + "/" + s + " exists"
+					}
+					return toolcall.Preview{Summary: sum, State: map[string]any{"backend": b, "server": s, "exists": exists},
+						Effect: "a new server " + b + "/" + s + " at " + ep + "; " + notPersisted, Precondition: fp}, nil
+				},
+				run: func(ctx context.Context) (result, error) {
+					state, err := t.hp.AddServer(ctx, b, s, addr, port, o)
+					if err != nil {
+						return result{}, err
+					}
+					note := "the server is in maintenance (MAINT): use set_server_state ready (and enable_health) to put it in service"
+					if state == "ready" {
+						note = "the server is in service"
+					}
+					return ok(haproxy.SourceRuntime, map[string]any{"added": true, "changed": true, "backend": b, "server": s, "address": addr,
+						"port": port, "state": state, "note": note + ". " + notPersisted}), nil
+				},
+			}, nil
 		})
 
-	t.add("del_server", "Delete a server",
+	t.change("del_server", "Delete a server",
 		"Delete a server from a backend (`del server`). HAProxy only deletes servers in maintenance: with drain=true the server is first set to drain, its sessions are awaited (up to drain_timeout seconds, default 30), then it is put in maintenance and deleted. Without drain the server must already be in maintenance.",
-		destructive, []prop{
+		destructive, toolcall.Destructive, []prop{
 			pBackend("Backend name."), pServer(),
 			{"drain", mcp.WithBoolean("drain", mcp.Description("Drain and put in maintenance before deleting."))},
 			{"drain_timeout", mcp.WithInteger("drain_timeout", mcp.Min(0), mcp.Max(maxDrainSeconds), mcp.Description("Seconds to wait for sessions to end when draining (default 30)."))},
-		}, func(ctx context.Context, a *args) (result, error) {
+		}, func(a *args) (planned, error) {
 			b, s := backendServer(a)
 			drain := a.boolean("drain", false)
 			wait := int64(30)
@@ -77,26 +103,44 @@ func (t *tools) poolTools() {
 				wait = a.integer("drain_timeout", false, 0, maxDrainSeconds)
 			}
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			res, err := t.hp.DelServer(ctx, b, s, drain, time.Duration(wait)*time.Second)
-			if err != nil {
-				return result{}, err
-			}
-			return ok(haproxy.SourceRuntime, map[string]any{"deleted": true, "changed": true, "backend": b, "server": s, "drained": res.Drained, "note": notPersisted}), nil
+			d := time.Duration(wait) * time.Second
+			return planned{
+				commands: t.hp.DelServerCommands(b, s, drain, d),
+				describe: t.serverPreview(b, s, "the server is removed from backend "+b+"; "+notPersisted, func(v haproxy.ServerView) string {
+					sum := fmt.Sprintf("Delete server %s (%s) from %s. It is %s and holds %s", v.Name(), v.Endpoint(), t.at(), v.Status, sessions(v.Sessions))
+					switch {
+					case drain:
+						return sum + fmt.Sprintf(". It will first be set to drain and its sessions awaited for up to %s, then put in maintenance and deleted; if sessions remain it is left in maintenance and not deleted.", d)
+					case v.Admin != "maint":
+						return sum + fmt.Sprintf(". It is not in maintenance (admin state %s), so HAProxy will refuse to delete it: set it to maint first, or use drain=true.", v.Admin)
+					case v.Sessions > 0:
+						return sum + ", which will be cut."
+					}
+					return sum + "."
+				}),
+				run: func(ctx context.Context) (result, error) {
+					res, err := t.hp.DelServer(ctx, b, s, drain, d)
+					if err != nil {
+						return result{}, err
+					}
+					return ok(haproxy.SourceRuntime, map[string]any{"deleted": true, "changed": true, "backend": b, "server": s, "drained": res.Drained, "note": notPersisted}), nil
+				},
+			}, nil
 		})
 
-	t.add("set_server_state", "Set server state",
+	t.change("set_server_state", "Set server state",
 		"Set a server's administrative state: ready (in service), drain (no new sessions except persistent ones) or maint (maintenance, no traffic). Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.",
-		idempotent, []prop{pBackend("Backend name."), pServer(),
+		idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer(),
 			{"state", mcp.WithString("state", mcp.Required(), mcp.Enum("ready", "drain", "maint"), mcp.Description("ready, drain or maint."))}},
-		func(ctx context.Context, a *args) (result, error) {
+		func(a *args) (planned, error) {
 			b, s := backendServer(a)
 			state := a.enum("state", true, "ready", "drain", "maint")
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			return t.stateChange(t.hp.SetServerState(ctx, b, s, state))(map[string]any{"backend": b, "server": s, "state": state})
+			return t.planState(b, s, state), nil
 		})
 
 	for _, v := range []struct{ name, title, desc, state string }{
@@ -104,30 +148,38 @@ func (t *tools) poolTools() {
 		{"disable_server", "Disable a server", "Put a server in maintenance (state maint): it gets no traffic. Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.", "maint"},
 	} {
 		state := v.state
-		t.add(v.name, v.title, v.desc, idempotent, []prop{pBackend("Backend name."), pServer()},
-			func(ctx context.Context, a *args) (result, error) {
+		t.change(v.name, v.title, v.desc, idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer()},
+			func(a *args) (planned, error) {
 				b, s := backendServer(a)
 				if err := a.check(); err != nil {
-					return result{}, err
+					return planned{}, err
 				}
-				return t.stateChange(t.hp.SetServerState(ctx, b, s, state))(map[string]any{"backend": b, "server": s, "state": state})
+				return t.planState(b, s, state), nil
 			})
 	}
 
-	t.add("set_server_weight", "Set server weight",
+	t.change("set_server_weight", "Set server weight",
 		"Set a server's weight: 0-256, or a percentage of its initial weight such as \"50%\". 0 stops new traffic. "+notPersisted+".",
-		idempotent, []prop{pBackend("Backend name."), pServer(), pWeight(true)},
-		func(ctx context.Context, a *args) (result, error) {
+		idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer(), pWeight(true)},
+		func(a *args) (planned, error) {
 			b, s := backendServer(a)
 			w := a.weight("weight", true)
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			res, err := t.hp.SetServerWeight(ctx, b, s, w)
-			if err != nil {
-				return result{}, err
-			}
-			return ok(haproxy.SourceRuntime, applied(map[string]any{"backend": b, "server": s, "weight": w}, res)), nil
+			return planned{
+				commands: t.hp.SetServerWeightCommands(b, s, w),
+				describe: t.serverPreview(b, s, "the server's share of new traffic follows weight "+w+"; "+notPersisted, func(v haproxy.ServerView) string {
+					return fmt.Sprintf("Change the weight of server %s (%s) from %d to %s on %s. %s", v.Name(), v.Endpoint(), v.Weight, w, t.at(), serverNow(v))
+				}),
+				run: func(ctx context.Context) (result, error) {
+					res, err := t.hp.SetServerWeight(ctx, b, s, w)
+					if err != nil {
+						return result{}, err
+					}
+					return ok(haproxy.SourceRuntime, applied(map[string]any{"backend": b, "server": s, "weight": w}, res)), nil
+				},
+			}, nil
 		})
 
 	t.add("get_server_weight", "Get server weight",
@@ -145,80 +197,142 @@ func (t *tools) poolTools() {
 			return ok(haproxy.SourceRuntime, map[string]any{"backend": b, "server": s, "weight": cur, "initial_weight": initial}), nil
 		})
 
-	t.add("set_server_addr", "Set server address",
+	t.change("set_server_addr", "Set server address",
 		"Change a server's IP address and optionally its port. "+notPersisted+".",
-		idempotent, []prop{pBackend("Backend name."), pServer(),
+		idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer(),
 			{"address", mcp.WithString("address", mcp.Required(), mcp.Description("IPv4 or IPv6 address."))},
 			{"port", mcp.WithInteger("port", mcp.Min(1), mcp.Max(65535), mcp.Description("New port; omit to keep the current one."))}},
-		func(ctx context.Context, a *args) (result, error) {
+		func(a *args) (planned, error) {
 			b, s := backendServer(a)
 			addr := a.ip("address", true)
 			port := a.port("port", false)
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			res, err := t.hp.SetServerAddr(ctx, b, s, addr, port)
-			if err != nil {
-				return result{}, err
-			}
-			f := map[string]any{"backend": b, "server": s, "address": addr}
-			if port != 0 {
-				f["port"] = port
-			}
-			return ok(haproxy.SourceRuntime, applied(f, res)), nil
+			return planned{
+				commands: t.hp.SetServerAddrCommands(b, s, addr, port),
+				describe: t.serverPreview(b, s, "new connections to the server go to the new address; "+notPersisted, func(v haproxy.ServerView) string {
+					to := haproxy.ServerView{Address: addr, Port: int64(port)}
+					if port == 0 {
+						to.Port = v.Port
+					}
+					return fmt.Sprintf("Move server %s from %s to %s on %s. %s", v.Name(), v.Endpoint(), to.Endpoint(), t.at(), serverNow(v))
+				}),
+				run: func(ctx context.Context) (result, error) {
+					res, err := t.hp.SetServerAddr(ctx, b, s, addr, port)
+					if err != nil {
+						return result{}, err
+					}
+					f := map[string]any{"backend": b, "server": s, "address": addr}
+					if port != 0 {
+						f["port"] = port
+					}
+					return ok(haproxy.SourceRuntime, applied(f, res)), nil
+				},
+			}, nil
 		})
 
-	t.add("set_server_maxconn", "Set server maxconn",
+	t.change("set_server_maxconn", "Set server maxconn",
 		"Set a server's maximum number of concurrent connections (0: unlimited). "+notPersisted+".",
-		idempotent, []prop{pBackend("Backend name."), pServer(),
+		idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer(),
 			{"maxconn", mcp.WithInteger("maxconn", mcp.Required(), mcp.Min(0), mcp.Max(1000000), mcp.Description("0-1000000."))}},
-		func(ctx context.Context, a *args) (result, error) {
+		func(a *args) (planned, error) {
 			b, s := backendServer(a)
 			n := a.integer("maxconn", true, 0, 1000000)
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			res, err := t.hp.SetServerMaxconn(ctx, b, s, n)
-			if err != nil {
-				return result{}, err
-			}
-			return ok(haproxy.SourceRuntime, applied(map[string]any{"backend": b, "server": s, "maxconn": n}, res)), nil
+			return planned{
+				commands: t.hp.SetServerMaxconnCommands(b, s, n),
+				describe: t.serverPreview(b, s, "connections above the limit wait in the queue; "+notPersisted, func(v haproxy.ServerView) string {
+					return fmt.Sprintf("Change the maxconn of server %s (%s) from %s to %s on %s. %s", v.Name(), v.Endpoint(), limit(v.Maxconn), limit(n), t.at(), serverNow(v))
+				}),
+				run: func(ctx context.Context) (result, error) {
+					res, err := t.hp.SetServerMaxconn(ctx, b, s, n)
+					if err != nil {
+						return result{}, err
+					}
+					return ok(haproxy.SourceRuntime, applied(map[string]any{"backend": b, "server": s, "maxconn": n}, res)), nil
+				},
+			}, nil
 		})
 
-	t.add("set_frontend_maxconn", "Set frontend maxconn",
+	t.change("set_frontend_maxconn", "Set frontend maxconn",
 		"Set a frontend's maximum number of concurrent connections. "+notPersisted+".",
-		idempotent, []prop{pFrontend(),
+		idempotent, toolcall.Change, []prop{pFrontend(),
 			{"maxconn", mcp.WithInteger("maxconn", mcp.Required(), mcp.Min(0), mcp.Max(1000000), mcp.Description("0-1000000."))}},
-		func(ctx context.Context, a *args) (result, error) {
+		func(a *args) (planned, error) {
 			f := a.name("frontend", true)
 			n := a.integer("maxconn", true, 0, 1000000)
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			res, err := t.hp.SetFrontendMaxconn(ctx, f, n)
-			if err != nil {
-				return result{}, err
-			}
-			return ok(haproxy.SourceRuntime, applied(map[string]any{"frontend": f, "maxconn": n}, res)), nil
+			return planned{
+				commands: t.hp.SetFrontendMaxconnCommands(f, n),
+				describe: t.frontendPreview(f, "connections above the limit wait to be accepted; "+notPersisted, func(v haproxy.FrontendView) string {
+					return fmt.Sprintf("Change the maxconn of frontend %s from %s to %s on %s. It is %s and holds %s.", f, limit(v.Maxconn), limit(n), t.at(), v.Status, sessions(v.Sessions))
+				}),
+				run: func(ctx context.Context) (result, error) {
+					res, err := t.hp.SetFrontendMaxconn(ctx, f, n)
+					if err != nil {
+						return result{}, err
+					}
+					return ok(haproxy.SourceRuntime, applied(map[string]any{"frontend": f, "maxconn": n}, res)), nil
+				},
+			}, nil
 		})
 
 	for _, v := range []struct{ name, title, desc, verb string }{
 		{"enable_frontend", "Enable a frontend", "Resume a paused frontend: it accepts connections again.", "enable"},
 		{"disable_frontend", "Disable a frontend", "Pause a frontend: it stops accepting new connections (status PAUSED); existing ones continue.", "disable"},
 	} {
-		verb := v.verb
-		t.add(v.name, v.title, v.desc, idempotent, []prop{pFrontend()},
-			func(ctx context.Context, a *args) (result, error) {
+		enable := v.verb == "enable"
+		t.change(v.name, v.title, v.desc, idempotent, toolcall.Change, []prop{pFrontend()},
+			func(a *args) (planned, error) {
 				f := a.name("frontend", true)
 				if err := a.check(); err != nil {
-					return result{}, err
+					return planned{}, err
 				}
-				res, err := t.hp.SetFrontendEnabled(ctx, f, verb == "enable")
-				if err != nil {
-					return result{}, err
+				effect := "the frontend stops accepting new connections; current ones continue"
+				if enable {
+					effect = "the frontend accepts new connections again"
 				}
-				return ok(haproxy.SourceRuntime, applied(map[string]any{"frontend": f, "enabled": verb == "enable"}, res)), nil
+				return planned{
+					commands: t.hp.SetFrontendEnabledCommands(f, enable),
+					describe: t.frontendPreview(f, effect, func(v haproxy.FrontendView) string {
+						verb := "Pause"
+						if enable {
+							verb = "Resume"
+						}
+						return fmt.Sprintf("%s frontend %s on %s. It is %s and holds %s.", verb, f, t.at(), v.Status, sessions(v.Sessions))
+					}),
+					run: func(ctx context.Context) (result, error) {
+						res, err := t.hp.SetFrontendEnabled(ctx, f, enable)
+						if err != nil {
+							return result{}, err
+						}
+						return ok(haproxy.SourceRuntime, applied(map[string]any{"frontend": f, "enabled": enable}, res)), nil
+					},
+				}, nil
 			})
+	}
+}
+
+// planState plans set_server_state, enable_server and disable_server.
+func (t *tools) planState(b, s, state string) planned {
+	effect := map[string]string{
+		"ready": "the server is in service and gets new traffic",
+		"drain": "the server gets no new sessions except persistent ones; current sessions continue",
+		"maint": "the server gets no new traffic; current sessions are not cut",
+	}[state]
+	return planned{
+		commands: t.hp.SetServerStateCommands(b, s, state),
+		describe: t.serverPreview(b, s, effect, func(v haproxy.ServerView) string {
+			return fmt.Sprintf("Set server %s (%s) to %s on %s. %s", v.Name(), v.Endpoint(), state, t.at(), serverNow(v))
+		}),
+		run: func(ctx context.Context) (result, error) {
+			return t.stateChange(t.hp.SetServerState(ctx, b, s, state))(map[string]any{"backend": b, "server": s, "state": state})
+		},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
 const typeEnumDesc = "Object type: frontend, backend, server or listener."
@@ -62,19 +63,46 @@ func (t *tools) statsTools() {
 			return result{raw: statJSON(src, table), summary: statSummary(src, table)}, nil
 		})
 
-	t.add("clear_counters", "Clear statistics counters",
+	t.change("clear_counters", "Clear statistics counters",
 		"Reset statistics counters (`clear counters`). With all=true also resets maxima and totals (`clear counters all`, needs the admin level). Cannot be undone.",
-		destructive, []prop{{"all", mcp.WithBoolean("all", mcp.Description("Also reset maxima and cumulative totals."))}},
-		func(ctx context.Context, a *args) (result, error) {
+		destructive, toolcall.Destructive, []prop{{"all", mcp.WithBoolean("all", mcp.Description("Also reset maxima and cumulative totals."))}},
+		func(a *args) (planned, error) {
 			all := a.boolean("all", false)
 			if err := a.check(); err != nil {
-				return result{}, err
+				return planned{}, err
 			}
-			res, err := t.hp.ClearCounters(ctx, all)
-			if err != nil {
-				return result{}, err
+			what := "the maxima of every frontend, backend and server"
+			if all {
+				what = "every statistics counter: maxima and cumulative totals (sessions, bytes, requests, errors) of every frontend, backend and server"
 			}
-			return ok(haproxy.SourceRuntime, applied(map[string]any{"cleared": true, "all": all}, res)), nil
+			return planned{
+				commands: t.hp.ClearCountersCommands(all),
+				describe: func(ctx context.Context) (toolcall.Preview, error) {
+					info, err := t.hp.ShowInfo(ctx)
+					if err != nil {
+						return toolcall.Preview{}, err
+					}
+					state := map[string]any{}
+					for _, k := range []string{"CumConns", "CumReq", "MaxConnRate", "MaxSessRate", "Uptime"} {
+						if v, found := info[k]; found {
+							state[k] = v
+						}
+					}
+					return toolcall.Preview{
+						Summary: fmt.Sprintf("Reset %s on %s (up %v, %v connections so far). The old values cannot be recovered; dashboards and alerts reading them see a reset.",
+							what, t.at(), info["Uptime"], info["CumConns"]),
+						State:  state,
+						Effect: "the counters restart from zero",
+					}, nil
+				},
+				run: func(ctx context.Context) (result, error) {
+					res, err := t.hp.ClearCounters(ctx, all)
+					if err != nil {
+						return result{}, err
+					}
+					return ok(haproxy.SourceRuntime, applied(map[string]any{"cleared": true, "all": all}, res)), nil
+				},
+			}, nil
 		})
 
 	t.add("show_activity", "Scheduler activity",
