@@ -1,0 +1,379 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
+)
+
+// apEnv is proxymcp's tools behind a configured tool-call pipeline on a
+// real HAProxy, driven by mcp-go's client (protocol 2026-07-28).
+type apEnv struct {
+	t     *testing.T
+	h     *haproxytest.HAProxy
+	srv   *server.MCPServer
+	c     *client.Client
+	audit string
+}
+
+func newApEnv(t *testing.T, h *haproxytest.HAProxy, cfg toolcall.Config, copts ...client.ClientOption) *apEnv {
+	t.Helper()
+	if cfg.Audit.Dest == "" {
+		cfg.Audit.Dest = filepath.Join(t.TempDir(), "audit.log")
+	}
+	srv := server.NewMCPServer("proxymcp", "test", server.WithHooks(&server.Hooks{}))
+	p, err := toolcall.New(srv, cfg, toolcall.Options{Server: "proxymcp", Version: "test", Local: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	Register(p, haproxy.New(h.Runtime("unix"), statsClient(h)), Options{})
+	c, err := client.NewInProcessClientWithOptions(srv, copts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = mcp.Implementation{Name: "approval-test", Version: "1.0"}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+	return &apEnv{t: t, h: h, srv: srv, c: c, audit: cfg.Audit.Dest}
+}
+
+func (e *apEnv) call(name string, args map[string]any) *mcp.CallToolResult {
+	e.t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = name, args
+	ctx, cancel := context.WithTimeout(e.t.Context(), time.Minute)
+	defer cancel()
+	res, err := e.c.CallTool(ctx, req)
+	if err != nil {
+		e.t.Fatalf("call %s: %v", name, err)
+	}
+	return res
+}
+
+// records reads the audit log.
+func (e *apEnv) records() []map[string]any {
+	e.t.Helper()
+	return auditRecords(e.t, e.audit)
+}
+
+func auditRecords(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// preview is the structured content of a dry run or a confirmation request.
+func preview(t *testing.T, res *mcp.CallToolResult) toolcall.PreviewResult {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("want a preview, got an error: %s", text(res))
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var p toolcall.PreviewResult
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatalf("not a preview: %s", b)
+	}
+	return p
+}
+
+// codeOf returns the confirmation code of a preview.
+func codeOf(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	p := preview(t, res)
+	if p.Confirmation == nil || !strings.HasPrefix(p.Confirmation.Code, "mcpc1.") {
+		t.Fatalf("no confirmation code in %s", text(res))
+	}
+	if !strings.Contains(text(res), `confirm: "`+p.Confirmation.Code+`"`) {
+		t.Fatalf("the text does not tell how to confirm: %s", text(res))
+	}
+	return p.Confirmation.Code
+}
+
+// state is what any proxymcp write could change, read straight from
+// HAProxy: snapshot (servers, weights, maps, ACLs, limits) plus the
+// enabled bits of health and agent checks, the frontends' status and the
+// statistics maxima that clear_counters resets. Health-check results are
+// left out: they move on their own.
+func state(t *testing.T, h *haproxytest.HAProxy) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(snapshot(t, h))
+	for _, row := range haproxy.ParseTable(exec(t, h, "show servers state")) {
+		ck, _ := row["srv_check_state"].(int64)
+		ag, _ := row["srv_agent_state"].(int64)
+		fmt.Fprintf(&b, "%v/%v check=%#x agent=%#x\n", row["be_name"], row["srv_name"], ck&0x6, ag&0x6)
+	}
+	for _, r := range statRows(t, h) {
+		switch r.Type() {
+		case "frontend":
+			fmt.Fprintf(&b, "%s status=%s smax=%d\n", r.Str("pxname"), r.Str("status"), r.Int("smax"))
+		case "backend":
+			fmt.Fprintf(&b, "%s smax=%d\n", r.Str("pxname"), r.Int("smax"))
+		}
+	}
+	fmt.Fprintf(&b, "sessions:\n")
+	var ids []string
+	for _, s := range haproxy.ParseSessions(exec(t, h, "show sess")) {
+		if s.Frontend != "GLOBAL" {
+			ids = append(ids, s.ID)
+		}
+	}
+	sort.Strings(ids)
+	b.WriteString(strings.Join(ids, " "))
+	return b.String()
+}
+
+// slowSession opens a request through fe_web that the test back end holds
+// until h.Release, and returns its stream id.
+func slowSession(t *testing.T, h *haproxytest.HAProxy) string {
+	t.Helper()
+	go func() {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+h.FrontendWeb+"/slow", nil)
+		req.Host = "www.example.com"
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, s := range haproxy.ParseSessions(exec(t, h, "show sess")) {
+			if s.Frontend == "fe_web" && s.Server != "" && s.Server != "<NONE>" {
+				return s.ID
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("no session on fe_web appeared")
+	return ""
+}
+
+// writeCase is a call of one write tool that would change HAProxy if it
+// ran, after its set-up (raw runtime commands).
+type writeCase struct {
+	setup []string
+	args  map[string]any
+	// first is what the first planned command starts with.
+	first string
+}
+
+func writeCases(h *haproxytest.HAProxy, session string) map[string]writeCase {
+	m, a := h.MapFile, h.ACLFile
+	app1 := map[string]any{"backend": "be_app", "server": "app1"}
+	with := func(base map[string]any, kv ...any) map[string]any {
+		out := map[string]any{}
+		for k, v := range base {
+			out[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			out[kv[i].(string)] = kv[i+1]
+		}
+		return out
+	}
+	return map[string]writeCase{
+		"add_server":               {args: map[string]any{"backend": "be_app", "server": "dry1", "address": "127.0.0.1", "port": 1, "check": true, "enable": true}, first: "add server be_app/dry1 127.0.0.1:1 check"},
+		"del_server":               {args: with(app1, "drain", true, "drain_timeout", 0), first: "set server be_app/app1 state drain"},
+		"set_server_state":         {args: with(app1, "state", "maint"), first: "set server be_app/app1 state maint"},
+		"enable_server":            {setup: []string{"set server be_app/app2 state maint"}, args: map[string]any{"backend": "be_app", "server": "app2"}, first: "set server be_app/app2 state ready"},
+		"disable_server":           {args: app1, first: "set server be_app/app1 state maint"},
+		"set_server_weight":        {args: with(app1, "weight", 7), first: "set server be_app/app1 weight 7"},
+		"set_server_addr":          {args: with(app1, "address", "127.0.0.9", "port", 9), first: "set server be_app/app1 addr 127.0.0.9 port 9"},
+		"set_server_maxconn":       {args: with(app1, "maxconn", 42), first: "set maxconn server be_app/app1 42"},
+		"set_frontend_maxconn":     {args: map[string]any{"frontend": "fe_web", "maxconn": 42}, first: "set maxconn frontend fe_web 42"},
+		"enable_frontend":          {setup: []string{"disable frontend fe_api"}, args: map[string]any{"frontend": "fe_api"}, first: "enable frontend fe_api"},
+		"disable_frontend":         {args: map[string]any{"frontend": "fe_web"}, first: "disable frontend fe_web"},
+		"set_map_entry":            {args: map[string]any{"map": m, "key": "www.example.com", "value": "be_api"}, first: "set map " + m + " www.example.com be_api"},
+		"replace_map":              {args: map[string]any{"map": m, "entries": []any{map[string]any{"key": "only.example", "value": "be_api"}}}, first: "prepare map " + m},
+		"add_map_entry":            {args: map[string]any{"map": m, "key": "dry.example", "value": "be_api"}, first: "add map " + m + " dry.example be_api"},
+		"del_map_entry":            {args: map[string]any{"map": m, "key": "www.example.com"}, first: "del map " + m + " www.example.com"},
+		"clear_map":                {args: map[string]any{"map": m}, first: "clear map " + m},
+		"add_acl_entry":            {args: map[string]any{"acl": a, "pattern": "10.9.9.9"}, first: "add acl " + a + " 10.9.9.9"},
+		"del_acl_entry":            {args: map[string]any{"acl": a, "pattern": "192.0.2.10"}, first: "del acl " + a + " 192.0.2.10"},
+		"clear_acl":                {args: map[string]any{"acl": a}, first: "clear acl " + a},
+		"shutdown_session":         {args: map[string]any{"session_id": session}, first: "shutdown session " + session},
+		"shutdown_server_sessions": {args: app1, first: "shutdown sessions server be_app/app1"},
+		"clear_counters":           {args: map[string]any{"all": true}, first: "clear counters all"},
+		"enable_health":            {setup: []string{"disable health be_app/app2"}, args: map[string]any{"backend": "be_app", "server": "app2"}, first: "enable health be_app/app2"},
+		"disable_health":           {args: app1, first: "disable health be_app/app1"},
+		"enable_agent":             {setup: []string{"disable agent be_api/api1"}, args: map[string]any{"backend": "be_api", "server": "api1"}, first: "enable agent be_api/api1"},
+		"disable_agent":            {setup: []string{"enable agent be_api/api1"}, args: map[string]any{"backend": "be_api", "server": "api1"}, first: "disable agent be_api/api1"},
+		"set_server_health":        {args: with(app1, "health", "stopping"), first: "set server be_app/app1 health stopping"},
+		"set_server_agent":         {args: map[string]any{"backend": "be_api", "server": "api1", "state": "down", "address": "127.0.0.8", "port": 9, "send": "hello"}, first: "set server be_api/api1 agent down"},
+		"set_server_check_port":    {args: with(app1, "port", 9), first: "set server be_app/app1 check-port 9"},
+	}
+}
+
+// The class table of the issue: every other write tool is a change.
+var wantDestructive = []string{"del_server", "shutdown_session", "shutdown_server_sessions", "clear_counters",
+	"clear_map", "clear_acl", "replace_map", "del_map_entry", "del_acl_entry"}
+
+// TestClassTable: the write tools and their classes are the issue's table,
+// and every tool that is not read-only is in it (registered through the
+// pipeline), so a new write tool cannot skip approval.
+func TestClassTable(t *testing.T) {
+	classes := Classes()
+	var destructive []string
+	for name, c := range classes {
+		if c == toolcall.Destructive {
+			destructive = append(destructive, name)
+		} else if c != toolcall.Change {
+			t.Errorf("%s: class %s", name, c)
+		}
+	}
+	sort.Strings(destructive)
+	want := append([]string(nil), wantDestructive...)
+	sort.Strings(want)
+	if strings.Join(destructive, " ") != strings.Join(want, " ") {
+		t.Errorf("destructive tools %v, want %v", destructive, want)
+	}
+	srv := server.NewMCPServer("proxymcp", "test")
+	Register(noApproval(srv), haproxy.New(nil, nil), Options{})
+	for name, tool := range srv.ListTools() {
+		ro := tool.Tool.Annotations.ReadOnlyHint
+		_, planned := classes[name]
+		if (ro == nil || !*ro) != planned {
+			t.Errorf("%s: readOnlyHint %v but planned=%v", name, ro, planned)
+		}
+		if planned && !strings.Contains(tool.Tool.Description, "Risk class: "+classes[name].String()) {
+			t.Errorf("%s: description lacks its class: %s", name, tool.Tool.Description)
+		}
+	}
+	if len(classes) != 29 {
+		t.Errorf("%d write tools, want 29", len(classes))
+	}
+}
+
+// TestDryRunChangesNothing dry-runs every write tool (the list comes from
+// the registered tools, so a new one without a case fails) on a real
+// HAProxy: the answer is the class, the exact commands, the current state
+// and the effect, and HAProxy's state is byte-identical afterwards.
+func TestDryRunChangesNothing(t *testing.T) {
+	h := haproxytest.Run(t, haproxytest.Options{})
+	t.Cleanup(h.Release)
+	waitStatus(t, h, "be_app", "app1", "UP")
+	e := newApEnv(t, h, toolcall.Config{})
+	// Traffic, so that the maxima clear_counters resets are not zero.
+	if resp, err := http.Get("http://" + h.FrontendWeb + "/"); err == nil {
+		resp.Body.Close()
+	}
+	session := slowSession(t, h)
+	cases := writeCases(h, session)
+	target := "unix://" + h.Socket
+	n := 0
+	for name, class := range Classes() {
+		c, found := cases[name]
+		if !found {
+			t.Errorf("%s: no dry-run case; add one to writeCases", name)
+			continue
+		}
+		for _, cmd := range c.setup {
+			exec(t, h, cmd)
+		}
+		before := state(t, h)
+		args := map[string]any{"dryRun": true}
+		for k, v := range c.args {
+			args[k] = v
+		}
+		res := e.call(name, args)
+		p := preview(t, res)
+		if after := state(t, h); after != before {
+			t.Errorf("%s: the dry run changed HAProxy:\n--- before\n%s\n--- after\n%s", name, before, after)
+		}
+		if !p.DryRun || p.Class != class.String() || p.Target != target || p.Confirmation != nil {
+			t.Errorf("%s: preview %+v", name, p)
+		}
+		if len(p.Commands) == 0 || !strings.HasPrefix(p.Commands[0], c.first) {
+			t.Errorf("%s: commands %q, want the first to start with %q", name, p.Commands, c.first)
+		}
+		if !strings.Contains(p.Summary, target) || p.State == nil || p.Effect == "" {
+			t.Errorf("%s: summary %q state %v effect %q", name, p.Summary, p.State, p.Effect)
+		}
+		if !strings.HasPrefix(text(res), "Dry run — nothing was changed.") {
+			t.Errorf("%s: text %q", name, text(res))
+		}
+		n++
+	}
+	recs := e.records()
+	if len(recs) != n {
+		t.Fatalf("%d audit records for %d dry runs", len(recs), n)
+	}
+	for _, r := range recs {
+		if r["dry_run"] != true || r["outcome"] != "ok" || r["target"] != target || r["event"] != "outcome" {
+			t.Errorf("dry-run record %v", r)
+		}
+	}
+}
+
+// TestPreviewWording pins the words a person reads for the issue's
+// example, del_server, and for a map entry.
+func TestPreviewWording(t *testing.T) {
+	h := haproxytest.Run(t, haproxytest.Options{})
+	waitStatus(t, h, "be_app", "app1", "UP")
+	e := newApEnv(t, h, toolcall.Config{})
+	exec(t, h, "set server be_app/app2 state maint")
+	p := preview(t, e.call("del_server", map[string]any{"backend": "be_app", "server": "app2", "dryRun": true}))
+	want := fmt.Sprintf("Delete server be_app/app2 (%s) from HAProxy at unix://%s. It is MAINT and holds 0 current sessions.", serverAddr(t, h, "app2"), h.Socket)
+	if p.Summary != want {
+		t.Errorf("summary\n got %q\nwant %q", p.Summary, want)
+	}
+	p = preview(t, e.call("del_server", map[string]any{"backend": "be_app", "server": "app1", "dryRun": true}))
+	if !strings.Contains(p.Summary, "It is UP and holds 0 current sessions. It is not in maintenance (admin state ready), so HAProxy will refuse to delete it") {
+		t.Errorf("summary %q", p.Summary)
+	}
+	p = preview(t, e.call("del_map_entry", map[string]any{"map": h.MapFile, "key": "www.example.com", "dryRun": true}))
+	if want := fmt.Sprintf(`Delete key "www.example.com" (value "be_app") from map %s on HAProxy at unix://%s. The map has 2 entries; the entry is gone until added again.`, h.MapFile, h.Socket); p.Summary != want {
+		t.Errorf("summary\n got %q\nwant %q", p.Summary, want)
+	}
+	res := e.call("del_server", map[string]any{"backend": "be_app", "server": "nosuch", "dryRun": true})
+	if !res.IsError || !strings.Contains(text(res), `server "be_app/nosuch" not found`) || !strings.Contains(text(res), "nothing was changed") {
+		t.Errorf("dry run of a missing server: %s", text(res))
+	}
+}
+
+func serverAddr(t *testing.T, h *haproxytest.HAProxy, name string) string {
+	t.Helper()
+	for _, row := range haproxy.ParseTable(exec(t, h, "show servers state be_app")) {
+		if row["srv_name"] == name {
+			return fmt.Sprintf("%v:%v", row["srv_addr"], row["srv_port"])
+		}
+	}
+	t.Fatalf("no server %s", name)
+	return ""
+}
