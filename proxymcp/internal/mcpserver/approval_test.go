@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
+	"github.com/mcpfleet/mcpfleet/shared/approval"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
@@ -376,4 +377,345 @@ func serverAddr(t *testing.T, h *haproxytest.HAProxy, name string) string {
 	}
 	t.Fatalf("no server %s", name)
 	return ""
+}
+
+// destructiveCase is a destructive call that changes HAProxy when it runs:
+// its set-up, and how to tell from HAProxy itself that it ran.
+type destructiveCase struct {
+	tool    string
+	setup   func(t *testing.T, h *haproxytest.HAProxy) map[string]any // returns the arguments
+	changed func(t *testing.T, h *haproxytest.HAProxy, args map[string]any) bool
+}
+
+func hasServer(t *testing.T, h *haproxytest.HAProxy, backend, name string) bool {
+	for _, row := range haproxy.ParseTable(exec(t, h, "show servers state "+backend)) {
+		if row["srv_name"] == name {
+			return true
+		}
+	}
+	return false
+}
+
+func hasSession(t *testing.T, h *haproxytest.HAProxy, id string) bool {
+	// Sessions end asynchronously: give a shut-down one a moment.
+	for i := 0; i < 40; i++ {
+		found := false
+		for _, s := range haproxy.ParseSessions(exec(t, h, "show sess")) {
+			found = found || s.ID == id
+		}
+		if !found {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return true
+}
+
+func sessionServer(t *testing.T, h *haproxytest.HAProxy, id string) string {
+	for _, s := range haproxy.ParseSessions(exec(t, h, "show sess")) {
+		if s.ID == id {
+			return s.Server
+		}
+	}
+	t.Fatalf("session %s gone", id)
+	return ""
+}
+
+var destructiveCases = []destructiveCase{
+	{"del_server", func(t *testing.T, h *haproxytest.HAProxy) map[string]any {
+		exec(t, h, "add server be_app/victim 127.0.0.1:1")
+		return map[string]any{"backend": "be_app", "server": "victim"}
+	}, func(t *testing.T, h *haproxytest.HAProxy, _ map[string]any) bool { return !hasServer(t, h, "be_app", "victim") }},
+	{"shutdown_session", func(t *testing.T, h *haproxytest.HAProxy) map[string]any {
+		return map[string]any{"session_id": slowSession(t, h)}
+	}, func(t *testing.T, h *haproxytest.HAProxy, a map[string]any) bool { return !hasSession(t, h, a["session_id"].(string)) }},
+	{"shutdown_server_sessions", func(t *testing.T, h *haproxytest.HAProxy) map[string]any {
+		id := slowSession(t, h)
+		return map[string]any{"backend": "be_app", "server": sessionServer(t, h, id), "_session": id}
+	}, func(t *testing.T, h *haproxytest.HAProxy, a map[string]any) bool { return !hasSession(t, h, a["_session"].(string)) }},
+	{"clear_counters", func(t *testing.T, h *haproxytest.HAProxy) map[string]any {
+		if resp, err := http.Get("http://" + h.FrontendWeb + "/"); err == nil {
+			resp.Body.Close()
+		}
+		return map[string]any{"all": true}
+	}, func(t *testing.T, h *haproxytest.HAProxy, _ map[string]any) bool {
+		for _, r := range statRows(t, h) {
+			if r.Str("pxname") == "fe_web" && r.Type() == "frontend" {
+				return r.Int("stot") == 0
+			}
+		}
+		return false
+	}},
+	{"del_map_entry", func(t *testing.T, h *haproxytest.HAProxy) map[string]any {
+		exec(t, h, "add map "+h.MapFile+" victim.example be_api")
+		return map[string]any{"map": h.MapFile, "key": "victim.example"}
+	}, func(t *testing.T, h *haproxytest.HAProxy, _ map[string]any) bool {
+		return !strings.Contains(exec(t, h, "show map "+h.MapFile), "victim.example")
+	}},
+	{"del_acl_entry", func(t *testing.T, h *haproxytest.HAProxy) map[string]any {
+		exec(t, h, "add acl "+h.ACLFile+" 10.1.1.1")
+		return map[string]any{"acl": h.ACLFile, "pattern": "10.1.1.1"}
+	}, func(t *testing.T, h *haproxytest.HAProxy, _ map[string]any) bool {
+		return !strings.Contains(exec(t, h, "show acl "+h.ACLFile), "10.1.1.1")
+	}},
+	{"replace_map", func(t *testing.T, h *haproxytest.HAProxy) map[string]any {
+		return map[string]any{"map": h.MapFile, "entries": []any{map[string]any{"key": "only.example", "value": "be_api"}}}
+	}, func(t *testing.T, h *haproxytest.HAProxy, _ map[string]any) bool {
+		e := haproxy.ParsePatternEntries(exec(t, h, "show map "+h.MapFile), true)
+		return len(e) == 1 && e[0].Key == "only.example"
+	}},
+	{"clear_map", func(t *testing.T, h *haproxytest.HAProxy) map[string]any {
+		exec(t, h, "add map "+h.MapFile+" x.example be_app")
+		return map[string]any{"map": h.MapFile}
+	}, func(t *testing.T, h *haproxytest.HAProxy, _ map[string]any) bool {
+		return len(haproxy.ParsePatternEntries(exec(t, h, "show map "+h.MapFile), true)) == 0
+	}},
+	{"clear_acl", func(t *testing.T, h *haproxytest.HAProxy) map[string]any {
+		return map[string]any{"acl": h.ACLFile}
+	}, func(t *testing.T, h *haproxytest.HAProxy, _ map[string]any) bool {
+		return len(haproxy.ParsePatternEntries(exec(t, h, "show acl "+h.ACLFile), false)) == 0
+	}},
+}
+
+func withArgs(args map[string]any, kv ...any) map[string]any {
+	out := map[string]any{}
+	for k, v := range args {
+		if !strings.HasPrefix(k, "_") {
+			out[k] = v
+		}
+	}
+	for i := 0; i < len(kv); i += 2 {
+		out[kv[i].(string)] = kv[i+1]
+	}
+	return out
+}
+
+// TestDestructiveToolsNeedApproval: under the default policy every
+// destructive tool, called by a client that cannot ask a person, returns
+// the preview and a one-time code and changes nothing; the code runs it
+// once; a replay is refused. The audit says pending, then
+// confirmation_code (intent before outcome), then refused.
+func TestDestructiveToolsNeedApproval(t *testing.T) {
+	h := haproxytest.Run(t, haproxytest.Options{})
+	t.Cleanup(h.Release)
+	waitStatus(t, h, "be_app", "app1", "UP")
+	e := newApEnv(t, h, toolcall.Config{})
+	seen := map[string]bool{}
+	for _, c := range destructiveCases {
+		seen[c.tool] = true
+		t.Run(c.tool, func(t *testing.T) {
+			args := c.setup(t, h)
+			before := state(t, h)
+			first := e.call(c.tool, withArgs(args))
+			code := codeOf(t, first)
+			if !strings.HasPrefix(text(first), "Approval needed — nothing was changed yet.") {
+				t.Errorf("text %q", text(first))
+			}
+			if after := state(t, h); after != before {
+				t.Fatalf("asking for approval changed HAProxy:\n%s\n---\n%s", before, after)
+			}
+			if res := e.call(c.tool, withArgs(args, "confirm", code)); res.IsError {
+				t.Fatalf("confirmed call: %s", text(res))
+			}
+			if !c.changed(t, h, args) {
+				t.Fatal("the confirmed call did not change HAProxy")
+			}
+			res := e.call(c.tool, withArgs(args, "confirm", code))
+			if !res.IsError || !strings.Contains(text(res), "already been used") {
+				t.Errorf("replay: %s", text(res))
+			}
+			recs := e.records()
+			var got []string
+			for _, r := range recs[len(recs)-4:] {
+				if r["tool"] != c.tool || r["class"] != "destructive" {
+					t.Errorf("record %v", r)
+				}
+				got = append(got, fmt.Sprint(r["event"], ":", r["approval"]))
+			}
+			if want := "outcome:pending intent:confirmation_code outcome:confirmation_code outcome:refused"; strings.Join(got, " ") != want {
+				t.Errorf("audit %s, want %s", strings.Join(got, " "), want)
+			}
+		})
+	}
+	for _, name := range wantDestructive {
+		if !seen[name] {
+			t.Errorf("%s has no approval case", name)
+		}
+	}
+}
+
+// TestConfirmationRefusals: a code approves exactly one previewed call.
+// Other arguments, another tool, another back end, a forged, truncated or
+// bare-true confirm, and an expired code are refused, saying which, and
+// HAProxy is unchanged.
+func TestConfirmationRefusals(t *testing.T) {
+	h := haproxytest.Run(t, haproxytest.Options{})
+	secret := []byte("0123456789abcdef0123456789abcdef-proxymcp")
+	cfg := toolcall.Config{Approval: approval.Config{Secret: secret, Timeout: time.Second}}
+	e := newApEnv(t, h, cfg)
+	exec(t, h, "add map "+h.MapFile+" victim.example be_api")
+	args := map[string]any{"map": h.MapFile, "key": "victim.example"}
+	code := codeOf(t, e.call("del_map_entry", args))
+	before := state(t, h)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"del_map_entry", map[string]any{"map": h.MapFile, "key": "www.example.com", "confirm": code}, "issued for other arguments"},
+		{"clear_map", map[string]any{"map": h.MapFile, "confirm": code}, "issued for another tool (del_map_entry)"},
+		{"del_map_entry", withArgs(args, "confirm", code[:len(code)-3]+"AAA"), "signature does not match"},
+		{"del_map_entry", withArgs(args, "confirm", code[:20]), "not a code this server issued"},
+		{"del_map_entry", withArgs(args, "confirm", "yes"), "not a code this server issued"},
+		{"del_map_entry", withArgs(args, "confirm", true), `"confirm"`},
+	} {
+		res := e.call(c.tool, c.args)
+		if !res.IsError || !strings.Contains(text(res), c.want) {
+			t.Errorf("%s %v: %s, want %q", c.tool, c.args["confirm"], text(res), c.want)
+		}
+	}
+	// The same secret on another target (the TCP runtime API of the same
+	// HAProxy): the code names the back end it was issued for.
+	other := newApEnvRuntime(t, h, cfg, "tcp4")
+	if res := other.call("del_map_entry", withArgs(args, "confirm", code)); !res.IsError || !strings.Contains(text(res), "another back end") {
+		t.Errorf("other target: %s", text(res))
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if res := e.call("del_map_entry", withArgs(args, "confirm", code)); !res.IsError || !strings.Contains(text(res), "expired") {
+		t.Errorf("expired: %s", text(res))
+	}
+	if after := state(t, h); after != before {
+		t.Errorf("refused codes changed HAProxy:\n%s\n---\n%s", before, after)
+	}
+	for _, r := range e.records()[1:] {
+		if r["approval"] != "refused" || r["outcome"] != "error" || r["event"] != "outcome" {
+			t.Errorf("record %v", r)
+		}
+	}
+}
+
+// newApEnvRuntime is newApEnv over the given runtime API transport.
+func newApEnvRuntime(t *testing.T, h *haproxytest.HAProxy, cfg toolcall.Config, mode string) *apEnv {
+	t.Helper()
+	cfg.Audit.Dest = filepath.Join(t.TempDir(), "audit.log")
+	srv := server.NewMCPServer("proxymcp", "test", server.WithHooks(&server.Hooks{}))
+	p, err := toolcall.New(srv, cfg, toolcall.Options{Server: "proxymcp", Version: "test", Local: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	Register(p, haproxy.New(h.Runtime(mode), nil), Options{})
+	c, err := client.NewInProcessClient(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+	return &apEnv{t: t, h: h, srv: srv, c: c, audit: cfg.Audit.Dest}
+}
+
+// TestPolicyVariants: MCP_APPROVAL=none runs a destructive call at once and
+// still audits it; MCP_APPROVAL=change asks for change tools too;
+// MCP_APPROVAL_FALLBACK=refuse refuses a client that cannot ask.
+func TestPolicyVariants(t *testing.T) {
+	h := haproxytest.Run(t, haproxytest.Options{})
+
+	none := newApEnv(t, h, toolcall.Config{Approval: approval.Config{Policy: approval.None}})
+	exec(t, h, "add map "+h.MapFile+" victim.example be_api")
+	if res := none.call("del_map_entry", map[string]any{"map": h.MapFile, "key": "victim.example"}); res.IsError || strings.Contains(text(res), "Approval needed") {
+		t.Fatalf("none: %s", text(res))
+	}
+	if strings.Contains(exec(t, h, "show map "+h.MapFile), "victim.example") {
+		t.Fatal("none: the entry is still there")
+	}
+	recs := none.records()
+	if len(recs) != 2 || recs[0]["event"] != "intent" || recs[1]["approval"] != "policy" || recs[1]["outcome"] != "ok" {
+		t.Errorf("none: records %v", recs)
+	}
+
+	change := newApEnv(t, h, toolcall.Config{Approval: approval.Config{Policy: approval.Change}})
+	before := state(t, h)
+	res := change.call("set_server_weight", map[string]any{"backend": "be_app", "server": "app1", "weight": 7})
+	code := codeOf(t, res)
+	if p := preview(t, res); p.Class != "change" || !strings.HasPrefix(p.Summary, "Change the weight of server be_app/app1") {
+		t.Errorf("change: preview %+v", p)
+	}
+	if after := state(t, h); after != before {
+		t.Fatal("change: asking changed HAProxy")
+	}
+	if res := change.call("set_server_weight", map[string]any{"backend": "be_app", "server": "app1", "weight": 7, "confirm": code}); res.IsError {
+		t.Fatalf("change: confirmed: %s", text(res))
+	}
+	if w := exec(t, h, "get weight be_app/app1"); !strings.HasPrefix(w, "7 ") {
+		t.Errorf("change: weight %q", w)
+	}
+	// Under the default policy a change tool runs at once.
+	def := newApEnv(t, h, toolcall.Config{})
+	if res := def.call("set_server_weight", map[string]any{"backend": "be_app", "server": "app1", "weight": 8}); res.IsError || strings.Contains(text(res), "Approval needed") {
+		t.Errorf("default policy, change tool: %s", text(res))
+	}
+
+	refuse := newApEnv(t, h, toolcall.Config{Approval: approval.Config{Fallback: approval.Refuse}})
+	before = state(t, h)
+	res = refuse.call("clear_map", map[string]any{"map": h.MapFile})
+	if !res.IsError || !strings.Contains(text(res), "MCP_APPROVAL_FALLBACK=refuse") || !strings.Contains(text(res), "nothing was changed") {
+		t.Errorf("refuse: %s", text(res))
+	}
+	if after := state(t, h); after != before {
+		t.Error("refuse: HAProxy changed")
+	}
+	if r := refuse.records(); len(r) != 1 || r[0]["approval"] != "refused" {
+		t.Errorf("refuse: records %v", r)
+	}
+}
+
+// TestStateChangedSincePreview: the server or map entry a person approved
+// changes behind proxymcp's back (raw runtime API) before the confirmation
+// arrives; the call is refused and nothing runs.
+func TestStateChangedSincePreview(t *testing.T) {
+	h := haproxytest.Run(t, haproxytest.Options{})
+	e := newApEnv(t, h, toolcall.Config{})
+	for _, c := range []struct {
+		name, tool string
+		setup      []string
+		args       map[string]any
+		behindBack string
+		still      func() bool
+	}{
+		{"server moved", "del_server", []string{"add server be_app/victim 127.0.0.1:1"},
+			map[string]any{"backend": "be_app", "server": "victim"}, "set server be_app/victim addr 127.0.0.2",
+			func() bool { return hasServer(t, h, "be_app", "victim") }},
+		{"server state", "del_server", []string{"add server be_app/victim2 127.0.0.1:1"},
+			map[string]any{"backend": "be_app", "server": "victim2"}, "set server be_app/victim2 state drain",
+			func() bool { return hasServer(t, h, "be_app", "victim2") }},
+		{"map value", "del_map_entry", []string{"add map " + h.MapFile + " victim.example be_api"},
+			map[string]any{"map": h.MapFile, "key": "victim.example"}, "set map " + h.MapFile + " victim.example be_app",
+			func() bool { return strings.Contains(exec(t, h, "show map "+h.MapFile), "victim.example") }},
+		{"map content", "clear_map", nil,
+			map[string]any{"map": h.MapFile}, "add map " + h.MapFile + " late.example be_app",
+			func() bool { return strings.Contains(exec(t, h, "show map "+h.MapFile), "www.example.com") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, cmd := range c.setup {
+				exec(t, h, cmd)
+			}
+			code := codeOf(t, e.call(c.tool, c.args))
+			exec(t, h, c.behindBack)
+			before := state(t, h)
+			res := e.call(c.tool, withArgs(c.args, "confirm", code))
+			if !res.IsError || !strings.Contains(text(res), "state changed since the preview") || !strings.Contains(text(res), "Nothing was changed") {
+				t.Errorf("%s", text(res))
+			}
+			if after := state(t, h); after != before || !c.still() {
+				t.Errorf("the refused call changed HAProxy:\n%s\n---\n%s", before, state(t, h))
+			}
+		})
+	}
 }
