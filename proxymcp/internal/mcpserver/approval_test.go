@@ -286,9 +286,8 @@ func TestClassTable(t *testing.T) {
 // HAProxy: the answer is the class, the exact commands, the current state
 // and the effect, and HAProxy's state is byte-identical afterwards.
 func TestDryRunChangesNothing(t *testing.T) {
-	h := haproxytest.Run(t, haproxytest.Options{})
+	h := settled(t)
 	t.Cleanup(h.Release)
-	waitStatus(t, h, "be_app", "app1", "UP")
 	e := newApEnv(t, h, toolcall.Config{})
 	// Traffic, so that the maxima clear_counters resets are not zero.
 	if resp, err := http.Get("http://" + h.FrontendWeb + "/"); err == nil {
@@ -315,7 +314,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 		res := e.call(name, args)
 		p := preview(t, res)
 		if after := state(t, h); after != before {
-			t.Errorf("%s: the dry run changed HAProxy:\n--- before\n%s\n--- after\n%s", name, before, after)
+			t.Errorf("%s: the dry run changed HAProxy:\n%s", name, stateDiff(before, after))
 		}
 		if !p.DryRun || p.Class != class.String() || p.Target != target || p.Confirmation != nil {
 			t.Errorf("%s: preview %+v", name, p)
@@ -345,8 +344,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 // TestPreviewWording pins the words a person reads for the issue's
 // example, del_server, and for a map entry.
 func TestPreviewWording(t *testing.T) {
-	h := haproxytest.Run(t, haproxytest.Options{})
-	waitStatus(t, h, "be_app", "app1", "UP")
+	h := settled(t)
 	e := newApEnv(t, h, toolcall.Config{})
 	exec(t, h, "set server be_app/app2 state maint")
 	p := preview(t, e.call("del_server", map[string]any{"backend": "be_app", "server": "app2", "dryRun": true}))
@@ -425,14 +423,20 @@ var destructiveCases = []destructiveCase{
 	{"del_server", func(t *testing.T, h *haproxytest.HAProxy) map[string]any {
 		exec(t, h, "add server be_app/victim 127.0.0.1:1")
 		return map[string]any{"backend": "be_app", "server": "victim"}
-	}, func(t *testing.T, h *haproxytest.HAProxy, _ map[string]any) bool { return !hasServer(t, h, "be_app", "victim") }},
+	}, func(t *testing.T, h *haproxytest.HAProxy, _ map[string]any) bool {
+		return !hasServer(t, h, "be_app", "victim")
+	}},
 	{"shutdown_session", func(t *testing.T, h *haproxytest.HAProxy) map[string]any {
 		return map[string]any{"session_id": slowSession(t, h)}
-	}, func(t *testing.T, h *haproxytest.HAProxy, a map[string]any) bool { return !hasSession(t, h, a["session_id"].(string)) }},
+	}, func(t *testing.T, h *haproxytest.HAProxy, a map[string]any) bool {
+		return !hasSession(t, h, a["session_id"].(string))
+	}},
 	{"shutdown_server_sessions", func(t *testing.T, h *haproxytest.HAProxy) map[string]any {
 		id := slowSession(t, h)
 		return map[string]any{"backend": "be_app", "server": sessionServer(t, h, id), "_session": id}
-	}, func(t *testing.T, h *haproxytest.HAProxy, a map[string]any) bool { return !hasSession(t, h, a["_session"].(string)) }},
+	}, func(t *testing.T, h *haproxytest.HAProxy, a map[string]any) bool {
+		return !hasSession(t, h, a["_session"].(string))
+	}},
 	{"clear_counters", func(t *testing.T, h *haproxytest.HAProxy) map[string]any {
 		if resp, err := http.Get("http://" + h.FrontendWeb + "/"); err == nil {
 			resp.Body.Close()
@@ -496,9 +500,8 @@ func withArgs(args map[string]any, kv ...any) map[string]any {
 // once; a replay is refused. The audit says pending, then
 // confirmation_code (intent before outcome), then refused.
 func TestDestructiveToolsNeedApproval(t *testing.T) {
-	h := haproxytest.Run(t, haproxytest.Options{})
+	h := settled(t)
 	t.Cleanup(h.Release)
-	waitStatus(t, h, "be_app", "app1", "UP")
 	e := newApEnv(t, h, toolcall.Config{})
 	seen := map[string]bool{}
 	for _, c := range destructiveCases {
@@ -512,7 +515,7 @@ func TestDestructiveToolsNeedApproval(t *testing.T) {
 				t.Errorf("text %q", text(first))
 			}
 			if after := state(t, h); after != before {
-				t.Fatalf("asking for approval changed HAProxy:\n%s\n---\n%s", before, after)
+				t.Fatalf("asking for approval changed HAProxy:\n%s", stateDiff(before, after))
 			}
 			if res := e.call(c.tool, withArgs(args, "confirm", code)); res.IsError {
 				t.Fatalf("confirmed call: %s", text(res))
@@ -549,7 +552,7 @@ func TestDestructiveToolsNeedApproval(t *testing.T) {
 // bare-true confirm, and an expired code are refused, saying which, and
 // HAProxy is unchanged.
 func TestConfirmationRefusals(t *testing.T) {
-	h := haproxytest.Run(t, haproxytest.Options{})
+	h := settled(t)
 	secret := []byte("0123456789abcdef0123456789abcdef-proxymcp")
 	cfg := toolcall.Config{Approval: approval.Config{Secret: secret, Timeout: time.Second}}
 	e := newApEnv(t, h, cfg)
@@ -585,7 +588,7 @@ func TestConfirmationRefusals(t *testing.T) {
 		t.Errorf("expired: %s", text(res))
 	}
 	if after := state(t, h); after != before {
-		t.Errorf("refused codes changed HAProxy:\n%s\n---\n%s", before, after)
+		t.Errorf("refused codes changed HAProxy:\n%s", stateDiff(before, after))
 	}
 	for _, r := range e.records()[1:] {
 		if r["approval"] != "refused" || r["outcome"] != "error" || r["event"] != "outcome" {
@@ -625,7 +628,7 @@ func newApEnvRuntime(t *testing.T, h *haproxytest.HAProxy, cfg toolcall.Config, 
 // still audits it; MCP_APPROVAL=change asks for change tools too;
 // MCP_APPROVAL_FALLBACK=refuse refuses a client that cannot ask.
 func TestPolicyVariants(t *testing.T) {
-	h := haproxytest.Run(t, haproxytest.Options{})
+	h := settled(t)
 
 	none := newApEnv(t, h, toolcall.Config{Approval: approval.Config{Policy: approval.None}})
 	exec(t, h, "add map "+h.MapFile+" victim.example be_api")
@@ -680,7 +683,7 @@ func TestPolicyVariants(t *testing.T) {
 // changes behind proxymcp's back (raw runtime API) before the confirmation
 // arrives; the call is refused and nothing runs.
 func TestStateChangedSincePreview(t *testing.T) {
-	h := haproxytest.Run(t, haproxytest.Options{})
+	h := settled(t)
 	e := newApEnv(t, h, toolcall.Config{})
 	for _, c := range []struct {
 		name, tool string
@@ -714,8 +717,39 @@ func TestStateChangedSincePreview(t *testing.T) {
 				t.Errorf("%s", text(res))
 			}
 			if after := state(t, h); after != before || !c.still() {
-				t.Errorf("the refused call changed HAProxy:\n%s\n---\n%s", before, state(t, h))
+				t.Errorf("the refused call changed HAProxy:\n%s", stateDiff(before, state(t, h)))
 			}
 		})
 	}
+}
+
+// stateDiff lists the lines of two states that differ.
+func stateDiff(before, after string) string {
+	a, b := strings.Split(before, "\n"), strings.Split(after, "\n")
+	var out []string
+	for i := 0; i < max(len(a), len(b)); i++ {
+		var x, y string
+		if i < len(a) {
+			x = a[i]
+		}
+		if i < len(b) {
+			y = b[i]
+		}
+		if x != y {
+			out = append(out, "- "+x, "+ "+y)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// settled starts HAProxy and waits for the health checks' first verdicts
+// (app3's check fails on purpose), so that only the calls under test move
+// the state the tests compare (a backend's weight is its UP servers').
+func settled(t *testing.T) *haproxytest.HAProxy {
+	t.Helper()
+	h := haproxytest.Run(t, haproxytest.Options{})
+	waitStatus(t, h, "be_app", "app3", "DOWN")
+	waitStatus(t, h, "be_app", "app1", "UP")
+	waitStatus(t, h, "be_app", "app2", "UP")
+	return h
 }
