@@ -415,3 +415,73 @@ func TestReadyzFollowsTheEngine(t *testing.T) {
 		t.Errorf("engine down: HTTP %d %s", code, body)
 	}
 }
+
+// TestApprovalOverStdio: the built server with writes allowed, driven over
+// stdio by the go-sdk client (no elicitation): a DELETE returns the preview
+// and a code, the code runs it, and MCP_AUDIT_LOG holds the records (stdout
+// stays the transport's: the session keeps working).
+func TestApprovalOverStdio(t *testing.T) {
+	ctx := t.Context()
+	for _, s := range []string{"CREATE SCHEMA sales.e2eappr", "CREATE TABLE sales.e2eappr.orders (id INTEGER, status VARCHAR)",
+		"INSERT INTO sales.e2eappr.orders VALUES (1, 'open'), (2, 'void'), (3, 'void')"} {
+		if err := trino.Exec(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { trino.Exec(context.Background(), "DROP SCHEMA sales.e2eappr CASCADE") })
+	bin := e2e.Build(t, ".")
+	auditLog := filepath.Join(t.TempDir(), "audit.log")
+	cs := e2e.Stdio(t, bin, engineEnv(t, "SQLENGINE_ALLOW_WRITE_QUERIES=true", "SQLENGINE_SCHEMA=e2eappr", "MCP_AUDIT_LOG="+auditLog))
+	del := map[string]any{"query": "DELETE FROM orders WHERE status = 'void'"}
+	first := e2e.CallTool(t, cs, "execute_query", del)
+	text := e2e.Text(first)
+	if first.IsError || !strings.Contains(text, "Approval needed — nothing was changed yet.") ||
+		!strings.Contains(text, "Delete rows from sales.e2eappr.orders (3 rows now) where status = 'void' on Trino at "+trino.URL()+" as user svc.") {
+		t.Fatalf("first call: %s", text)
+	}
+	i := strings.Index(text, `confirm: "`) + len(`confirm: "`)
+	code := text[i : i+strings.Index(text[i:], `"`)]
+	if d, _ := trino.Dump(ctx, "sales", "e2eappr"); !strings.Contains(d, "void") {
+		t.Fatal("the preview changed the table")
+	}
+	res := e2e.CallTool(t, cs, "execute_query", map[string]any{"query": del["query"], "confirm": code})
+	if res.IsError {
+		t.Fatalf("confirmed: %s", e2e.Text(res))
+	}
+	if d, _ := trino.Dump(ctx, "sales", "e2eappr"); strings.Contains(d, "void") {
+		t.Errorf("the approved DELETE did not run:\n%s", d)
+	}
+	raw, err := os.ReadFile(auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	var got []string
+	for _, l := range lines {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("audit line %q: %v", l, err)
+		}
+		got = append(got, fmt.Sprint(r["event"], ":", r["approval"]))
+	}
+	if strings.Join(got, " ") != "outcome:pending intent:confirmation_code outcome:confirmation_code" {
+		t.Errorf("audit records %v", got)
+	}
+	if p := os.Getenv("SQLMCP_EXCERPTS"); p != "" {
+		os.WriteFile(p, []byte(text+"\n\n"+string(raw)), 0o600)
+	}
+	if m := structured(t, e2e.CallTool(t, cs, "execute_query", map[string]any{"query": "SELECT count(*) FROM orders"})); fmt.Sprint(m["rows"]) != "[[1]]" {
+		t.Errorf("after the DELETE: %v", m["rows"])
+	}
+}
+
+// TestUnwritableAuditLogStopsStart: a server whose audit log cannot be
+// opened does not start: no change without its record.
+func TestUnwritableAuditLogStopsStart(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	path := filepath.Join(t.TempDir(), "missing-dir", "audit.log")
+	out, code := runBinary(t, bin, engineEnv(t, "SQLENGINE_ALLOW_WRITE_QUERIES=true", "MCP_AUDIT_LOG="+path), "serve")
+	if code == 0 || !strings.Contains(out, path) {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
