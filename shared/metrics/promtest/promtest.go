@@ -305,3 +305,36 @@ func Read(t testing.TB, h http.Handler) map[string]float64 {
 	}
 	return Samples(rec.Body.String())
 }
+
+// READMERules returns the alert rules a README documents: the first ```yaml
+// block holding "groups:" in its "## Monitoring" section, so that the rules
+// a reader copies are the ones the tests check (CheckRules) and load into
+// a real Prometheus (Options.Rules).
+func READMERules(t testing.TB, readme string) string {
+	t.Helper()
+	b, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Monitoring\n")
+	if !ok {
+		t.Fatalf("%s has no \"## Monitoring\" section", readme)
+	}
+	if i := strings.Index(section, "\n## "); i >= 0 {
+		section = section[:i]
+	}
+	for {
+		_, rest, ok := strings.Cut(section, "```yaml\n")
+		if !ok {
+			t.Fatalf("%s: the Monitoring section has no ```yaml block with groups:", readme)
+		}
+		block, after, ok := strings.Cut(rest, "```")
+		if !ok {
+			t.Fatalf("%s: unterminated ```yaml block in the Monitoring section", readme)
+		}
+		if strings.Contains(block, "groups:") {
+			return block
+		}
+		section = after
+	}
+}
