@@ -30,12 +30,19 @@ type Error struct {
 	Kind  FailureKind
 	Cause string        // the CLI's own words (one line), or the start error
 	Limit time.Duration // for FailTimeout
-	Err   error         // underlying error, when there is one
+	// Step, when set, is the command that was running when the run ended
+	// (e.g. "codex --version" for the version probe), for FailTimeout and
+	// FailCanceled from a short informational command.
+	Step string
+	Err  error // underlying error, when there is one
 }
 
 func (e *Error) Error() string {
 	switch e.Kind {
 	case FailTimeout:
+		if e.Step != "" {
+			return fmt.Sprintf("%s timed out after %s", e.Step, e.Limit)
+		}
 		return fmt.Sprintf("CLI run timed out after %s", e.Limit)
 	case FailCanceled:
 		return "CLI run cancelled"

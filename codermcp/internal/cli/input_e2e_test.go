@@ -20,7 +20,7 @@ func e2eClient(t *testing.T) (*Client, *codertest.Harness, *atomic.Int32) {
 	t.Helper()
 	h := codertest.New(t)
 	var started atomic.Int32
-	c := &Client{Path: h.CLI, Home: h.Home, Timeout: 3 * time.Minute, Grace: time.Second, Env: []string{h.Marker},
+	c := &Client{Path: h.CLI, Home: h.Home, Timeout: 3 * time.Minute, Grace: time.Second, Env: append([]string(nil), h.Env...),
 		OnStart: func(int) { started.Add(1) }}
 	return c, h, &started
 }

@@ -54,7 +54,7 @@ func (c *Client) Caps(ctx context.Context) (Caps, error) {
 	if c.caps != nil {
 		return *c.caps, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeoutCause(ctx, probeLimit, errProbeLimit)
 	defer cancel()
 	out, err := c.quick(ctx, "--version")
 	if err != nil {
@@ -73,9 +73,15 @@ func (c *Client) Caps(ctx context.Context) (Caps, error) {
 	return caps, nil
 }
 
+// probeLimit bounds one informational command (--version, --help) on its
+// own, whatever the caller's limit.
+const probeLimit = 30 * time.Second
+
+var errProbeLimit = errors.New("codermcp: informational CLI command limit reached")
+
 // Help returns the CLI's --help text.
 func (c *Client) Help(ctx context.Context) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeoutCause(ctx, probeLimit, errProbeLimit)
 	defer cancel()
 	return c.quick(ctx, "--help")
 }
@@ -90,6 +96,18 @@ func (c *Client) quick(ctx context.Context, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			// Killed because time ran out (or the caller left), not because
+			// the CLI failed: say so, naming the command.
+			step := strings.TrimSpace(c.Path + " " + strings.Join(args, " "))
+			if errors.Is(context.Cause(ctx), errProbeLimit) {
+				return "", &Error{Kind: FailExec, Err: err, Step: step,
+					Cause: fmt.Sprintf("%s did not finish within %s and was stopped; check that CODER_CLI_PATH (%s) is the Codex CLI and starts on this machine", step, probeLimit, c.Path)}
+			}
+			e := c.stopped(ctx)
+			e.Step = step
+			return "", e
+		}
 		if ee := new(exec.ExitError); errors.As(err, &ee) {
 			return stdout.String(), &Error{Kind: FailExec, Err: err,
 				Cause: fmt.Sprintf("%s %s: %v: %s", c.Path, strings.Join(args, " "), err, mainCause(stderr.String(), stdout.String()))}
@@ -412,7 +430,7 @@ func (c *Client) terminate(pgid int, waited <-chan error) error {
 }
 
 // stopped explains why a run ended early: our limit, or the caller.
-func (c *Client) stopped(ctx context.Context) error {
+func (c *Client) stopped(ctx context.Context) *Error {
 	if errors.Is(context.Cause(ctx), ErrTimeout) {
 		return &Error{Kind: FailTimeout, Limit: c.Timeout, Err: context.DeadlineExceeded}
 	}

@@ -51,6 +51,14 @@ type Harness struct {
 	Home     string
 	CLI      string
 	Marker   string // CODERTEST_RUN=<uuid>
+	// Env is what every test adds to the CLI's environment (cli.Client.Env,
+	// or a server's environment): the marker, and a throwaway HOME with no
+	// shell start-up files. The CLI runs the model's commands with
+	// `bash -lc`, which would otherwise load the machine's ~/.profile and
+	// ~/.bashrc (pyenv init and rehash waiting on a lock, seen on CI):
+	// slow commands, their output mixed into the command's, and children
+	// of their own.
+	Env []string
 }
 
 // New starts an endpoint and writes a CODEX_HOME for it under t.TempDir().
@@ -135,7 +143,9 @@ func NewFor(t testing.TB, cliPath string) *Harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Harness{Endpoint: ep, Home: home, CLI: cliPath, Marker: "CODERTEST_RUN=" + uuid.NewString()}
+	marker := "CODERTEST_RUN=" + uuid.NewString()
+	return &Harness{Endpoint: ep, Home: home, CLI: cliPath, Marker: marker,
+		Env: []string{marker, "HOME=" + t.TempDir(), "BASH_ENV=", "ENV="}}
 }
 
 // Cmdline returns a process's command line with spaces between arguments.

@@ -77,7 +77,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if o.cfg != nil {
 		o.cfg(&e.cfg)
 	}
-	e.client = &cli.Client{Path: e.cfg.CLIPath, Home: e.cfg.Home, Timeout: e.cfg.Timeout, Grace: time.Second, Env: []string{e.h.Marker}}
+	e.client = &cli.Client{Path: e.cfg.CLIPath, Home: e.cfg.Home, Timeout: e.cfg.Timeout, Grace: time.Second, Env: append([]string(nil), e.h.Env...)}
 	if o.client != nil {
 		o.client(e.client)
 	}

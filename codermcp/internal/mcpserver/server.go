@@ -386,6 +386,16 @@ func (s *Server) classify(err error, model string) error {
 	case cli.FailModel:
 		return s.invalidModel(model, "rejected by the CLI or its provider: "+cause)
 	case cli.FailTimeout:
+		if e.Step != "" {
+			// The version probe (or another short informational command)
+			// used up the call's time before any turn started.
+			limit := "the request's deadline"
+			if e.Limit > 0 {
+				limit = fmt.Sprintf("the %s limit (CODER_TIMEOUT)", e.Limit)
+			}
+			return mcperr.New(mcperr.Timeout, fmt.Sprintf("The CLI timed out before the task started: `%s` did not finish within %s and was stopped; nothing was run", e.Step, limit), nil,
+				fmt.Sprintf("Raise CODER_TIMEOUT, or check why `%s` is slow on this machine (machine load, a slow disk or network mount), then retry", e.Step))
+		}
 		if e.Limit > 0 {
 			return mcperr.New(mcperr.Timeout, fmt.Sprintf("The CLI timed out: it did not finish within the %s limit (CODER_TIMEOUT) and was stopped together with everything it started", e.Limit), nil,
 				"Raise CODER_TIMEOUT or split the task into smaller prompts")
