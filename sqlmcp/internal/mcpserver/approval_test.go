@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/approval"
 	"github.com/mcpfleet/mcpfleet/shared/audit"
+	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 
@@ -58,6 +59,8 @@ type apOptions struct {
 	user     string
 	password string
 	noClient bool
+	// impersonate runs queries as the OAuth caller (username field).
+	impersonate bool
 }
 
 func newApEnv(t *testing.T, o apOptions) *apEnv {
@@ -102,7 +105,7 @@ func newApEnv(t *testing.T, o apOptions) *apEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	mcpserver.New(eng, mcpserver.Options{AllowWrites: true}, nil).RegisterWith(p)
+	mcpserver.New(eng, mcpserver.Options{AllowWrites: true, Impersonation: o.impersonate}, nil).RegisterWith(p)
 	e.mcp = s.MCPServer
 	if o.noClient {
 		return e
@@ -127,10 +130,15 @@ func newApEnv(t *testing.T, o apOptions) *apEnv {
 
 func (e *apEnv) call(tool string, args map[string]any) *mcp.CallToolResult {
 	e.t.Helper()
+	return e.callCtx(context.Background(), tool, args)
+}
+
+func (e *apEnv) callCtx(ctx context.Context, tool string, args map[string]any) *mcp.CallToolResult {
+	e.t.Helper()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool
 	req.Params.Arguments = args
-	res, err := e.c.CallTool(context.Background(), req)
+	res, err := e.c.CallTool(ctx, req)
 	if err != nil {
 		e.t.Fatalf("%s: protocol error %v", tool, err)
 	}
@@ -807,4 +815,35 @@ type elicitFunc func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationR
 
 func (f elicitFunc) Elicit(ctx context.Context, r mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	return f(ctx, r)
+}
+
+// TestPreviewAsTheCaller: with impersonation the preview names the OAuth
+// caller as the engine user, its reads run as that user, the audit record
+// names the caller, and a call without an identity is refused before
+// anything reaches the engine.
+func TestPreviewAsTheCaller(t *testing.T) {
+	e := newApEnv(t, apOptions{impersonate: true, calls: toolcall.Config{Approval: approval.Config{Policy: approval.None}}})
+	alice := httpauth.ContextWithIdentity(context.Background(), &httpauth.Identity{Subject: "u-1", Username: "alice"})
+	n := len(e.statements())
+	res := e.callCtx(alice, "execute_query", map[string]any{"query": "DELETE FROM orders WHERE status = 'void'", "dryRun": true})
+	if res.IsError || !strings.Contains(resText(res), "(3 rows now) where status = 'void' on Trino at "+e.url+" as user alice.") {
+		t.Fatalf("preview: %s", resText(res))
+	}
+	for _, r := range e.srv.Statements()[0:] {
+		if r.Header.Get("X-Trino-Source") == e.source && r.Header.Get(engine.HeaderUser) != "alice" {
+			t.Errorf("%q ran as %q", r.Body, r.Header.Get(engine.HeaderUser))
+		}
+	}
+	e.onlyReads(n)
+	if recs := e.records(); len(recs) != 1 || recs[0]["identity"] != "oauth:u-1 user=alice" {
+		t.Errorf("audit %v", recs)
+	}
+	before, n := e.dump(), len(e.statements())
+	res = e.exec("DELETE FROM orders WHERE status = 'void'")
+	if !res.IsError || !strings.Contains(resText(res), "SQLENGINE_ENABLE_IMPERSONATION") {
+		t.Errorf("no identity: %s", resText(res))
+	}
+	if e.dump() != before || len(e.statements()) != n {
+		t.Error("a call without an identity reached the engine")
+	}
 }
