@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -99,6 +100,8 @@ type playground struct {
 	ok       bool
 
 	drain                           [2]string // backend and server the tour drains
+	askedMu                         sync.Mutex
+	asked                           []string // approval requests the tour's person was shown
 	sqlCatalog, sqlSchema, sqlTable string
 }
 

@@ -25,7 +25,13 @@ func (p *playground) tour(ctx context.Context) bool {
 	sessions := map[string]*mcp.ClientSession{}
 	ok := true
 	for _, s := range p.servers {
-		c := mcp.NewClient(&mcp.Implementation{Name: "mcpfleet-playground", Version: "tour"}, nil)
+		var opts *mcp.ClientOptions
+		if s.name == "proxymcp" {
+			// The tour client can ask its person (elicitation): proxymcp
+			// asks it to approve the destructive step of the tour.
+			opts = &mcp.ClientOptions{ElicitationHandler: p.person}
+		}
+		c := mcp.NewClient(&mcp.Implementation{Name: "mcpfleet-playground", Version: "tour"}, opts)
 		// The SDK keeps using the connect context for the session.
 		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: fmt.Sprintf("http://127.0.0.1:%d/mcp", s.port), DisableStandaloneSSE: true}, nil)
 		if err != nil {
@@ -80,6 +86,7 @@ func (p *playground) steps() []step {
 			readReport("stream-mcp://consumer-lag-report", consumerLag)},
 		{"proxymcp", "the HAProxy servers and their health (one fails its check on purpose)", p.listServers},
 		{"proxymcp", fmt.Sprintf("drain %s/%s, then make it ready again", p.drain[0], p.drain[1]), p.drainAndReady},
+		{"proxymcp", "an approval: del_map_entry is destructive, so proxymcp asks the tour's person with the preview; they accept and the entry is gone", p.approvedDelete},
 		{"sqlmcp", "tables in the sample catalog", p.listTables},
 		{"sqlmcp", "a SQL query on the Trino-protocol engine", p.query},
 		{"codermcp", "ping", callText("ping", map[string]any{"message": "hello from the playground"})},
@@ -349,5 +356,62 @@ func (p *playground) query(ctx context.Context, cs *mcp.ClientSession) (string, 
 		lines = append(lines, clip(string(b), 200))
 	}
 	lines = append(lines, fmt.Sprintf("row_count %d, truncated %v", r.Count, r.Trunc))
+	return strings.Join(lines, "\n"), nil
+}
+
+// person is the tour client's person: it keeps the approval request it was
+// shown, to print it, and accepts.
+func (p *playground) person(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	p.askedMu.Lock()
+	p.asked = append(p.asked, req.Params.Message)
+	p.askedMu.Unlock()
+	return &mcp.ElicitResult{Action: "accept"}, nil
+}
+
+// approvedDelete adds a map entry (a change: no approval under the default
+// MCP_APPROVAL=destructive), deletes it (destructive: the person is asked)
+// and shows that it is gone.
+func (p *playground) approvedDelete(ctx context.Context, cs *mcp.ClientSession) (string, error) {
+	_, text, err := call(ctx, cs, "list_maps", nil)
+	if err != nil {
+		return "", err
+	}
+	var maps struct {
+		Maps []struct {
+			Ref string `json:"ref"`
+		} `json:"maps"`
+	}
+	if err := json.Unmarshal([]byte(text), &maps); err != nil || len(maps.Maps) == 0 {
+		return "", fmt.Errorf("list_maps: no map to use (%v): %s", err, clip(text, 200))
+	}
+	m := maps.Maps[0].Ref
+	const key = "tour.example"
+	if _, _, err := call(ctx, cs, "add_map_entry", map[string]any{"map": m, "key": key, "value": "be_app"}); err != nil {
+		return "", err
+	}
+	p.askedMu.Lock()
+	p.asked = nil
+	p.askedMu.Unlock()
+	if _, _, err := call(ctx, cs, "del_map_entry", map[string]any{"map": m, "key": key}); err != nil {
+		return "", err
+	}
+	p.askedMu.Lock()
+	asked := append([]string(nil), p.asked...)
+	p.askedMu.Unlock()
+	if len(asked) != 1 {
+		return "", fmt.Errorf("the person was asked %d times, want once", len(asked))
+	}
+	_, after, err := call(ctx, cs, "show_map", map[string]any{"map": m})
+	if err != nil {
+		return "", err
+	}
+	if strings.Contains(after, key) {
+		return "", fmt.Errorf("the person accepted but %s is still in %s", key, m)
+	}
+	lines := []string{"the person was asked:"}
+	for _, l := range strings.Split(asked[0], "\n") {
+		lines = append(lines, "  │ "+l)
+	}
+	lines = append(lines, "they accepted; show_map no longer lists "+key)
 	return strings.Join(lines, "\n"), nil
 }
