@@ -847,3 +847,49 @@ func TestPreviewAsTheCaller(t *testing.T) {
 		t.Error("a call without an identity reached the engine")
 	}
 }
+
+// BenchmarkSelectClassified: a SELECT on a server with writes allowed is
+// classified from the checked statement and takes the read path (no
+// preview, no audit); compare with writes off, where execute_query is a
+// read tool.
+func BenchmarkSelectClassified(b *testing.B) {
+	for _, writes := range []bool{false, true} {
+		h := newHarnessWith(b, mcpserver.Options{AllowWrites: writes}, nil,
+			toolcall.Config{Audit: audit.Config{Dest: filepath.Join(b.TempDir(), "audit.log")}})
+		b.Run(fmt.Sprintf("writes=%v", writes), func(b *testing.B) {
+			b.ReportAllocs()
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "execute_query"
+			req.Params.Arguments = map[string]any{"query": "SELECT * FROM " + trinotest.LargeTable + " WHERE id <= 100", "limit": 100}
+			for b.Loop() {
+				res, err := h.c.CallTool(context.Background(), req)
+				if err != nil || res.IsError {
+					b.Fatal(err, res.Content)
+				}
+			}
+		})
+	}
+}
+
+// TestPreviewStateUnreadable: when the state of the written table cannot
+// be read (its catalog does not exist), the dry run and the approval
+// request fail saying nothing was changed, with a record, and no write
+// reaches the engine.
+func TestPreviewStateUnreadable(t *testing.T) {
+	e := newApEnv(t, apOptions{})
+	n := len(e.statements())
+	for _, args := range []map[string]any{
+		{"query": "DELETE FROM no_such_catalog.s.t WHERE x = 1", "dryRun": true},
+		{"query": "DELETE FROM no_such_catalog.s.t WHERE x = 1"},
+	} {
+		res := e.call("execute_query", args)
+		if !res.IsError || !strings.Contains(resText(res), "read the current state for the preview; nothing was changed") || !strings.Contains(resText(res), "no_such_catalog") {
+			t.Errorf("%v: %s", args, resText(res))
+		}
+	}
+	e.onlyReads(n)
+	recs := e.records()
+	if len(recs) != 2 || recs[0]["outcome"] != "error" || recs[0]["dry_run"] != true || recs[1]["outcome"] != "error" {
+		t.Errorf("audit %v", recs)
+	}
+}
