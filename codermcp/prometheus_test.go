@@ -159,3 +159,55 @@ func TestMetricsCardinality(t *testing.T) {
 		t.Errorf("coder turns counted: %v, want 201", n)
 	}
 }
+
+// TestAlertRulesFire runs the README's alert rules on synthetic series with
+// promtool test rules: CLI runs failing half the time fire
+// MCPBackendFailing after its "for" (with the rendered annotations),
+// cancelled runs and a burst shorter than "for" do not; a tool failing half
+// its calls fires MCPToolCallsFailing.
+func TestAlertRulesFire(t *testing.T) {
+	t.Parallel()
+	rules := promtest.READMERules(t, "README.md")
+	promtest.TestRules(t, rules, `rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'mcpfleet_backend_requests_total{server="codermcp",backend="codex",operation="exec",outcome="ok"}'
+        values: '0+2x60'
+      - series: 'mcpfleet_backend_requests_total{server="codermcp",backend="codex",operation="exec",outcome="exit_1"}'
+        values: '0+2x60'
+      - series: 'mcpfleet_tool_calls_total{server="codermcp",tool="coder",outcome="ok"}'
+        values: '0+2x60'
+      - series: 'mcpfleet_tool_calls_total{server="codermcp",tool="coder",outcome="tool_error"}'
+        values: '0+2x60'
+    alert_rule_test:
+      - eval_time: 10m
+        alertname: MCPBackendFailing
+        exp_alerts: []
+      - eval_time: 40m
+        alertname: MCPBackendFailing
+        exp_alerts:
+          - exp_labels: {severity: critical, server: codermcp, backend: codex}
+            exp_annotations:
+              summary: "codermcp's Codex CLI runs keep failing"
+              description: "50% of the CLI runs failed over 15 minutes. Check the CLI (GET /readyz runs --version), its credentials and the model provider."
+      - eval_time: 40m
+        alertname: MCPToolCallsFailing
+        exp_alerts:
+          - exp_labels: {severity: warning, server: codermcp, tool: coder}
+            exp_annotations:
+              summary: "codermcp tool coder keeps failing"
+              description: "50% of coder calls failed over 15 minutes."
+  - interval: 1m
+    input_series:
+      - series: 'mcpfleet_backend_requests_total{server="codermcp",backend="codex",operation="exec",outcome="ok"}'
+        values: '0+2x60'
+      - series: 'mcpfleet_backend_requests_total{server="codermcp",backend="codex",operation="exec",outcome="cancelled"}'
+        values: '0+2x60'
+    alert_rule_test:
+      - eval_time: 40m
+        alertname: MCPBackendFailing
+        exp_alerts: []
+`)
+}

@@ -160,3 +160,48 @@ func TestMetricsCardinality(t *testing.T) {
 		t.Errorf("get_map calls counted: %v, want 301", n)
 	}
 }
+
+// TestAlertRulesFire runs the README's alert rules on synthetic series with
+// promtool test rules: HAProxy failing half the requests fires
+// MCPBackendFailing after its "for" (with the rendered annotations), a
+// burst shorter than "for" and HAProxy's refusals do not; a tool failing
+// half its calls fires MCPToolCallsFailing.
+func TestAlertRulesFire(t *testing.T) {
+	rules := promtest.READMERules(t, "README.md")
+	promtest.TestRules(t, rules, `rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'mcpfleet_backend_requests_total{server="proxymcp",backend="lb1",operation="show",outcome="ok"}'
+        values: '0+10x30'
+      - series: 'mcpfleet_backend_requests_total{server="proxymcp",backend="lb1",operation="show",outcome="error"}'
+        values: '0+10x30'
+      - series: 'mcpfleet_backend_requests_total{server="proxymcp",backend="lb2",operation="show",outcome="ok"}'
+        values: '0+10x30'
+      - series: 'mcpfleet_backend_requests_total{server="proxymcp",backend="lb2",operation="set",outcome="refused"}'
+        values: '0+10x30'
+      - series: 'mcpfleet_tool_calls_total{server="proxymcp",tool="show_info",outcome="ok"}'
+        values: '0+10x30'
+      - series: 'mcpfleet_tool_calls_total{server="proxymcp",tool="show_info",outcome="tool_error"}'
+        values: '0+10x30'
+    alert_rule_test:
+      - eval_time: 3m
+        alertname: MCPBackendFailing
+        exp_alerts: []
+      - eval_time: 20m
+        alertname: MCPBackendFailing
+        exp_alerts:
+          - exp_labels: {severity: critical, server: proxymcp, backend: lb1}
+            exp_annotations:
+              summary: "proxymcp cannot reach HAProxy lb1"
+              description: "50% of proxymcp's requests to lb1 failed or timed out over 5 minutes. Check that HAProxy runs and that PROXY_RUNTIME_URL / PROXY_STATS_URL reach it (GET /readyz says what failed)."
+      - eval_time: 20m
+        alertname: MCPToolCallsFailing
+        exp_alerts:
+          - exp_labels: {severity: warning, server: proxymcp, tool: show_info}
+            exp_annotations:
+              summary: "proxymcp tool show_info keeps failing"
+              description: "50% of show_info calls failed over 5 minutes."
+`)
+}

@@ -172,3 +172,48 @@ func TestMetricsCardinality(t *testing.T) {
 		t.Errorf("answered queries counted: %v, want 251", n)
 	}
 }
+
+// TestAlertRulesFire runs the README's alert rules on synthetic series with
+// promtool test rules: Trino failing half the queries fires
+// MCPBackendFailing after its "for" (with the rendered annotations), a
+// burst shorter than "for" and a low failure rate do not; a tool failing
+// half its calls fires MCPToolCallsFailing.
+func TestAlertRulesFire(t *testing.T) {
+	rules := promtest.READMERules(t, "README.md")
+	promtest.TestRules(t, rules, `rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'mcpfleet_backend_requests_total{server="sqlmcp",backend="trino",operation="execute_query",outcome="ok"}'
+        values: '0+10x30'
+      - series: 'mcpfleet_backend_requests_total{server="sqlmcp",backend="trino",operation="execute_query",outcome="error"}'
+        values: '0+10x30'
+      - series: 'mcpfleet_backend_requests_total{server="sqlmcp",backend="warehouse",operation="execute_query",outcome="ok"}'
+        values: '0+100x30'
+      - series: 'mcpfleet_backend_requests_total{server="sqlmcp",backend="warehouse",operation="execute_query",outcome="timeout"}'
+        values: '0+5x30'
+      - series: 'mcpfleet_tool_calls_total{server="sqlmcp",tool="execute_query",outcome="ok"}'
+        values: '0+10x30'
+      - series: 'mcpfleet_tool_calls_total{server="sqlmcp",tool="execute_query",outcome="tool_error"}'
+        values: '0+10x30'
+    alert_rule_test:
+      - eval_time: 3m
+        alertname: MCPBackendFailing
+        exp_alerts: []
+      - eval_time: 20m
+        alertname: MCPBackendFailing
+        exp_alerts:
+          - exp_labels: {severity: critical, server: sqlmcp, backend: trino}
+            exp_annotations:
+              summary: "sqlmcp's queries to trino keep failing"
+              description: "50% of the queries sqlmcp sent to trino failed or timed out over 5 minutes. GET /readyz says whether the coordinator answers; the engine's own query log has the errors."
+      - eval_time: 20m
+        alertname: MCPToolCallsFailing
+        exp_alerts:
+          - exp_labels: {severity: warning, server: sqlmcp, tool: execute_query}
+            exp_annotations:
+              summary: "sqlmcp tool execute_query keeps failing"
+              description: "50% of execute_query calls failed over 5 minutes."
+`)
+}

@@ -338,3 +338,23 @@ func READMERules(t testing.TB, readme string) string {
 		section = after
 	}
 }
+
+// TestRules runs `promtool test rules` on rules (a rule file's contents)
+// with tests, a unit-test file's contents whose rule_files is
+// [rules.yml]: synthetic series in, the alerts expected out (labels and
+// rendered annotations). It fails the test with promtool's words.
+func TestRules(t testing.TB, rules, tests string) {
+	t.Helper()
+	bin := Binary(t, "promtool")
+	dir := t.TempDir()
+	for name, body := range map[string]string{"rules.yml": rules, "tests.yml": tests} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "test", "rules", "tests.yml")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	}
+}

@@ -3,6 +3,9 @@ package promtest
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -75,5 +78,35 @@ func TestRead(t *testing.T) {
 	got := Read(t, m.Handler())
 	if v := got[`mcpfleet_backend_requests_total{backend="local",operation="ping",outcome="ok",server="promtest"}`]; v != 2 {
 		t.Errorf("count = %v; samples: %v", v, got)
+	}
+}
+
+// TestTestRules: a rule that fires as expected passes TestRules, and
+// promtool rejects an expectation the rule does not meet, so a server's
+// alert test can fail.
+func TestTestRules(t *testing.T) {
+	t.Parallel()
+	rules := "groups:\n  - name: t\n    rules:\n      - alert: Up\n        expr: up == 1\n"
+	tests := `rule_files: [rules.yml]
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'up{job="x"}'
+        values: '1x5'
+    alert_rule_test:
+      - eval_time: 2m
+        alertname: Up
+        exp_alerts:
+          - exp_labels: {job: x}
+`
+	TestRules(t, rules, tests)
+	bin := Binary(t, "promtool")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "rules.yml"), []byte(rules), 0o600)
+	os.WriteFile(filepath.Join(dir, "tests.yml"), []byte(strings.Replace(tests, "{job: x}", "{job: y}", 1)), 0o600)
+	cmd := exec.Command(bin, "test", "rules", "tests.yml")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Errorf("promtool accepted a wrong expectation:\n%s", out)
 	}
 }
