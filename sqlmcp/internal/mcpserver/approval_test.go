@@ -893,3 +893,23 @@ func TestPreviewStateUnreadable(t *testing.T) {
 		t.Errorf("audit %v", recs)
 	}
 }
+
+// TestPassThroughPreviewSendsNothing: a statement calling a pass-through
+// table function is destructive, and its preview sends nothing to the
+// engine (planning it could already reach the other system).
+func TestPassThroughPreviewSendsNothing(t *testing.T) {
+	e := newApEnv(t, apOptions{})
+	n := len(e.statements())
+	res := e.exec("SELECT * FROM TABLE(system.query(query => 'DELETE FROM t'))", "dryRun", true)
+	pr := preview(t, res)
+	if res.IsError || pr.Class != "destructive" || !strings.Contains(pr.Summary, "pass-through table function") || !strings.Contains(pr.Summary, "cannot preview") {
+		t.Fatalf("%s", resText(res))
+	}
+	if got := e.statements()[n:]; len(got) != 0 {
+		t.Errorf("the preview sent %q", got)
+	}
+	code := confirmCode(t, e.exec("SELECT * FROM TABLE(system.query(query => 'DELETE FROM t'))"))
+	if len(code) == 0 || len(e.statements()) != n {
+		t.Errorf("the approval request sent %q", e.statements()[n:])
+	}
+}

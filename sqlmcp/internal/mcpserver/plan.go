@@ -140,6 +140,17 @@ type writeState struct {
 func (t *Tools) describeWrite(ctx context.Context, st *sqlguard.Statement, q engine.Query, stmt statement, target string) (toolcall.Preview, error) {
 	catalog, schema := t.eng.SessionNames(q.Catalog, q.Schema)
 	state := writeState{Catalog: catalog, Schema: schema, User: t.engineUser(ctx), Written: []objectState{}}
+	if stmt.Verb == "PASS-THROUGH" {
+		// Planning a pass-through function may already reach the other
+		// system; a preview sends nothing at all.
+		state.WrittenFrom = "unknown: a pass-through table function writes in another system"
+		w := words(stmt, nil)
+		return toolcall.Preview{
+			Summary: fmt.Sprintf("%s on Trino at %s as user %s. %s.", w.action, target, state.User, w.remark),
+			State:   state,
+			Effect:  w.effect,
+		}, nil
+	}
 	var objs []object
 	plan, err := t.eng.IO(ctx, engine.Query{SQL: st.Inner, Catalog: q.Catalog, Schema: q.Schema})
 	switch k := mcperr.KindOf(err); {
