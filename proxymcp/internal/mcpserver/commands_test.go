@@ -28,14 +28,17 @@ type recorder struct {
 	mu     sync.Mutex
 	seq    int
 	lines  map[int][]string // by connection, in the order they were opened
-	active sync.WaitGroup   // connections still being relayed
+	active int              // connections still being relayed
+	idle   *sync.Cond       // signalled when active drops to 0
 }
 
 // take returns the lines recorded so far, once every connection is done.
 func (r *recorder) take() []string {
-	r.active.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for r.active > 0 {
+		r.idle.Wait()
+	}
 	seqs := make([]int, 0, len(r.lines))
 	for n := range r.lines {
 		seqs = append(seqs, n)
@@ -56,6 +59,7 @@ func newRecorder(t *testing.T, target string) (*recorder, string) {
 		t.Fatal(err)
 	}
 	r := &recorder{lines: map[int][]string{}}
+	r.idle = sync.NewCond(&r.mu)
 	var wg sync.WaitGroup
 	go func() {
 		for {
@@ -64,17 +68,20 @@ func newRecorder(t *testing.T, target string) (*recorder, string) {
 				return
 			}
 			wg.Add(1)
-			r.active.Add(1)
 			r.mu.Lock()
+			r.active++
 			r.seq++
 			n := r.seq
 			r.mu.Unlock()
 			go func() {
 				defer wg.Done()
-				defer r.active.Done()
 				defer c.Close()
 				up, err := net.Dial("tcp4", target)
 				if err != nil {
+					r.mu.Lock()
+					r.active--
+					r.idle.Broadcast()
+					r.mu.Unlock()
 					return
 				}
 				defer up.Close()
@@ -95,6 +102,8 @@ func newRecorder(t *testing.T, target string) (*recorder, string) {
 						r.lines[n] = append(r.lines[n], line)
 					}
 				}
+				r.active--
+				r.idle.Broadcast()
 				r.mu.Unlock()
 			}()
 		}
