@@ -77,6 +77,15 @@ func (o *requestOptions) setQueryID(id string) {
 	}
 }
 
+// forgetQueryID clears the id learnt so far: the next submit names the
+// query (a read-only transaction's START TRANSACTION is submitted first and
+// is not the query to report, cancel or follow).
+func (o *requestOptions) forgetQueryID() {
+	o.mu.Lock()
+	o.queryID = ""
+	o.mu.Unlock()
+}
+
 // QueryID returns the coordinator's id of the query, once known.
 func (o *requestOptions) QueryID() string {
 	o.mu.Lock()

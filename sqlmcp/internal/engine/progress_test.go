@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -32,7 +33,13 @@ func TestProgressText(t *testing.T) {
 // the coordinator's pages, and a later query on the same connections that
 // did not ask reports nothing to it.
 func TestQueryProgressReports(t *testing.T) {
-	c := newClient(t, shared, nil)
+	for _, tx := range []bool{false, true} {
+		t.Run(fmt.Sprintf("read-only transaction %v", tx), func(t *testing.T) { queryProgressReports(t, tx) })
+	}
+}
+
+func queryProgressReports(t *testing.T, tx bool) {
+	c := newClient(t, shared, func(c *engine.Config) { c.ReadOnlyTransactions = tx })
 	var mu sync.Mutex
 	var seen []engine.Progress
 	res, err := c.Query(context.Background(), engine.Query{SQL: "SELECT pause_ms(2500) AS progress_slow", Progress: func(p engine.Progress) {
@@ -42,6 +49,9 @@ func TestQueryProgressReports(t *testing.T) {
 	}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if qi := queryInfo(t, shared, res.QueryID); qi.SQL != "SELECT pause_ms(2500) AS progress_slow" {
+		t.Errorf("the result's query id %s names %q on the engine", res.QueryID, qi.SQL)
 	}
 	mu.Lock()
 	got := append([]engine.Progress(nil), seen...)

@@ -151,6 +151,7 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 			// also ends it when reading stopped early.
 			defer tx.Rollback()
 			querier = tx
+			opts.forgetQueryID()
 		case errors.As(err, &te):
 			c.noTx.Store(true) // the engine answered: it does not do transactions
 		default:
