@@ -21,6 +21,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/logging"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
+	"github.com/mcpfleet/mcpfleet/shared/tasks"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/cli"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/config"
@@ -100,13 +101,24 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 			logger.Warn("the engine does not answer yet; calls will fail until it does", "error", err.Error())
 		}
 	}()
-	s := serve.NewServer(p.Name, p.Version, mcpserver.ServerOptions()...)
+	opts := mcpserver.ServerOptions()
+	so := serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, Ready: eng.Ping}
+	var keeper *tasks.Keeper
+	if cfg.Serve.Transport == "http" {
+		// execute_query is offered as a task over HTTP, where a client's
+		// request timeout or a dropped connection would end a long query.
+		keeper = tasks.NewKeeper(cfg.Tasks)
+		opts = append(opts, keeper.ServerOptions()...)
+		so.WrapMCP = keeper.Wrap
+	}
+	s := serve.NewServer(p.Name, p.Version, opts...)
 	calls, err := p.Pipeline(s, cfg.Serve, stderr, logger) // opens MCP_AUDIT_LOG; an unwritable file stops the start
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
 		return serve.ExitFailure
 	}
 	defer calls.Close()
+	calls.OfferTasks(keeper)
 	mcpserver.New(eng, mcpserver.Options{
 		AllowWrites:        cfg.AllowWrites,
 		Scope:              cfg.AllowedSchemas,
@@ -116,5 +128,5 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		ImpersonationField: cfg.ImpersonationField,
 	}, logger).RegisterWith(calls)
 	// GET /readyz: the engine answers now.
-	return p.Serve(ctx, s, cfg.Serve, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, Ready: eng.Ping}, stderr)
+	return p.Serve(ctx, s, cfg.Serve, so, stderr)
 }

@@ -123,10 +123,12 @@ func (t *Tools) RegisterWith(calls *toolcall.Pipeline) {
 		mcp.WithOpenWorldHintAnnotation(false),
 		mcp.WithRawOutputSchema(executeOutput),
 	)
+	// A heavy query can outlast a client's request timeout: it may run as
+	// an MCP task where the server offers them (HTTP).
 	if writes {
-		calls.Change(execTool, toolcall.Destructive, t.planExecute)
+		calls.Change(execTool, toolcall.Destructive, t.planExecute, toolcall.AsTask())
 	} else {
-		calls.Read(execTool, t.executeQuery)
+		calls.Read(execTool, t.executeQuery, toolcall.AsTask())
 	}
 	calls.Read(newTool("list_catalogs", emptyInput, append(readOnly("List catalogs"),
 		mcp.WithDescription("List the engine's catalogs."),

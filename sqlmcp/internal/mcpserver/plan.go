@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+	"github.com/mcpfleet/mcpfleet/shared/tasks"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
@@ -42,6 +43,11 @@ func (t *Tools) planExecute(ctx context.Context, req mcp.CallToolRequest) (toolc
 		return toolcall.Plan{}, t.failure(ctx, tool, err)
 	}
 	q := engine.Query{SQL: st.SQL, Limit: limit, Catalog: catalog, Schema: schema}
+	if p := tasks.NewProgress(ctx, req); p.Active() {
+		// The coordinator's progress, as notifications/progress and as the
+		// task's statusMessage.
+		q.Progress = func(pr engine.Progress) { p.Send(pr.String()) }
+	}
 	sessCatalog, sessSchema := t.eng.SessionNames(catalog, schema)
 	stmt := classify(st, sessCatalog, sessSchema)
 	target := t.eng.Config().URL()
