@@ -16,6 +16,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/serve"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkametrics"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/mcpserver"
 )
 
@@ -73,6 +74,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		Logger:        logger,
 	})
 	s := serve.NewServer(p.Name, p.Version, h.ServerOptions()...)
+	// Every Kafka request is recorded under its cluster's configured name.
+	for _, cl := range clusters {
+		cl.Client.SetRecorder(s.BackendRecorder("kafka", cl.Name))
+	}
+	// The gauges need a place to be scraped: the HTTP listener or
+	// MCP_METRICS_ADDR. Without one the watcher stays idle until a
+	// subscription.
+	if scfg.Transport == "http" || scfg.MetricsAddr != "" {
+		h.SetGauges(kafkametrics.New(s.Metrics.Registry(), p.Name))
+	}
 	calls, err := p.Pipeline(s, scfg, stderr, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
@@ -90,5 +101,5 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	logger.Info("streammcp starting", "clusters", len(cfg.Clusters), "default_cluster", cfg.Clusters[0].Name,
 		"writes", cfg.AllowWrites, "timeout", cfg.Timeout.String())
-	return p.Serve(ctx, s, scfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout}, stderr)
+	return p.Serve(ctx, s, scfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, Ready: h.Ready}, stderr)
 }

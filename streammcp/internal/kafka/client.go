@@ -20,7 +20,9 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/mcpfleet/mcpfleet/shared/backendcall"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 )
 
@@ -39,6 +41,9 @@ type Options struct {
 	// Expected lists broker ids the operator expects to be live.
 	Expected []int32
 	Logger   *slog.Logger
+	// Recorder records every request (metric and span) under the cluster's
+	// configured name; nil records nothing.
+	Recorder *backendcall.Recorder
 }
 
 // Client talks to one Kafka cluster. It keeps one connection per broker
@@ -212,18 +217,18 @@ func (c *Client) drop(addr string, b *sarama.Broker) {
 // when ctx ends first the connection is closed, which aborts the request.
 // A transport error on a connection opened by an earlier call (the broker
 // restarted, an idle connection was cut) is retried once on a fresh one.
-func call[T any](ctx context.Context, c *Client, addr, what string, fn func(*sarama.Broker) (T, error)) (T, error) {
-	v, reused, err := callOnce(ctx, c, addr, what, fn)
+func call[T any](ctx context.Context, c *Client, addr string, api API, what string, fn func(*sarama.Broker) (T, error)) (T, error) {
+	v, reused, err := callOnce(ctx, c, addr, api, what, fn)
 	if err != nil && reused && ctx.Err() == nil && isTransport(err) {
 		c.log.Debug("retrying on a fresh connection", "broker", addr, "err", err)
-		v, _, err = callOnce(ctx, c, addr, what, fn)
+		v, _, err = callOnce(ctx, c, addr, api, what, fn)
 	}
 	return v, err
 }
 
 // callWrite runs a request that must not be repeated (it changes the cluster).
-func callWrite[T any](ctx context.Context, c *Client, addr, what string, fn func(*sarama.Broker) (T, error)) (T, error) {
-	v, _, err := callOnce(ctx, c, addr, what, fn)
+func callWrite[T any](ctx context.Context, c *Client, addr string, api API, what string, fn func(*sarama.Broker) (T, error)) (T, error) {
+	v, _, err := callOnce(ctx, c, addr, api, what, fn)
 	return v, err
 }
 
@@ -236,7 +241,11 @@ func isTransport(err error) bool {
 	return errors.As(err, &t)
 }
 
-func callOnce[T any](ctx context.Context, c *Client, addr, what string, fn func(*sarama.Broker) (T, error)) (T, bool, error) {
+func callOnce[T any](ctx context.Context, c *Client, addr string, api API, what string, fn func(*sarama.Broker) (T, error)) (v T, reused bool, err error) {
+	// One recorded call per request, connecting included: a broker that
+	// cannot be reached fails the request that needed it.
+	_, rc := c.opts.Recorder.Start(ctx, string(api), attribute.String("kafka.broker", addr), attribute.String("kafka.request", what))
+	defer func() { endCall(ctx, rc, err) }()
 	var zero T
 	b, reused, err := c.broker(ctx, addr)
 	if err != nil {
@@ -266,6 +275,35 @@ func callOnce[T any](ctx context.Context, c *Client, addr, what string, fn func(
 		c.drop(addr, b)
 		return zero, reused, ctxError(ctx, what+" from Kafka broker "+addr, c.opts.Timeout)
 	}
+}
+
+// API names a Kafka request by its API key name: the operation label of
+// mcpfleet_backend_requests_total, a closed set.
+type API string
+
+// The Kafka APIs streammcp sends.
+const (
+	APIMetadata              API = "Metadata"
+	APIDescribeCluster       API = "DescribeCluster"
+	APIDescribeConfigs       API = "DescribeConfigs"
+	APIListGroups            API = "ListGroups"
+	APIDescribeGroups        API = "DescribeGroups"
+	APIConsumerGroupDescribe API = "ConsumerGroupDescribe"
+	APIOffsetFetch           API = "OffsetFetch"
+	APIFindCoordinator       API = "FindCoordinator"
+	APIListOffsets           API = "ListOffsets"
+	APIFetch                 API = "Fetch"
+	APICreateTopics          API = "CreateTopics"
+	APIProduce               API = "Produce"
+)
+
+// endCall ends a recorded request: a context that ended is a timeout or a
+// cancellation whatever error the request returned.
+func endCall(ctx context.Context, rc *backendcall.Call, err error) {
+	if err != nil && ctx.Err() != nil {
+		rc.SetOutcome(backendcall.Classify(ctx.Err()))
+	}
+	rc.End(err)
 }
 
 // ctxError explains why ctx ended.
@@ -345,6 +383,11 @@ func kerrKind(k sarama.KError) mcperr.Kind {
 	return mcperr.Unavailable
 }
 
+// SetRecorder sets the hook every request is recorded with (metric and
+// span). Call it before the client is used: main builds the MCP server,
+// which owns the metrics, after the clients.
+func (c *Client) SetRecorder(r *backendcall.Recorder) { c.opts.Recorder = r }
+
 // Timeout is the limit of one report or tool call (Options.Timeout).
 func (c *Client) Timeout() time.Duration { return c.opts.Timeout }
 
@@ -366,7 +409,7 @@ func (c *Client) addrs() []string {
 
 // any runs fn against the first broker that answers, trying seeds first.
 // Only connection failures move on to the next broker.
-func anyBroker[T any](ctx context.Context, c *Client, what string, fn func(*sarama.Broker) (T, error)) (T, string, error) {
+func anyBroker[T any](ctx context.Context, c *Client, api API, what string, fn func(*sarama.Broker) (T, error)) (T, string, error) {
 	var zero T
 	var errs []error
 	addrs := c.addrs()
@@ -377,7 +420,7 @@ func anyBroker[T any](ctx context.Context, c *Client, what string, fn func(*sara
 		if dl, ok := ctx.Deadline(); ok && i < len(addrs)-1 {
 			actx, cancel = context.WithTimeout(ctx, time.Until(dl)/time.Duration(len(addrs)-i))
 		}
-		v, err := call(actx, c, addr, what, fn)
+		v, err := call(actx, c, addr, api, what, fn)
 		cancel()
 		if err == nil {
 			return v, addr, nil

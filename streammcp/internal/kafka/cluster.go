@@ -15,7 +15,7 @@ import (
 // metadata reads cluster metadata for topics (all topics when nil) with one
 // Metadata request, and remembers the broker addresses for later calls.
 func (c *Client) metadata(ctx context.Context, topics []string) (*sarama.MetadataResponse, error) {
-	md, _, err := anyBroker(ctx, c, "read cluster metadata", func(b *sarama.Broker) (*sarama.MetadataResponse, error) {
+	md, _, err := anyBroker(ctx, c, APIMetadata, "read cluster metadata", func(b *sarama.Broker) (*sarama.MetadataResponse, error) {
 		req := sarama.NewMetadataRequest(c.conf.Version, topics)
 		req.AllowAutoTopicCreation = false
 		return b.GetMetadata(req)
@@ -38,6 +38,15 @@ func (c *Client) metadata(ctx context.Context, topics []string) (*sarama.Metadat
 	}
 	c.mu.Unlock()
 	return md, nil
+}
+
+// Ping sends one Metadata request (the readiness probe), within the
+// client's timeout.
+func (c *Client) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	_, err := c.metadata(ctx, nil)
+	return err
 }
 
 // brokerAddrs maps broker id to address from a metadata answer.
@@ -134,7 +143,7 @@ func (c *Client) fenced(ctx context.Context, addr string) ([]int32, error) {
 	if !c.conf.Version.IsAtLeast(sarama.V2_8_0_0) {
 		return nil, nil
 	}
-	resp, err := call(ctx, c, addr, "describe cluster", func(b *sarama.Broker) (*sarama.DescribeClusterResponse, error) {
+	resp, err := call(ctx, c, addr, APIDescribeCluster, "describe cluster", func(b *sarama.Broker) (*sarama.DescribeClusterResponse, error) {
 		return b.DescribeCluster(sarama.NewDescribeClusterRequest(c.conf.Version))
 	})
 	if err != nil {
@@ -164,7 +173,7 @@ func (c *Client) minISR(ctx context.Context, addr string, topics []report.Topic)
 			Type: sarama.TopicResource, Name: t.Name, ConfigNames: []string{"min.insync.replicas"},
 		})
 	}
-	resp, err := call(ctx, c, addr, "read min.insync.replicas", func(b *sarama.Broker) (*sarama.DescribeConfigsResponse, error) {
+	resp, err := call(ctx, c, addr, APIDescribeConfigs, "read min.insync.replicas", func(b *sarama.Broker) (*sarama.DescribeConfigsResponse, error) {
 		return b.DescribeConfigs(req)
 	})
 	if err != nil {

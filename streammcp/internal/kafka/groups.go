@@ -112,7 +112,7 @@ func (c *Client) brokerGroups(ctx context.Context, id int32, addr string, ids []
 	// without members; ConsumerGroupDescribe has them.
 	var nextGen []string
 	if ids == nil {
-		lg, err := call(ctx, c, addr, "list consumer groups", func(b *sarama.Broker) (*sarama.ListGroupsResponse, error) {
+		lg, err := call(ctx, c, addr, APIListGroups, "list consumer groups", func(b *sarama.Broker) (*sarama.ListGroupsResponse, error) {
 			return b.ListGroups(&sarama.ListGroupsRequest{Version: listGroupsVersion(c.conf.Version)})
 		})
 		if err != nil {
@@ -135,7 +135,7 @@ func (c *Client) brokerGroups(ctx context.Context, id int32, addr string, ids []
 	if len(ids) == 0 {
 		return nil, nil, nil
 	}
-	dg, err := call(ctx, c, addr, "describe consumer groups", func(b *sarama.Broker) (*sarama.DescribeGroupsResponse, error) {
+	dg, err := call(ctx, c, addr, APIDescribeGroups, "describe consumer groups", func(b *sarama.Broker) (*sarama.DescribeGroupsResponse, error) {
 		return b.DescribeGroups(&sarama.DescribeGroupsRequest{Version: describeGroupsVersion(c.conf.Version), Groups: ids})
 	})
 	if err != nil {
@@ -201,7 +201,7 @@ func (c *Client) describeNextGen(ctx context.Context, addr string, ids []string)
 	if len(ids) == 0 || !c.conf.Version.IsAtLeast(sarama.V4_0_0_0) {
 		return out
 	}
-	resp, err := call(ctx, c, addr, "describe consumer groups (KIP-848)", func(b *sarama.Broker) (*sarama.ConsumerGroupDescribeResponse, error) {
+	resp, err := call(ctx, c, addr, APIConsumerGroupDescribe, "describe consumer groups (KIP-848)", func(b *sarama.Broker) (*sarama.ConsumerGroupDescribeResponse, error) {
 		return b.ConsumerGroupDescribe(&sarama.ConsumerGroupDescribeRequest{Version: 0, GroupIDs: ids})
 	})
 	if err != nil {
@@ -256,7 +256,7 @@ func (c *Client) fetchOffsets(ctx context.Context, addr string, ids []string) (m
 		for _, id := range ids {
 			req.Groups = append(req.Groups, sarama.OffsetFetchRequestGroup{GroupId: id})
 		}
-		resp, err := call(ctx, c, addr, "fetch committed offsets", func(b *sarama.Broker) (*sarama.OffsetFetchResponse, error) {
+		resp, err := call(ctx, c, addr, APIOffsetFetch, "fetch committed offsets", func(b *sarama.Broker) (*sarama.OffsetFetchResponse, error) {
 			return b.FetchOffset(req)
 		})
 		if err != nil {
@@ -274,7 +274,7 @@ func (c *Client) fetchOffsets(ctx context.Context, addr string, ids []string) (m
 		if !c.conf.Version.IsAtLeast(sarama.V2_5_0_0) {
 			req = sarama.NewOffsetFetchRequest(c.conf.Version, id, nil)
 		}
-		resp, err := call(ctx, c, addr, "fetch committed offsets of group "+id, func(b *sarama.Broker) (*sarama.OffsetFetchResponse, error) {
+		resp, err := call(ctx, c, addr, APIOffsetFetch, "fetch committed offsets of group "+id, func(b *sarama.Broker) (*sarama.OffsetFetchResponse, error) {
 			return b.FetchOffset(req)
 		})
 		if err != nil {
@@ -307,7 +307,7 @@ func blocksToOffsets(blocks map[string]map[int32]*sarama.OffsetFetchResponseBloc
 
 // coordinator finds the coordinator of group id.
 func (c *Client) coordinator(ctx context.Context, id string) (int32, string, error) {
-	resp, _, err := anyBroker(ctx, c, "find the coordinator of group "+id, func(b *sarama.Broker) (*sarama.FindCoordinatorResponse, error) {
+	resp, _, err := anyBroker(ctx, c, APIFindCoordinator, "find the coordinator of group "+id, func(b *sarama.Broker) (*sarama.FindCoordinatorResponse, error) {
 		return b.FindCoordinator(&sarama.FindCoordinatorRequest{Version: findCoordinatorVersion(c.conf.Version), CoordinatorKey: id, CoordinatorType: sarama.CoordinatorGroup})
 	})
 	if err != nil {
@@ -401,7 +401,7 @@ func (c *Client) offsetsAt(ctx context.Context, md *sarama.MetadataResponse, par
 		wg.Add(1)
 		go func(l int32, req *sarama.OffsetRequest) {
 			defer wg.Done()
-			resp, err := call(ctx, c, addrs[l], "read log-end offsets", func(b *sarama.Broker) (*sarama.OffsetResponse, error) {
+			resp, err := call(ctx, c, addrs[l], APIListOffsets, "read log-end offsets", func(b *sarama.Broker) (*sarama.OffsetResponse, error) {
 				return b.GetAvailableOffsets(req)
 			})
 			mu.Lock()

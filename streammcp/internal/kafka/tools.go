@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/IBM/sarama"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/report"
@@ -195,9 +196,9 @@ func (c *Client) describeConfigs(ctx context.Context, rt sarama.ConfigResourceTy
 		if aerr != nil {
 			return nil, aerr
 		}
-		resp, err = call(ctx, c, addr, "describe configs of broker "+name, fn)
+		resp, err = call(ctx, c, addr, APIDescribeConfigs, "describe configs of broker "+name, fn)
 	} else {
-		resp, _, err = anyBroker(ctx, c, "describe configs of topic "+name, fn)
+		resp, _, err = anyBroker(ctx, c, APIDescribeConfigs, "describe configs of topic "+name, fn)
 	}
 	if err != nil {
 		return nil, err
@@ -463,7 +464,7 @@ func (c *Client) Consume(ctx context.Context, r ConsumeRequest) (*ConsumeResult,
 	for start < res.LatestOffset && len(res.Messages) < r.MaxCount && used < r.MaxBytes {
 		req := &sarama.FetchRequest{Version: fetchVersion(c.conf.Version), MaxWaitTime: 100, MinBytes: 1, MaxBytes: r.MaxBytes, Isolation: sarama.ReadUncommitted}
 		req.AddBlock(r.Topic, r.Partition, start, r.MaxBytes, -1)
-		resp, err := call(ctx, c, addr, fmt.Sprintf("fetch %s/%d", r.Topic, r.Partition), func(b *sarama.Broker) (*sarama.FetchResponse, error) {
+		resp, err := call(ctx, c, addr, APIFetch, fmt.Sprintf("fetch %s/%d", r.Topic, r.Partition), func(b *sarama.Broker) (*sarama.FetchResponse, error) {
 			return b.Fetch(req)
 		})
 		if err != nil {
@@ -579,7 +580,11 @@ type ProduceResult struct {
 
 // Produce writes one message with a short-lived synchronous producer
 // (acks=all). Writes are rare; a dedicated producer keeps reads simple.
-func (c *Client) Produce(ctx context.Context, r ProduceRequest) (*ProduceResult, error) {
+func (c *Client) Produce(ctx context.Context, r ProduceRequest) (_ *ProduceResult, err error) {
+	// sarama's producer sends its own Metadata and Produce requests: one
+	// recorded call for the whole send.
+	_, rc := c.opts.Recorder.Start(ctx, string(APIProduce), attribute.String("kafka.topic", r.Topic))
+	defer func() { endCall(ctx, rc, err) }()
 	conf := c.SaramaConfig()
 	conf.Producer.Return.Successes = true
 	conf.Producer.RequiredAcks = sarama.WaitForAll
@@ -652,7 +657,7 @@ func (c *Client) CreateTopic(ctx context.Context, name string, partitions int32,
 		detail.ConfigEntries[k] = &v
 	}
 	req := &sarama.CreateTopicsRequest{Version: createTopicsVersion(c.conf.Version), TopicDetails: map[string]*sarama.TopicDetail{name: detail}, Timeout: c.opts.Timeout}
-	resp, err := callWrite(ctx, c, addr, "create topic "+name, func(b *sarama.Broker) (*sarama.CreateTopicsResponse, error) {
+	resp, err := callWrite(ctx, c, addr, APICreateTopics, "create topic "+name, func(b *sarama.Broker) (*sarama.CreateTopicsResponse, error) {
 		return b.CreateTopics(req)
 	})
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/flight"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkametrics"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/report"
 )
 
@@ -58,6 +59,9 @@ type Options struct {
 	AllowWrites   bool
 	WatchInterval time.Duration
 	Logger        *slog.Logger
+	// Gauges, when set, are refreshed by Watch every WatchInterval from
+	// every cluster (metrics are never read from Kafka per scrape).
+	Gauges *kafkametrics.Gauges
 }
 
 // Cluster is one Kafka cluster the surface serves.
@@ -125,6 +129,10 @@ func NewFleet(clusters []Cluster, o Options) *Handler {
 	})
 	return h
 }
+
+// SetGauges makes Watch refresh g from every cluster each interval. Call it
+// before Watch.
+func (h *Handler) SetGauges(g *kafkametrics.Gauges) { h.opts.Gauges = g }
 
 // defaultCluster is the cluster the seed URIs and tools without cluster read.
 func (h *Handler) defaultCluster() *clusterState { return h.clusters[0] }
@@ -472,4 +480,31 @@ func (h *Handler) fleet(ctx context.Context, src snapshots) report.Fleet {
 	}
 	wg.Wait()
 	return report.NewFleet(time.Now(), entries)
+}
+
+// Ready is the /readyz probe: one Metadata request per cluster, concurrently.
+// The server is ready while at least one cluster answers — a fleet with one
+// cluster down still serves the others, and the fleet document reports
+// the failing one; the error names every cluster that failed.
+func (h *Handler) Ready(ctx context.Context) error {
+	type res struct {
+		name string
+		err  error
+	}
+	ch := make(chan res, len(h.clusters))
+	for _, cl := range h.clusters {
+		go func() { ch <- res{cl.Name, cl.Client.Ping(ctx)} }()
+	}
+	// The first cluster that answers makes the server ready: a hung
+	// cluster does not hold the probe up.
+	var failed []string
+	for range h.clusters {
+		r := <-ch
+		if r.err == nil {
+			return nil
+		}
+		failed = append(failed, fmt.Sprintf("cluster %s: %s", r.name, mcperr.Message(r.err)))
+	}
+	slices.Sort(failed)
+	return fmt.Errorf("no Kafka cluster answers a metadata request (%s)", strings.Join(failed, "; "))
 }

@@ -114,10 +114,15 @@ func (h *Handler) onUnsubscribe(ctx context.Context, _ any, req *mcp.Unsubscribe
 // Watch re-reads every subscribed report each interval until ctx ends and
 // notifies subscribers when a status label or count changed. Within one
 // tick each cluster is read at most once, however many of its reports (and
-// the fleet document) are subscribed. Idle when nobody is subscribed.
+// the fleet document) are subscribed. With Options.Gauges it also reads
+// every cluster each tick (and once at start) to refresh the gauges;
+// otherwise it is idle when nobody is subscribed.
 func (h *Handler) Watch(ctx context.Context) {
 	t := time.NewTicker(h.opts.WatchInterval)
 	defer t.Stop()
+	if h.opts.Gauges != nil {
+		h.tick(ctx)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -128,12 +133,24 @@ func (h *Handler) Watch(ctx context.Context) {
 	}
 }
 
-// tick re-reads what subscribers follow, sharing one read per cluster.
+// tick re-reads what subscribers follow and the gauges need, sharing one
+// read per cluster.
 func (h *Handler) tick(ctx context.Context) {
-	src := newTickReads()
+	src := tickSource{newTickReads()}
 	var wg sync.WaitGroup
 	for _, uri := range h.subs.uris() {
-		wg.Go(func() { h.checkWith(ctx, uri, tickSource{src}) })
+		wg.Go(func() { h.checkWith(ctx, uri, src) })
+	}
+	if h.opts.Gauges != nil {
+		for _, cl := range h.clusters {
+			wg.Go(func() {
+				r := both(ctx, cl, src)
+				if r.err != nil {
+					r.c = nil
+				}
+				h.opts.Gauges.Update(cl.Name, r.c, r.g, cl.LagThreshold)
+			})
+		}
 	}
 	wg.Wait()
 }
