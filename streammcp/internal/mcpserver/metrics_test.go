@@ -33,11 +33,11 @@ func TestGaugesComeFromTheWatcherNotTheScrape(t *testing.T) {
 		`mcpfleet_kafka_consumergroup_lag{cluster="lagging",group="orders-replay"` + l:    5100,
 		`mcpfleet_kafka_consumergroup_lag{cluster="lagging",group="payments-audit"` + l:   80,
 		`mcpfleet_kafka_consumergroup_lag{cluster="quiet",group="events-sink"` + l:        0,
-		`mcpfleet_kafka_under_replicated_partitions{cluster="degraded"` + l:              6,
-		`mcpfleet_kafka_offline_partitions{cluster="degraded"` + l:                       3,
-		`mcpfleet_kafka_brokers{cluster="degraded"` + l:                                  2,
-		`mcpfleet_kafka_under_replicated_partitions{cluster="quiet"` + l:                 0,
-		`mcpfleet_kafka_cluster_up{cluster="quiet"` + l:                                  1,
+		`mcpfleet_kafka_under_replicated_partitions{cluster="degraded"` + l:               6,
+		`mcpfleet_kafka_offline_partitions{cluster="degraded"` + l:                        3,
+		`mcpfleet_kafka_brokers{cluster="degraded"` + l:                                   2,
+		`mcpfleet_kafka_under_replicated_partitions{cluster="quiet"` + l:                  0,
+		`mcpfleet_kafka_cluster_up{cluster="quiet"` + l:                                   1,
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
