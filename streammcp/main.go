@@ -59,6 +59,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			TLS:           cc.TLS,
 			Timeout:       cfg.Timeout,
 			Expected:      cc.ExpectedBrokers,
+			VarPrefix:     cc.VarPrefix,
 			Logger:        logger.With("cluster", cc.Name),
 		})
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/shared/metrics/promtest"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
 )
 
@@ -269,5 +271,95 @@ func TestFleetOverStdio(t *testing.T) {
 	}
 	if o := readJSON(t, cs, "stream-mcp://overview"); o["cluster"] != nil || o["partition_count"] != 10.0 {
 		t.Errorf("seed overview serves prod without cluster: %v", o)
+	}
+}
+
+// TestRealPrometheus runs the binary over HTTP with two clusters — prod
+// (the seeded scenario, lagging groups) and staging (nothing listens) —
+// lets Debian's prometheus scrape it and evaluate testdata/alerts.yml
+// (the README's rules, with the lag threshold lowered to the scenario's),
+// and asks it in PromQL for tool-call counts, Kafka request counts and the
+// lag gauge; both alerts become active for the right labels only.
+func TestRealPrometheus(t *testing.T) {
+	promtest.Binary(t, "prometheus")
+	_, prod := seededCluster(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := l.Addr().String()
+	l.Close()
+	bin := e2e.Build(t, ".")
+	srv := e2e.StartHTTP(t, bin, []string{"STREAM_CLUSTERS=prod,staging", "STREAM_PROD_BROKERS=" + prod, "STREAM_STAGING_BROKERS=" + refused,
+		"STREAM_WATCH_INTERVAL=1s", "STREAM_TIMEOUT=2s"})
+	cs := e2e.Connect(t, srv.MCPURL(), nil)
+	for range 3 {
+		if res := e2e.CallTool(t, cs, "list_brokers", map[string]any{}); res.IsError {
+			t.Fatalf("list_brokers: %s", e2e.Text(res))
+		}
+	}
+	for range 2 {
+		if res := e2e.CallTool(t, cs, "list_topics", map[string]any{"cluster": "staging"}); !res.IsError {
+			t.Fatalf("list_topics on staging: %s", e2e.Text(res))
+		}
+	}
+	resp, err := http.Get(srv.Base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/readyz with prod answering: HTTP %d", resp.StatusCode)
+	}
+
+	rules, err := os.ReadFile("testdata/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The scenario's lags are 5000, 5100 and 80: a threshold of 5050 fires for one group only.
+	testRules := strings.Replace(string(rules), "(mcpfleet_kafka_consumergroup_lag) > 10000", "(mcpfleet_kafka_consumergroup_lag) > 5050", 1)
+	if testRules == string(rules) {
+		t.Fatal("the lag rule's expression changed: update this test")
+	}
+	prom := promtest.Start(t, promtest.Options{Targets: []string{strings.TrimPrefix(srv.Base, "http://")}, Rules: []string{testRules}})
+	prom.Expect(t, map[string]float64{
+		`sum(mcpfleet_tool_calls_total{server="streammcp",tool="list_brokers",outcome="ok"})`:        3,
+		`sum(mcpfleet_tool_calls_total{server="streammcp",tool="list_topics",outcome="tool_error"})`: 2,
+		// The watcher reads prod every second: requests of each report API, ok.
+		`count(sum by (operation) (mcpfleet_backend_requests_total{server="streammcp",backend="prod",outcome="ok",operation=~"Metadata|DescribeCluster|DescribeConfigs|ListGroups|DescribeGroups|OffsetFetch|ListOffsets"}) > 0)`: 7,
+		`count(mcpfleet_backend_requests_total{server="streammcp",backend="prod",outcome!="ok"}) or vector(0)`:                                                                                                                    0,
+		`count(mcpfleet_backend_requests_total{server="streammcp",backend="staging",operation="Metadata",outcome="error"} > 2)`:                                                                                                   1,
+		`mcpfleet_kafka_consumergroup_lag{server="streammcp",cluster="prod",group="orders-replay"}`:                                                                                                                               5100,
+		`mcpfleet_kafka_consumergroup_lag{server="streammcp",cluster="prod",group="payments-audit"}`:                                                                                                                              80,
+		`mcpfleet_kafka_cluster_up{server="streammcp",cluster="staging"}`:                                                                                                                                                         0,
+		`mcpfleet_kafka_brokers{server="streammcp",cluster="prod"}`:                                                                                                                                                               3,
+	})
+	prom.WaitAlert(t, "KafkaBackendFailing", map[string]string{"backend": "staging"})
+	prom.WaitAlert(t, "KafkaConsumerGroupLagHigh", map[string]string{"cluster": "prod", "group": "orders-replay"})
+	alerts, err := prom.Alerts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range alerts {
+		if a.Labels["backend"] == "prod" || (a.Labels["alertname"] == "KafkaConsumerGroupLagHigh" && a.Labels["group"] != "orders-replay") {
+			t.Errorf("alert for a healthy target: %v", a.Labels)
+		}
+	}
+}
+
+// TestAlertRulesAreValidAndDocumented: promtool accepts testdata/alerts.yml
+// and the README's Monitoring section shows exactly those rules.
+func TestAlertRulesAreValidAndDocumented(t *testing.T) {
+	rules, err := os.ReadFile("testdata/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	promtest.CheckRules(t, string(rules))
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "```yaml\n"+string(rules)+"```") {
+		t.Error("README.md does not show testdata/alerts.yml verbatim in a yaml block")
 	}
 }

@@ -267,7 +267,18 @@ func (p *playground) startAll(ctx context.Context) {
 	if err := p.start(ctx, "playkafka", []string{p.binPath("playkafka")}, nil, &kafka); err != nil {
 		p.skip("streammcp", err.Error())
 	} else {
-		add("streammcp", 0, []string{"STREAM_BROKERS=" + kafka.Brokers})
+		// A fleet of two: prod (lagging groups, one under-replicated
+		// partition; the default cluster) and staging (healthy).
+		env := []string{"STREAM_BROKERS=" + kafka.Brokers}
+		var staging struct {
+			Brokers string `json:"brokers"`
+		}
+		if err := p.start(ctx, "playkafka-staging", []string{p.binPath("playkafka"), "-scenario=quiet"}, nil, &staging); err != nil {
+			fmt.Printf("  ! staging Kafka cluster not started (%v): streammcp serves prod alone\n", err)
+		} else {
+			env = []string{"STREAM_CLUSTERS=prod,staging", "STREAM_PROD_BROKERS=" + kafka.Brokers, "STREAM_STAGING_BROKERS=" + staging.Brokers}
+		}
+		add("streammcp", 0, env)
 	}
 
 	if _, err := exec.LookPath("haproxy"); err != nil {

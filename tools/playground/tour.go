@@ -84,6 +84,8 @@ func (p *playground) steps() []step {
 			readReport("stream-mcp://under-replicated-partitions", underReplicated)},
 		{"streammcp", "consumer lag (threshold 1000): the groups that fell behind",
 			readReport("stream-mcp://consumer-lag-report", consumerLag)},
+		{"streammcp", "the fleet at a glance: every Kafka cluster, read concurrently (stream-mcp://clusters)",
+			readFleet},
 		{"proxymcp", "the HAProxy servers and their health (one fails its check on purpose)", p.listServers},
 		{"proxymcp", fmt.Sprintf("drain %s/%s, then make it ready again", p.drain[0], p.drain[1]), p.drainAndReady},
 		{"proxymcp", "an approval: del_map_entry is destructive, so proxymcp asks the tour's person with the preview; they accept and the entry is gone", p.approvedDelete},
@@ -201,6 +203,48 @@ func consumerLag(r report) []string {
 		lines = append(lines, fmt.Sprintf("%-18s %-8s members %d  total lag %d%s", g.ID, g.State, g.Members, g.TotalLag, flag))
 	}
 	return lines
+}
+
+// readFleet prints one line per cluster of the stream-mcp://clusters document.
+func readFleet(ctx context.Context, cs *mcp.ClientSession) (string, error) {
+	const uri = "stream-mcp://clusters"
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", uri, err)
+	}
+	if len(res.Contents) == 0 {
+		return "", fmt.Errorf("read %s: no contents", uri)
+	}
+	var fleet struct {
+		Clusters []struct {
+			Cluster  string `json:"cluster"`
+			Health   string `json:"health_status"`
+			Brokers  *int   `json:"broker_count"`
+			Offline  []int  `json:"offline_broker_ids"`
+			URP      *int   `json:"under_replicated_partitions"`
+			HighLag  *int   `json:"groups_with_high_lag"`
+			ErrorMsg string `json:"error"`
+		} `json:"clusters"`
+	}
+	if err := json.Unmarshal([]byte(res.Contents[0].Text), &fleet); err != nil {
+		return "", fmt.Errorf("read %s: %w", uri, err)
+	}
+	n := func(p *int) string {
+		if p == nil {
+			return "?"
+		}
+		return fmt.Sprint(*p)
+	}
+	var lines []string
+	for _, c := range fleet.Clusters {
+		line := fmt.Sprintf("%-8s %-8s brokers %s offline %v  under-replicated %s  groups with high lag %s",
+			c.Cluster, c.Health, n(c.Brokers), c.Offline, n(c.URP), n(c.HighLag))
+		if c.ErrorMsg != "" {
+			line += "  error: " + clip(c.ErrorMsg, 120)
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n"), nil
 }
 
 func clip(s string, n int) string {

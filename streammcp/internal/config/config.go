@@ -49,7 +49,10 @@ type Config struct {
 // Cluster is one Kafka cluster of the fleet: its name and the settings
 // read from STREAM_<NAME>_* with fallback to the unprefixed variables.
 type Cluster struct {
-	Name            string
+	Name string
+	// VarPrefix is STREAM_<NAME>_ when STREAM_CLUSTERS named the cluster,
+	// "" for the one default cluster: error hints name its variables.
+	VarPrefix       string
 	Brokers         []string
 	SASLMechanism   string
 	SASLUsername    string
@@ -128,7 +131,9 @@ func FromEnv(r *envconfig.Reader) Config {
 		if i == 0 {
 			c = cc
 		}
-		c.Clusters = append(c.Clusters, cc.cluster(name))
+		cl := cc.cluster(name)
+		cl.VarPrefix = VarPrefix(name)
+		c.Clusters = append(c.Clusters, cl)
 	}
 	return c
 }

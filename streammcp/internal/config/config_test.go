@@ -147,9 +147,9 @@ func TestClustersFallBackToUnprefixedVariables(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Cluster{
-		{Name: "prod", Brokers: []string{"p1:9092", "p2:9092"}, SASLMechanism: "PLAIN", SASLUsername: "prod-reader", SASLPassword: "prod-pw", ExpectedBrokers: []int32{1, 2}, LagThreshold: 10000},
-		{Name: "staging-eu", Brokers: []string{"s1:9092"}, SASLMechanism: "SCRAM-SHA-256", SASLUsername: "reader", SASLPassword: "pw", TLSEnabled: true, LagThreshold: 500},
-		{Name: "dev", Brokers: []string{"shared:9092"}, SASLMechanism: "PLAIN", SASLUsername: "reader", SASLPassword: "pw", LagThreshold: 500},
+		{Name: "prod", VarPrefix: "STREAM_PROD_", Brokers: []string{"p1:9092", "p2:9092"}, SASLMechanism: "PLAIN", SASLUsername: "prod-reader", SASLPassword: "prod-pw", ExpectedBrokers: []int32{1, 2}, LagThreshold: 10000},
+		{Name: "staging-eu", VarPrefix: "STREAM_STAGING_EU_", Brokers: []string{"s1:9092"}, SASLMechanism: "SCRAM-SHA-256", SASLUsername: "reader", SASLPassword: "pw", TLSEnabled: true, LagThreshold: 500},
+		{Name: "dev", VarPrefix: "STREAM_DEV_", Brokers: []string{"shared:9092"}, SASLMechanism: "PLAIN", SASLUsername: "reader", SASLPassword: "pw", LagThreshold: 500},
 	}
 	if c.Clusters[1].TLS == nil || c.Clusters[1].TLS.MinVersion != tls.VersionTLS12 {
 		t.Fatalf("staging-eu TLS config %+v", c.Clusters[1].TLS)

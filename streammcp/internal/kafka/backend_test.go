@@ -100,3 +100,20 @@ func TestFailedRequestsAreRecorded(t *testing.T) {
 		})
 	}
 }
+
+// TestHintsNameTheClustersOwnVariables: in a fleet, a connection error
+// names STREAM_<NAME>_BROKERS, the variable the operator sets for it.
+func TestHintsNameTheClustersOwnVariables(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := l.Addr().String()
+	l.Close()
+	for prefix, want := range map[string]string{"": "check STREAM_BROKERS and", "STREAM_DEV_": "check STREAM_DEV_BROKERS and"} {
+		c := newClient(t, []string{refused}, func(o *kafka.Options) { o.VarPrefix = prefix })
+		if _, err := c.Cluster(context.Background()); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("prefix %q: %v", prefix, err)
+		}
+	}
+}

@@ -41,6 +41,9 @@ type Options struct {
 	// Expected lists broker ids the operator expects to be live.
 	Expected []int32
 	Logger   *slog.Logger
+	// VarPrefix is the prefix of this cluster's own variables in hints
+	// (STREAM_PROD_ for STREAM_PROD_BROKERS); "" names the unprefixed ones.
+	VarPrefix string
 	// Recorder records every request (metric and span) under the cluster's
 	// configured name; nil records nothing.
 	Recorder *backendcall.Recorder
@@ -324,21 +327,21 @@ func (c *Client) connectError(addr string, err error) error {
 	switch {
 	case errors.As(err, &opErr) && opErr.Op == "dial":
 		return mcperr.New(mcperr.Unavailable, "connect to Kafka broker "+addr, err,
-			"check STREAM_BROKERS and that the broker is running and reachable")
+			"check "+c.v("BROKERS")+" and that the broker is running and reachable")
 	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr):
 		return mcperr.New(mcperr.Permission, "TLS handshake with Kafka broker "+addr, err,
-			"check STREAM_TLS_CA_FILE, STREAM_TLS_SERVER_NAME (or STREAM_TLS_INSECURE_SKIP_VERIFY for testing only)")
+			"check "+c.v("TLS_CA_FILE")+", "+c.v("TLS_SERVER_NAME")+" (or "+c.v("TLS_INSECURE_SKIP_VERIFY")+" for testing only)")
 	case errors.As(err, &recordErr):
 		return mcperr.New(mcperr.Unavailable, "TLS handshake with Kafka broker "+addr, err,
-			"the listener does not speak TLS: unset STREAM_TLS_ENABLED or use the broker's TLS port")
+			"the listener does not speak TLS: unset "+c.v("TLS_ENABLED")+" or use the broker's TLS port")
 	case c.conf.Net.SASL.Enable && isAuthFailure(err):
 		return mcperr.New(mcperr.Permission,
 			fmt.Sprintf("authenticate to Kafka broker %s with SASL %s as user %q", addr, c.conf.Net.SASL.Mechanism, c.conf.Net.SASL.User),
 			fmt.Errorf("authentication failed (%v)", err),
-			"check STREAM_SASL_USERNAME, STREAM_SASL_PASSWORD and STREAM_SASL_MECHANISM")
+			"check "+c.v("SASL_USERNAME")+", "+c.v("SASL_PASSWORD")+" and "+c.v("SASL_MECHANISM"))
 	}
 	return mcperr.New(mcperr.KindOf(err), "connect to Kafka broker "+addr, err,
-		"check STREAM_BROKERS and the broker's listener (TLS and SASL settings must match it)")
+		"check "+c.v("BROKERS")+" and the broker's listener (TLS and SASL settings must match it)")
 }
 
 // isAuthFailure recognises a SASL rejection: Kafka answers
@@ -381,6 +384,15 @@ func kerrKind(k sarama.KError) mcperr.Kind {
 		return mcperr.Timeout
 	}
 	return mcperr.Unavailable
+}
+
+// v names a per-cluster variable the way the operator sets it: STREAM_X,
+// or STREAM_<NAME>_X in a fleet.
+func (c *Client) v(name string) string {
+	if c.opts.VarPrefix == "" {
+		return "STREAM_" + name
+	}
+	return c.opts.VarPrefix + name
 }
 
 // SetRecorder sets the hook every request is recorded with (metric and
@@ -452,5 +464,5 @@ func anyBroker[T any](ctx context.Context, c *Client, api API, what string, fn f
 		}
 	}
 	return zero, "", mcperr.New(kind, what+" from Kafka", fmt.Errorf("no broker answered (%s)", strings.Join(parts, "; ")),
-		"check STREAM_BROKERS and that the cluster is running and reachable")
+		"check "+c.v("BROKERS")+" and that the cluster is running and reachable")
 }

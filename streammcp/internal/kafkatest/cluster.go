@@ -54,6 +54,7 @@ type Cluster struct {
 	fenced  atomic.Pointer[[]int32]
 	stall   atomic.Pointer[stall]
 	moved   atomic.Int32 // OffsetFetch answers still to fail with NOT_COORDINATOR
+	latency atomic.Int64 // nanoseconds every request waits before it is answered
 
 	clientMu sync.Mutex
 	client   *kgo.Client
@@ -123,6 +124,10 @@ func (c *Cluster) control(req kmsg.Request) (kmsg.Response, error, bool) {
 	c.countMu.Lock()
 	c.counts[req.Key()]++
 	c.countMu.Unlock()
+	if d := time.Duration(c.latency.Load()); d > 0 {
+		// The loop serves other requests meanwhile, as a remote broker would.
+		c.KF.SleepControl(func() { time.Sleep(d) })
+	}
 	if st := c.stall.Load(); st != nil && st.key == req.Key() && st.node == c.KF.CurrentNode() {
 		// Yield without answering until the stall is cleared.
 		c.KF.SleepControl(func() { <-st.release })
@@ -205,6 +210,11 @@ func fillMetadata(resp, snap *kmsg.MetadataResponse, req *kmsg.MetadataRequest) 
 		resp.Topics = append(resp.Topics, ct)
 	}
 }
+
+// SetLatency makes every request wait d before it is answered: a cluster
+// some distance away (a small fake: in-process brokers answer in
+// microseconds, real ones a network round trip away). 0 removes it.
+func (c *Cluster) SetLatency(d time.Duration) { c.latency.Store(int64(d)) }
 
 // Counts returns the requests served since the last ResetCounts, by API
 // name (e.g. "Metadata": 1).

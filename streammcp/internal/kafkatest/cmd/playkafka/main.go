@@ -6,9 +6,12 @@
 //
 //	{"brokers":"127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3"}
 //
-// logs to stderr, and exits cleanly on SIGINT or SIGTERM.
+// logs to stderr, and exits cleanly on SIGINT or SIGTERM. With
+// -scenario=quiet it runs a second, healthy cluster instead (topic events,
+// group events-sink caught up), for the playground's fleet of two.
 //
 //	go run ./streammcp/internal/kafkatest/cmd/playkafka
+//	go run ./streammcp/internal/kafkatest/cmd/playkafka -scenario=quiet
 package main
 
 import (
@@ -30,11 +33,21 @@ import (
 
 func main() {
 	rate := flag.Int("rate", 20, "messages per second the background producer writes")
+	scenario := flag.String("scenario", "seeded", "seeded (lagging groups, one under-replicated partition) or quiet (healthy, no lag)")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, log, *rate); err != nil {
+	var err error
+	switch *scenario {
+	case "seeded":
+		err = run(ctx, log, *rate)
+	case "quiet":
+		err = runQuiet(ctx, log)
+	default:
+		err = fmt.Errorf("unknown -scenario %q: use seeded or quiet", *scenario)
+	}
+	if err != nil {
 		log.Error("playkafka failed", "err", err)
 		os.Exit(1)
 	}
@@ -86,6 +99,26 @@ func run(ctx context.Context, log *slog.Logger, rate int) error {
 		"topics", []string{kafkatest.TopicOrders, kafkatest.TopicPayments, kafkatest.TopicAudit},
 		"lagging_groups", []string{kafkatest.GroupOrdersProcessor, kafkatest.GroupOrdersReplay},
 		"under_replicated", kafkatest.TopicPayments+"/0")
+	<-ctx.Done()
+	log.Info("shutting down")
+	return nil
+}
+
+// runQuiet runs a healthy cluster: nothing under-replicated, no lag.
+func runQuiet(ctx context.Context, log *slog.Logger) error {
+	c, err := kafkatest.Start(kafkatest.Options{})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	seedCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := c.SeedQuiet(seedCtx); err != nil {
+		return fmt.Errorf("seed the cluster: %w", err)
+	}
+	line, _ := json.Marshal(map[string]string{"brokers": strings.Join(c.Addrs(), ",")})
+	fmt.Println(string(line))
+	log.Info("playground Kafka ready (quiet)", "brokers", c.Addrs(), "topics", []string{kafkatest.TopicEvents}, "groups", []string{kafkatest.GroupEventsSink})
 	<-ctx.Done()
 	log.Info("shutting down")
 	return nil

@@ -104,3 +104,58 @@ func total(g *report.Groups) int64 {
 	}
 	return n
 }
+
+// TestQuietCluster: -scenario=quiet is a healthy cluster with no lag; an
+// unknown scenario is refused naming the accepted ones.
+func TestQuietCluster(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	out, err := exec.Command(bin, "-scenario=busy").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), `unknown -scenario \"busy\": use seeded or quiet`) {
+		t.Errorf("unknown scenario: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "-scenario=quiet")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			line <- sc.Text()
+		}
+	}()
+	var ready struct{ Brokers string }
+	select {
+	case l := <-line:
+		if err := json.Unmarshal([]byte(l), &ready); err != nil {
+			t.Fatalf("ready line %q: %v", l, err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no ready line within 30s")
+	}
+	c, err := kafka.New(kafka.Options{Brokers: strings.Split(ready.Brokers, ","), Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cl, err := c.Cluster(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := c.Groups(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := report.NewHealthCheck(cl, g, "", 1000); h.OverallStatus != "healthy" || h.ConsumerStatus.TotalGroups != 1 {
+		t.Errorf("quiet cluster %+v", h)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit after SIGTERM: %v", err)
+	}
+}
