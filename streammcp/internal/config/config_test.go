@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"math/big"
 	"os"
@@ -204,5 +205,47 @@ func TestClusterProblemsNameTheClusterAndTheVariable(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestREADMEFleetConfig reads the three-cluster configuration the README's
+// Fleets section shows.
+func TestREADMEFleetConfig(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(b), "## Fleets")
+	_, rest, _ = strings.Cut(rest, "```json\n")
+	block, _, _ := strings.Cut(rest, "```")
+	var doc struct {
+		MCPServers map[string]struct {
+			Env map[string]string `json:"env"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(block), &doc); err != nil {
+		t.Fatalf("README fleet block: %v\n%s", err, block)
+	}
+	c, err := read(doc.MCPServers["kafka"].Env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		name, sasl, user string
+		tls              bool
+		lag              int64
+		brokers          int
+	}
+	var g []got
+	for _, cl := range c.Clusters {
+		g = append(g, got{cl.Name, cl.SASLMechanism, cl.SASLUsername, cl.TLSEnabled, cl.LagThreshold, len(cl.Brokers)})
+	}
+	want := []got{
+		{"prod", "SCRAM-SHA-512", "mcp-reader-prod", true, 20000, 3},
+		{"staging", "SCRAM-SHA-512", "mcp-reader-staging", true, 5000, 1},
+		{"dev", "", "", false, 5000, 1},
+	}
+	if !reflect.DeepEqual(g, want) {
+		t.Errorf("clusters %+v\nwant %+v", g, want)
 	}
 }
