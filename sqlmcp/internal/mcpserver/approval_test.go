@@ -293,6 +293,7 @@ func TestDryRunEveryWriteClass(t *testing.T) {
 		{"DROP TABLE old", "destructive", "Drop table " + old + " (2 rows now)" + on + " Its rows cannot be recovered.", old, true, 2, "the statement"},
 		{"TRUNCATE TABLE old", "destructive", "Remove every row of " + old + " (2 rows now)" + on, old, true, 2, "the statement"},
 		{"ALTER TABLE orders DROP COLUMN status", "destructive", "Alter table " + orders + " (3 rows now): DROP COLUMN status" + on, orders, true, 3, "the statement"},
+		{"DELETE FROM nothing_here", "destructive", "Run the DELETE statement for sales." + e.schema + ".nothing_here" + on + " The table does not exist, so the engine will refuse the statement and nothing changes.", "sales." + e.schema + ".nothing_here", false, -1, "the statement"},
 		{"DROP TABLE IF EXISTS nothing_here", "destructive", "Drop table sales." + e.schema + ".nothing_here if it exists" + on + " It does not exist now, so nothing changes.", "sales." + e.schema + ".nothing_here", false, -1, "the statement"},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {

@@ -254,7 +254,7 @@ func words(stmt statement, objs []objectState) wording {
 		case stmt.IfGuard:
 			return wd(fmt.Sprintf("%s %s %s if it exists\x00It does not exist now, so nothing changes", title(stmt.Verb), o.Kind, name), "none")
 		default:
-			return wd(fmt.Sprintf("Run %s on %s\x00It does not exist, so the engine will refuse the statement and nothing changes", stmt.Verb, name), "none: the engine refuses the statement")
+			return wd(fmt.Sprintf("Run the %s statement for %s\x00The %s does not exist, so the engine will refuse the statement and nothing changes", stmt.Verb, name, o.Kind), "none: the engine refuses the statement")
 		}
 	}
 	switch stmt.Verb {
