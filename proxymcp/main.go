@@ -9,10 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/config"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/fleet"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/mcpserver"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
@@ -35,13 +37,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		Name:    "proxymcp",
 		Version: buildinfo.Version(version),
 		Summary: "HAProxy administration and monitoring over MCP (runtime API and stats page)",
-		Vars:    config.Vars,
+		Vars:    append(append([]envconfig.Var(nil), config.Vars...), config.FleetVars[0]),
 	}
-	var pc config.Config
-	cfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) { pc = config.FromEnv(env) })
+	var cf config.Fleet
+	cfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) { cf = config.FleetFromEnv(env) })
 	if !ok {
 		return status
 	}
+	if cf.Named {
+		return runFleet(ctx, p, cfg, cf, logger, stdin, stdout, stderr)
+	}
+	// Without PROXY_INSTANCES: one HAProxy, the tools exactly as before.
+	pc := cf.Instances[0].Config
 
 	s := serve.NewServer(p.Name, p.Version)
 	// Every runtime API command and stats page request is recorded (metrics
@@ -82,6 +89,47 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if rt != nil {
 		// GET /readyz: HAProxy answers "show info" now.
 		o.Ready = func(ctx context.Context) error { _, err := hp.ShowInfo(ctx); return err }
+	}
+	return p.Serve(ctx, s, cfg, o, stderr)
+}
+
+// runFleet serves every HAProxy of PROXY_INSTANCES: each tool takes an
+// optional instance and runs on every chosen one.
+func runFleet(ctx context.Context, p serve.Program, cfg serve.Config, cf config.Fleet, logger *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
+	s := serve.NewServer(p.Name, p.Version)
+	f, err := fleet.FromConfig(cf)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
+		return serve.ExitFailure
+	}
+	defer f.Close()
+	// Every instance's back-end requests are recorded under backend=<instance>.
+	f.Record(s.BackendRecorder("haproxy", ""))
+	for _, m := range f.Members() {
+		if m.Client.Runtime != nil {
+			go probe(ctx, m.Client, m.ReadTimeout, logger.With("instance", m.Name))
+		}
+		logger.Info("HAProxy instance", "instance", m.Name, "target", m.Client.Target())
+	}
+	calls, err := p.Pipeline(s, cfg, stderr, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
+		return serve.ExitFailure
+	}
+	defer calls.Close()
+	n := mcpserver.RegisterFleet(calls, f, mcpserver.Options{ReadOnly: cf.ReadOnly, ServerVersion: p.Version})
+	logger.Debug("tools registered", "count", n, "instances", strings.Join(f.Names(), ","))
+	o := serve.Options{
+		Logger: logger, Stdin: stdin, Stdout: stdout,
+		MethodAliases: map[string]string{"callTool": "tools/call"},
+		// GET /readyz: at least one instance answers; the error names those that do not.
+		Ready: func(ctx context.Context) error {
+			_, err := fleet.Read(ctx, f.Members(), func(ctx context.Context, c *haproxy.Client) (map[string]any, haproxy.Source, error) {
+				info, err := c.ShowInfo(ctx)
+				return info, haproxy.SourceRuntime, err
+			})
+			return err
+		},
 	}
 	return p.Serve(ctx, s, cfg, o, stderr)
 }

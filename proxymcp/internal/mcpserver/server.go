@@ -90,6 +90,9 @@ type tools struct {
 	names []string
 	// classes are the write tools' classes, for the README's table and tests.
 	classes map[string]toolcall.Class
+	// specs are the tools as declared, in order, for a fleet (fleet.go)
+	// to register once and call per instance.
+	specs []spec
 }
 
 // Register adds every tool through the tool-call pipeline (or, read-only,
@@ -151,6 +154,7 @@ func (t *tools) add(name, title, desc string, eff effect, props []prop, h handle
 		panic("mcpserver: " + name + " changes HAProxy: register it with change, which plans it for the approval pipeline")
 	}
 	tool, allowed := t.tool(name, title, desc, eff, props)
+	t.specs = append(t.specs, spec{tool: tool, allowed: allowed, eff: eff, read: h})
 	if t.calls == nil {
 		return
 	}
@@ -195,6 +199,7 @@ func (t *tools) change(name, title, desc string, eff effect, class toolcall.Clas
 	}
 	t.classes[name] = class
 	tool, allowed := t.tool(name, title, desc, eff, props)
+	t.specs = append(t.specs, spec{tool: tool, allowed: allowed, eff: eff, class: class, plan: plan})
 	if t.calls == nil {
 		return
 	}
