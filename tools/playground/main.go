@@ -284,7 +284,9 @@ func (p *playground) startAll(ctx context.Context) {
 	if _, err := exec.LookPath("haproxy"); err != nil {
 		p.skip("proxymcp", "haproxy is not installed: run scripts/install/proxymcp.sh (apt-get install haproxy)")
 	} else {
-		var hp struct {
+		// Two HAProxy instances, lb1 and lb2: proxymcp in fleet mode
+		// (PROXY_INSTANCES), the credentials given once for both.
+		type haproxyReady struct {
 			RuntimeURL    string `json:"runtime_url"`
 			RuntimeSocket string `json:"runtime_socket"`
 			StatsURL      string `json:"stats_url"`
@@ -293,12 +295,23 @@ func (p *playground) startAll(ctx context.Context) {
 			DrainBackend  string `json:"drain_backend"`
 			DrainServer   string `json:"drain_server"`
 		}
-		if err := p.start(ctx, "playhaproxy", []string{p.binPath("playhaproxy"), "-dir", filepath.Join(p.dir, "haproxy")}, nil, &hp); err != nil {
-			p.skip("proxymcp", err.Error())
-		} else {
+		env := []string{"PROXY_INSTANCES=lb1,lb2"}
+		var failed error
+		for _, name := range []string{"lb1", "lb2"} {
+			var hp haproxyReady
+			if err := p.start(ctx, "playhaproxy-"+name, []string{p.binPath("playhaproxy"), "-dir", filepath.Join(p.dir, "haproxy-"+name)}, nil, &hp); err != nil {
+				failed = err
+				break
+			}
 			p.drain = [2]string{hp.DrainBackend, hp.DrainServer}
-			add("proxymcp", 1, []string{"PROXY_RUNTIME_URL=" + hp.RuntimeURL, "PROXY_STATS_URL=" + hp.StatsURL,
-				"PROXY_STATS_USERNAME=" + hp.StatsUser, "PROXY_STATS_PASSWORD=" + hp.StatsPassword})
+			up := strings.ToUpper(name)
+			env = append(env, "PROXY_"+up+"_RUNTIME_URL="+hp.RuntimeURL, "PROXY_"+up+"_STATS_URL="+hp.StatsURL,
+				"PROXY_STATS_USERNAME="+hp.StatsUser, "PROXY_STATS_PASSWORD="+hp.StatsPassword)
+		}
+		if failed != nil {
+			p.skip("proxymcp", failed.Error())
+		} else {
+			add("proxymcp", 1, env)
 		}
 	}
 

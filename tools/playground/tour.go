@@ -86,9 +86,10 @@ func (p *playground) steps() []step {
 			readReport("stream-mcp://consumer-lag-report", consumerLag)},
 		{"streammcp", "the fleet at a glance: every Kafka cluster, read concurrently (stream-mcp://clusters)",
 			readFleet},
-		{"proxymcp", "the HAProxy servers and their health (one fails its check on purpose)", p.listServers},
-		{"proxymcp", fmt.Sprintf("drain %s/%s, then make it ready again", p.drain[0], p.drain[1]), p.drainAndReady},
-		{"proxymcp", "an approval: del_map_entry is destructive, so proxymcp asks the tour's person with the preview; they accept and the entry is gone", p.approvedDelete},
+		{"proxymcp", "the servers of both HAProxy instances, lb1 and lb2, and their health (one fails its check on purpose)", p.listServers},
+		{"proxymcp", fmt.Sprintf("drain %s/%s on both instances, then make it ready again", p.drain[0], p.drain[1]), p.drainAndReady},
+		{"proxymcp", fmt.Sprintf("a divergence: %s/%s drained on lb2 only, found by list_servers, then healed", p.drain[0], p.drain[1]), p.divergence},
+		{"proxymcp", "an approval: del_map_entry is destructive, so proxymcp asks the tour's person once, with both instances' state in the preview; they accept and the entry is gone from both", p.approvedDelete},
 		{"sqlmcp", "tables in the sample catalog", p.listTables},
 		{"sqlmcp", "a SQL query on the Trino-protocol engine", p.query},
 		{"codermcp", "ping", callText("ping", map[string]any{"message": "hello from the playground"})},
@@ -298,7 +299,11 @@ func summariseServers(res *mcp.CallToolResult, text string) string {
 	}
 	var lines []string
 	for _, r := range rows {
-		lines = append(lines, fmt.Sprintf("%v/%v  %v  weight=%v  check=%v", first(r, "backend", "proxy"), r["name"], r["status"], first(r, "weight"), first(r, "check_status", "check")))
+		who := ""
+		if in, ok := r["instance"]; ok {
+			who = fmt.Sprintf("%v: ", in)
+		}
+		lines = append(lines, fmt.Sprintf("%s%v/%v  %v  weight=%v  check=%v", who, first(r, "backend", "proxy"), r["name"], r["status"], first(r, "weight"), first(r, "check_status", "check")))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -325,21 +330,95 @@ func (p *playground) drainAndReady(ctx context.Context, cs *mcp.ClientSession) (
 	be, srv := p.drain[0], p.drain[1]
 	var lines []string
 	for _, state := range []string{"drain", "ready"} {
-		if _, _, err := call(ctx, cs, "set_server_state", map[string]any{"backend": be, "server": srv, "state": state}); err != nil {
-			return "", err
-		}
-		_, text, err := call(ctx, cs, "get_server", map[string]any{"backend": be, "server": srv})
+		res, _, err := call(ctx, cs, "set_server_state", map[string]any{"backend": be, "server": srv, "state": state})
 		if err != nil {
 			return "", err
 		}
-		var res struct {
-			Source string         `json:"source"`
-			Server map[string]any `json:"server"`
+		var w struct {
+			AppliedOn []string `json:"applied_on"`
 		}
-		json.Unmarshal([]byte(text), &res)
-		lines = append(lines, fmt.Sprintf("after set_server_state %-5s → status %v (source %s)", state, first(res.Server, "status"), res.Source))
+		structuredInto(res, &w)
+		res, _, err = call(ctx, cs, "get_server", map[string]any{"backend": be, "server": srv})
+		if err != nil {
+			return "", err
+		}
+		var r struct {
+			Instances []struct {
+				Instance string         `json:"instance"`
+				Source   string         `json:"source"`
+				Server   map[string]any `json:"server"`
+			} `json:"instances"`
+		}
+		structuredInto(res, &r)
+		var st []string
+		for _, in := range r.Instances {
+			st = append(st, fmt.Sprintf("%s %v (source %s)", in.Instance, first(in.Server, "status"), in.Source))
+		}
+		lines = append(lines, fmt.Sprintf("after set_server_state %-5s (applied on %s) → %s", state, strings.Join(w.AppliedOn, ", "), strings.Join(st, ", ")))
 	}
 	return strings.Join(lines, "\n"), nil
+}
+
+// divergence changes one instance only, shows that list_servers finds it,
+// then heals it and shows the instances agree again.
+func (p *playground) divergence(ctx context.Context, cs *mcp.ClientSession) (string, error) {
+	be, srv := p.drain[0], p.drain[1]
+	var lines []string
+	diverged := func() ([]string, error) {
+		res, _, err := call(ctx, cs, "list_servers", map[string]any{"backend": be})
+		if err != nil {
+			return nil, err
+		}
+		var out struct {
+			Divergence []struct {
+				Object      string                       `json:"object"`
+				Differences map[string]map[string]string `json:"differences"`
+			} `json:"divergence"`
+		}
+		structuredInto(res, &out)
+		// Each playground HAProxy has test servers of its own, so their
+		// addresses differ by construction: the tour looks at the states.
+		var s []string
+		for _, d := range out.Divergence {
+			if st, ok := d.Differences["status"]; ok {
+				s = append(s, fmt.Sprintf("%s: lb1 %s, lb2 %s", d.Object, st["lb1"], st["lb2"]))
+			}
+		}
+		return s, nil
+	}
+	if _, _, err := call(ctx, cs, "set_server_state", map[string]any{"backend": be, "server": srv, "state": "drain", "instance": "lb2"}); err != nil {
+		return "", err
+	}
+	lines = append(lines, "set_server_state drain with instance lb2 only")
+	d, err := diverged()
+	if err != nil {
+		return "", err
+	}
+	if len(d) == 0 {
+		return "", fmt.Errorf("list_servers found no divergence after draining %s/%s on lb2 only", be, srv)
+	}
+	lines = append(lines, "list_servers divergence in status: "+strings.Join(d, "; "))
+	if _, _, err := call(ctx, cs, "set_server_state", map[string]any{"backend": be, "server": srv, "state": "ready", "instance": []string{"lb2"}}); err != nil {
+		return "", err
+	}
+	lines = append(lines, "healed: set_server_state ready with instance [lb2]")
+	if d, err = diverged(); err != nil {
+		return "", err
+	}
+	if len(d) != 0 {
+		return "", fmt.Errorf("still divergent after healing: %s", strings.Join(d, "; "))
+	}
+	lines = append(lines, "list_servers divergence in status: none, lb1 and lb2 agree")
+	return strings.Join(lines, "\n"), nil
+}
+
+// structuredInto decodes a result's structured content into v.
+func structuredInto(res *mcp.CallToolResult, v any) {
+	if res == nil || res.StructuredContent == nil {
+		return
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	_ = json.Unmarshal(b, v)
 }
 
 func (p *playground) listTables(ctx context.Context, cs *mcp.ClientSession) (string, error) {
@@ -416,19 +495,20 @@ func (p *playground) person(_ context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 // MCP_APPROVAL=destructive), deletes it (destructive: the person is asked)
 // and shows that it is gone.
 func (p *playground) approvedDelete(ctx context.Context, cs *mcp.ClientSession) (string, error) {
-	_, text, err := call(ctx, cs, "list_maps", nil)
+	res, text, err := call(ctx, cs, "list_maps", nil)
 	if err != nil {
 		return "", err
 	}
 	var maps struct {
 		Maps []struct {
-			Ref string `json:"ref"`
+			ID int64 `json:"id"`
 		} `json:"maps"`
 	}
-	if err := json.Unmarshal([]byte(text), &maps); err != nil || len(maps.Maps) == 0 {
-		return "", fmt.Errorf("list_maps: no map to use (%v): %s", err, clip(text, 200))
+	if structuredInto(res, &maps); len(maps.Maps) == 0 {
+		return "", fmt.Errorf("list_maps: no map to use: %s", clip(text, 200))
 	}
-	m := maps.Maps[0].Ref
+	// By id: the same map on both instances, whose files have their own paths here.
+	m := fmt.Sprintf("#%d", maps.Maps[0].ID)
 	const key = "tour.example"
 	if _, _, err := call(ctx, cs, "add_map_entry", map[string]any{"map": m, "key": key, "value": "be_app"}); err != nil {
 		return "", err
@@ -445,17 +525,29 @@ func (p *playground) approvedDelete(ctx context.Context, cs *mcp.ClientSession) 
 	if len(asked) != 1 {
 		return "", fmt.Errorf("the person was asked %d times, want once", len(asked))
 	}
-	_, after, err := call(ctx, cs, "show_map", map[string]any{"map": m})
+	res, _, err = call(ctx, cs, "show_map", map[string]any{"map": m})
 	if err != nil {
 		return "", err
 	}
-	if strings.Contains(after, key) {
-		return "", fmt.Errorf("the person accepted but %s is still in %s", key, m)
+	var after struct {
+		Entries []struct {
+			Instance string `json:"instance"`
+			Key      string `json:"key"`
+		} `json:"entries"`
+	}
+	structuredInto(res, &after)
+	if len(after.Entries) == 0 {
+		return "", fmt.Errorf("show_map %s listed no entries at all", m)
+	}
+	for _, e := range after.Entries {
+		if e.Key == key {
+			return "", fmt.Errorf("the person accepted but %s is still in %s on %s", key, m, e.Instance)
+		}
 	}
 	lines := []string{"the person was asked:"}
 	for _, l := range strings.Split(asked[0], "\n") {
 		lines = append(lines, "  │ "+l)
 	}
-	lines = append(lines, "they accepted; show_map no longer lists "+key)
+	lines = append(lines, "they accepted; show_map no longer lists "+key+" on either instance")
 	return strings.Join(lines, "\n"), nil
 }
