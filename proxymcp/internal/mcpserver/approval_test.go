@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -752,4 +753,40 @@ func settled(t *testing.T) *haproxytest.HAProxy {
 	waitStatus(t, h, "be_app", "app1", "UP")
 	waitStatus(t, h, "be_app", "app2", "UP")
 	return h
+}
+
+// TestREADMEApprovalExcerpt: the README's "What the person sees" is what a
+// client without elicitation gets today for del_server (socket path, port,
+// code and expiry aside).
+func TestREADMEApprovalExcerpt(t *testing.T) {
+	h := settled(t)
+	e := newApEnv(t, h, toolcall.Config{})
+	exec(t, h, "set server be_app/app2 state maint")
+	live := text(e.call("del_server", map[string]any{"backend": "be_app", "server": "app2"}))
+	b, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	start := strings.Index(readme, "```\nApproval needed")
+	if start < 0 {
+		t.Fatal("README: no approval excerpt")
+	}
+	excerpt := readme[start+4:]
+	excerpt = excerpt[:strings.Index(excerpt, "\n```")]
+	norm := func(s string) string {
+		for _, r := range []struct{ re, to string }{
+			{`unix://\S*admin\.sock`, "unix://SOCK"},
+			{`127\.0\.0\.1:[0-9]+`, "127.0.0.1:PORT"},
+			{`"port":[0-9]+`, `"port":PORT`},
+			{`"mcpc1\.[^"]+"`, "CODE"},
+			{`until [0-9TZ:-]+\.`, "until TIME."},
+		} {
+			s = regexp.MustCompile(r.re).ReplaceAllString(s, r.to)
+		}
+		return strings.TrimSpace(s)
+	}
+	if norm(excerpt) != norm(live) {
+		t.Errorf("README excerpt is stale:\n--- README\n%s\n--- live\n%s", norm(excerpt), norm(live))
+	}
 }
