@@ -205,3 +205,44 @@ tests:
               description: "50% of show_info calls failed over 5 minutes."
 `)
 }
+
+// TestFleetBackendLabels: with PROXY_INSTANCES the built binary counts each
+// instance's requests under its own name, and an instance that stops
+// answering counts its own failures, not its neighbour's.
+func TestFleetBackendLabels(t *testing.T) {
+	a := haproxytest.Run(t, haproxytest.Options{})
+	b := haproxytest.Run(t, haproxytest.Options{})
+	bin := e2e.Build(t, ".")
+	srv := e2e.StartHTTP(t, bin, []string{
+		"PROXY_INSTANCES=lb1,lb2",
+		"PROXY_LB1_RUNTIME_URL=unix://" + a.Socket, "PROXY_LB1_STATS_URL=" + a.StatsURL,
+		"PROXY_LB2_RUNTIME_URL=tcp://" + b.RuntimeTCP, "PROXY_LB2_STATS_URL=" + b.StatsURL,
+		"PROXY_STATS_USERNAME=" + haproxytest.StatsUser, "PROXY_STATS_PASSWORD=" + haproxytest.StatsPassword,
+	})
+	cs := e2e.Connect(t, srv.MCPURL(), nil)
+	if isErr, err := call(t, cs, "show_info", map[string]any{"instance": "all"}); isErr || err != nil {
+		t.Fatalf("show_info on all: isError=%v err=%v", isErr, err)
+	}
+	if err := b.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	call(t, cs, "show_info", map[string]any{"instance": "all"})
+	got := promtest.Scrape(t, srv.Base+"/metrics")
+	key := func(backend, outcome string) string {
+		return fmt.Sprintf(`mcpfleet_backend_requests_total{backend=%q,operation="show",outcome=%q,server="proxymcp"}`, backend, outcome)
+	}
+	if got[key("lb1", "ok")] < 2 || got[key("lb2", "ok")] < 1 || got[key("lb2", "error")] < 1 || got[key("lb1", "error")] != 0 {
+		var lines []string
+		for k, v := range got {
+			if strings.HasPrefix(k, "mcpfleet_backend_requests_total") {
+				lines = append(lines, fmt.Sprint(k, " ", v))
+			}
+		}
+		t.Errorf("per-instance back-end requests:\n%s", strings.Join(lines, "\n"))
+	}
+	for k := range got {
+		if strings.Contains(k, `backend="haproxy"`) {
+			t.Errorf("a request of the fleet was recorded without its instance: %s", k)
+		}
+	}
+}
