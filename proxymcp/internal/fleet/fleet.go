@@ -185,7 +185,8 @@ func Read[T any](ctx context.Context, members []Member, fn func(ctx context.Cont
 			}
 			defer cancel()
 			v, src, err := fn(mctx, m.Client)
-			if err != nil && mctx.Err() != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+			if err != nil && mctx.Err() != nil && ctx.Err() == nil {
+				// This instance's own limit cut it, not the caller's.
 				err = fmt.Errorf("%w (no answer within this instance's %s)", err, m.ReadTimeout)
 			}
 			out[i] = Answer[T]{Instance: m.Name, Value: v, Source: src, Err: err, Elapsed: time.Since(start)}
