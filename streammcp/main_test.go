@@ -363,3 +363,52 @@ func TestAlertRulesAreValidAndDocumented(t *testing.T) {
 		t.Error("README.md does not show testdata/alerts.yml verbatim in a yaml block")
 	}
 }
+
+// TestAlertRulesFire runs promtool's rule tests on testdata/alerts.yml (the
+// README's rules): a cluster whose requests all fail fires
+// KafkaBackendFailing after its "for", a healthy one and timeouts below half
+// do not; a group lagging past 10000 for 15 minutes fires
+// KafkaConsumerGroupLagHigh, a short spike and a group below it do not.
+func TestAlertRulesFire(t *testing.T) {
+	rules, err := os.ReadFile("testdata/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	promtest.TestRules(t, string(rules), `rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'mcpfleet_backend_requests_total{server="streammcp",backend="prod",operation="Metadata",outcome="ok"}'
+        values: '0+10x60'
+      - series: 'mcpfleet_backend_requests_total{server="streammcp",backend="prod",operation="Metadata",outcome="timeout"}'
+        values: '0+2x60'
+      - series: 'mcpfleet_backend_requests_total{server="streammcp",backend="staging",operation="Metadata",outcome="error"}'
+        values: '0+4x60'
+      - series: 'mcpfleet_kafka_consumergroup_lag{server="streammcp",cluster="prod",group="orders-replay"}'
+        values: '20000x60'
+      - series: 'mcpfleet_kafka_consumergroup_lag{server="streammcp",cluster="prod",group="payments-audit"}'
+        values: '80x60'
+      - series: 'mcpfleet_kafka_consumergroup_lag{server="streammcp",cluster="staging",group="burst"}'
+        values: '0x10 50000x5 0x45'
+    alert_rule_test:
+      - eval_time: 3m
+        alertname: KafkaBackendFailing
+        exp_alerts: []
+      - eval_time: 10m
+        alertname: KafkaBackendFailing
+        exp_alerts:
+          - exp_labels: {severity: critical, server: streammcp, backend: staging}
+            exp_annotations:
+              summary: "Kafka cluster staging: 100% of requests fail"
+      - eval_time: 10m
+        alertname: KafkaConsumerGroupLagHigh
+        exp_alerts: []
+      - eval_time: 30m
+        alertname: KafkaConsumerGroupLagHigh
+        exp_alerts:
+          - exp_labels: {severity: warning, server: streammcp, cluster: prod, group: orders-replay}
+            exp_annotations:
+              summary: "Consumer group orders-replay on prod lags 20000 messages"
+`)
+}

@@ -204,6 +204,23 @@ func TestFleetReports(t *testing.T) {
 		}
 	})
 
+	t.Run("the fleet document costs each cluster one health-check's requests", func(t *testing.T) {
+		kcs := map[string]*kafkatest.Cluster{"lagging": f.lagging, "degraded": f.degraded, "quiet": f.quiet}
+		health := map[string]int{}
+		for name, kc := range kcs {
+			kc.ResetCounts()
+			readText(t, c, mcpserver.ClusterURI(name, "health-check"))
+			health[name] = planCounts(kc)
+			kc.ResetCounts()
+		}
+		readText(t, c, mcpserver.URIClusters)
+		for name, kc := range kcs {
+			if n := planCounts(kc); n != health[name] || n == 0 {
+				t.Errorf("%s: the fleet document sent %d requests, its health-check %d", name, n, health[name])
+			}
+		}
+	})
+
 	t.Run("listing names every cluster", func(t *testing.T) {
 		list, err := c.ListResources(context.Background(), mcp.ListResourcesRequest{})
 		if err != nil {
