@@ -412,3 +412,37 @@ tests:
               summary: "Consumer group orders-replay on prod lags 20000 messages"
 `)
 }
+
+// TestReadyz: /readyz is 503 naming each cluster when none answers a
+// Metadata request, and 200 once one does.
+func TestReadyz(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := l.Addr().String()
+	l.Close()
+	quiet := kafkatest.StartQuiet(t)
+	bin := e2e.Build(t, ".")
+	get := func(srv *e2e.HTTPServer) (int, string) {
+		t.Helper()
+		resp, err := http.Get(srv.Base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	down := e2e.StartHTTP(t, bin, []string{"STREAM_CLUSTERS=prod,dev", "STREAM_PROD_BROKERS=" + refused, "STREAM_DEV_BROKERS=" + refused, "STREAM_TIMEOUT=2s"})
+	code, body := get(down)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "no Kafka cluster answers a metadata request") ||
+		!strings.Contains(body, "cluster prod: connect to Kafka broker "+refused) || !strings.Contains(body, "cluster dev: ") || !strings.Contains(body, "STREAM_DEV_BROKERS") {
+		t.Errorf("no cluster up: %d %s", code, body)
+	}
+	half := e2e.StartHTTP(t, bin, []string{"STREAM_CLUSTERS=prod,dev", "STREAM_PROD_BROKERS=" + strings.Join(quiet.Addrs(), ","), "STREAM_DEV_BROKERS=" + refused, "STREAM_TIMEOUT=2s"})
+	if code, body := get(half); code != http.StatusOK {
+		t.Errorf("prod up, dev down: %d %s", code, body)
+	}
+}
