@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -70,10 +71,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		// Tasks are offered over HTTP, where a client's request timeout or a
 		// dropped connection would otherwise take a long turn with it.
 		keeper = tasks.NewKeeper(tcfg)
-		opts = append(opts, keeper.ServerOptions()...)
+		opts = append(opts, mcpserver.TaskServerOptions(keeper)...)
 		so.WrapMCP = keeper.Wrap
 	}
 	s := serve.NewServer(p.Name, p.Version, opts...)
-	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Tasks: keeper}).Register(s.MCPServer)
+	// Dry run, approval (MCP_APPROVAL*) and audit (MCP_AUDIT_LOG) around
+	// every tool; an audit log that cannot be opened stops the server.
+	calls, err := p.Pipeline(s, cfg, stderr, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
+		return serve.ExitFailure
+	}
+	defer calls.Close()
+	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Tasks: keeper}).Register(calls)
 	return p.Serve(ctx, s, cfg, so, stderr)
 }

@@ -12,6 +12,24 @@ const (
 	SandboxFullAccess     = "danger-full-access"
 )
 
+// ApprovalNever is the approval policy every run pins: the CLI runs
+// unattended (exec has no one to ask), so it never stops to ask; what it
+// may do is bounded by the sandbox alone.
+const ApprovalNever = "never"
+
+// EffectiveSandbox is the sandbox the turn runs in: the one asked for, else
+// workspace-write for fullAuto, else read-only. The argv always names it,
+// so the CLI's own configuration cannot widen it.
+func (r ExecRequest) EffectiveSandbox() string {
+	switch {
+	case r.Sandbox != "":
+		return r.Sandbox
+	case r.FullAuto:
+		return SandboxWorkspaceWrite
+	}
+	return SandboxReadOnly
+}
+
 // ExecRequest is one `coder` turn.
 type ExecRequest struct {
 	Prompt          string
@@ -87,12 +105,8 @@ func ExecArgs(caps Caps, req ExecRequest) ([]string, error) {
 		if req.ReasoningEffort != "" {
 			args = append(args, "--config=model_reasoning_effort="+tomlString(req.ReasoningEffort))
 		}
-		if sandbox == "" && req.FullAuto {
-			sandbox = SandboxWorkspaceWrite
-		}
-		if sandbox != "" {
-			args = append(args, "--config=sandbox_mode="+tomlString(sandbox))
-		}
+		args = append(args, "--config=approval_policy="+tomlString(ApprovalNever),
+			"--config=sandbox_mode="+tomlString(req.EffectiveSandbox()))
 		return append(args, "--", req.ResumeID, req.Prompt), nil
 	}
 	args := []string{"exec"}
@@ -108,16 +122,14 @@ func ExecArgs(caps Caps, req ExecRequest) ([]string, error) {
 	if req.ReasoningEffort != "" {
 		args = append(args, "--config=model_reasoning_effort="+tomlString(req.ReasoningEffort))
 	}
-	if req.FullAuto {
-		if caps.FullAutoFlag {
-			args = append(args, "--full-auto")
-		} else if sandbox == "" {
-			// --full-auto is gone from recent CLIs; it meant the workspace-write sandbox.
-			sandbox = SandboxWorkspaceWrite
-		}
+	args = append(args, "--config=approval_policy="+tomlString(ApprovalNever))
+	if req.FullAuto && caps.FullAutoFlag {
+		args = append(args, "--full-auto")
 	}
-	if sandbox != "" {
-		args = append(args, "--sandbox="+sandbox)
+	if sandbox != "" || !req.FullAuto || !caps.FullAutoFlag {
+		// Always named (--full-auto is gone from recent CLIs; it meant the
+		// workspace-write sandbox), so the CLI's config cannot widen it.
+		args = append(args, "--sandbox="+req.EffectiveSandbox())
 	}
 	if req.Dir != "" {
 		args = append(args, "--cd="+req.Dir)
@@ -219,7 +231,9 @@ func ReviewArgs(caps Caps, req ReviewRequest) ([]string, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	args := []string{"exec"}
+	// A review only reads: the sandbox is pinned read-only, so neither the
+	// CLI's config nor the model can make it write.
+	args := []string{"exec", "--config=approval_policy=" + tomlString(ApprovalNever), "--sandbox=" + SandboxReadOnly}
 	if req.Model != "" {
 		args = append(args, "--config=model="+tomlString(req.Model))
 	}

@@ -52,19 +52,23 @@ func TestExecArgs(t *testing.T) {
 		want string
 	}{
 		{"new turn, every option", current, ExecRequest{Prompt: "-rm -rf? no", Model: "m1", ReasoningEffort: "high", Sandbox: "read-only", Dir: "/w"},
-			`exec --json --skip-git-repo-check --model=m1 --config=model_reasoning_effort="high" --sandbox=read-only --cd=/w -- -rm -rf? no`},
+			`exec --json --skip-git-repo-check --model=m1 --config=model_reasoning_effort="high" --config=approval_policy="never" --sandbox=read-only --cd=/w -- -rm -rf? no`},
 		{"fullAuto on a current CLI is the workspace-write sandbox", current, ExecRequest{Prompt: "p", Model: "m", FullAuto: true},
-			`exec --json --skip-git-repo-check --model=m --sandbox=workspace-write -- p`},
+			`exec --json --skip-git-repo-check --model=m --config=approval_policy="never" --sandbox=workspace-write -- p`},
 		{"explicit sandbox wins over fullAuto", current, ExecRequest{Prompt: "p", Model: "m", FullAuto: true, Sandbox: "danger-full-access"},
-			`exec --json --skip-git-repo-check --model=m --sandbox=danger-full-access -- p`},
+			`exec --json --skip-git-repo-check --model=m --config=approval_policy="never" --sandbox=danger-full-access -- p`},
 		{"fullAuto on a CLI that still has the flag", mid, ExecRequest{Prompt: "p", Model: "m", FullAuto: true},
-			`exec --json --skip-git-repo-check --model=m --full-auto -- p`},
+			`exec --json --skip-git-repo-check --model=m --config=approval_policy="never" --full-auto -- p`},
 		{"resume moves sandbox into a config override", current, ExecRequest{Prompt: "p", Model: "m", Sandbox: "workspace-write", ResumeID: "T1", Dir: "/w", ReasoningEffort: "low"},
-			`exec resume --json --skip-git-repo-check --model=m --config=model_reasoning_effort="low" --config=sandbox_mode="workspace-write" -- T1 p`},
+			`exec resume --json --skip-git-repo-check --model=m --config=model_reasoning_effort="low" --config=approval_policy="never" --config=sandbox_mode="workspace-write" -- T1 p`},
 		{"resume with fullAuto", current, ExecRequest{Prompt: "p", Model: "m", FullAuto: true, ResumeID: "T1"},
-			`exec resume --json --skip-git-repo-check --model=m --config=sandbox_mode="workspace-write" -- T1 p`},
+			`exec resume --json --skip-git-repo-check --model=m --config=approval_policy="never" --config=sandbox_mode="workspace-write" -- T1 p`},
+		{"no sandbox asked: read-only, named", current, ExecRequest{Prompt: "p", Model: "m"},
+			`exec --json --skip-git-repo-check --model=m --config=approval_policy="never" --sandbox=read-only -- p`},
+		{"resume without a sandbox stays read-only", current, ExecRequest{Prompt: "p", Model: "m", ResumeID: "T1"},
+			`exec resume --json --skip-git-repo-check --model=m --config=approval_policy="never" --config=sandbox_mode="read-only" -- T1 p`},
 		{"old CLI: no --json, no resume", old, ExecRequest{Prompt: "p", Model: "m", ResumeID: "T1", FullAuto: true},
-			`exec --skip-git-repo-check --model=m --full-auto -- p`},
+			`exec --skip-git-repo-check --model=m --config=approval_policy="never" --full-auto -- p`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,10 +91,10 @@ func TestReviewArgsAndValidate(t *testing.T) {
 		want    string
 		invalid string
 	}{
-		{ReviewRequest{Uncommitted: true, Model: "m", Dir: "/r"}, `exec --config=model="m" --cd=/r review --json --skip-git-repo-check --uncommitted`, ""},
-		{ReviewRequest{Base: "main", Model: "m"}, `exec --config=model="m" review --json --skip-git-repo-check --base=main`, ""},
-		{ReviewRequest{Commit: "abc1", Title: "T", Model: "m"}, `exec --config=model="m" review --json --skip-git-repo-check --commit=abc1 --title=T`, ""},
-		{ReviewRequest{Prompt: "-check errors", Model: "m"}, `exec --config=model="m" review --json --skip-git-repo-check -- -check errors`, ""},
+		{ReviewRequest{Uncommitted: true, Model: "m", Dir: "/r"}, `exec --config=approval_policy="never" --sandbox=read-only --config=model="m" --cd=/r review --json --skip-git-repo-check --uncommitted`, ""},
+		{ReviewRequest{Base: "main", Model: "m"}, `exec --config=approval_policy="never" --sandbox=read-only --config=model="m" review --json --skip-git-repo-check --base=main`, ""},
+		{ReviewRequest{Commit: "abc1", Title: "T", Model: "m"}, `exec --config=approval_policy="never" --sandbox=read-only --config=model="m" review --json --skip-git-repo-check --commit=abc1 --title=T`, ""},
+		{ReviewRequest{Prompt: "-check errors", Model: "m"}, `exec --config=approval_policy="never" --sandbox=read-only --config=model="m" review --json --skip-git-repo-check -- -check errors`, ""},
 		{ReviewRequest{}, "", "needs a target"},
 		{ReviewRequest{Uncommitted: true, Base: "main"}, "", "cannot combine uncommitted and base"},
 		{ReviewRequest{Prompt: "p", Commit: "abc1"}, "", "cannot combine commit and prompt"},

@@ -159,7 +159,7 @@ func TestEqualsFormKeepsOptionLikeValuesAsData(t *testing.T) {
 		{[]string{"--commit=HEAD", "--title=--base=main"}, "commit HEAD (\"--base=main\")"},
 	}
 	for _, d := range data {
-		if _, err := c.run(ctx, caps, append(append([]string{}, review...), d.args...), repo, "", nil); err != nil {
+		if _, err := c.run(ctx, Command{Path: c.Path, Args: append(append([]string{}, review...), d.args...), Dir: repo, JSON: caps.JSON}, nil); err != nil {
 			t.Errorf("%q: %v", d.args, err)
 		}
 		if len(h.Endpoint.RequestsWith(d.want)) == 0 {
@@ -170,7 +170,7 @@ func TestEqualsFormKeepsOptionLikeValuesAsData(t *testing.T) {
 	// "--uncommitted" as an option, fails to parse, and nothing reaches the
 	// model.
 	before := len(h.Endpoint.Requests())
-	_, err = c.run(ctx, caps, append(append([]string{}, review...), "--base", "--uncommitted"), repo, "", nil)
+	_, err = c.run(ctx, Command{Path: c.Path, Args: append(append([]string{}, review...), "--base", "--uncommitted"), Dir: repo, JSON: caps.JSON}, nil)
 	var ce *Error
 	if !errors.As(err, &ce) || !strings.Contains(ce.Cause, "--base") {
 		t.Errorf("old form --base --uncommitted: %v; want the CLI's usage error", err)

@@ -161,6 +161,71 @@ func dropFromChild(k string) bool {
 	return false
 }
 
+// Command is one planned CLI run: exactly what Run starts. It is built
+// once (ExecCommand, ReviewCommand) and then shown in a dry run, approved,
+// audited and run as the same value.
+type Command struct {
+	Path        string   // the program
+	Args        []string // its arguments, without the program name
+	Dir         string   // the child's working directory ("" = the server's)
+	CallbackURI string   // added to the child's environment
+	JSON        bool     // the CLI speaks --json (how its output is read)
+}
+
+// String renders the command line as a POSIX shell would need it typed:
+// what a person approving the call reads.
+func (cmd Command) String() string {
+	parts := make([]string, 0, len(cmd.Args)+1)
+	parts = append(parts, ShellQuote(cmd.Path))
+	for _, a := range cmd.Args {
+		parts = append(parts, ShellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,@%+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ExecCommand plans one coder turn on a CLI with caps, or refuses req.
+func (c *Client) ExecCommand(caps Caps, req ExecRequest) (Command, error) {
+	args, err := ExecArgs(caps, req)
+	if err != nil {
+		return Command{}, err
+	}
+	return Command{Path: c.Path, Args: args, Dir: req.Dir, CallbackURI: req.CallbackURI, JSON: caps.JSON}, nil
+}
+
+// ReviewCommand plans one review on a CLI with caps, or refuses req.
+func (c *Client) ReviewCommand(caps Caps, req ReviewRequest) (Command, error) {
+	if !caps.Review {
+		if err := req.Validate(); err != nil {
+			return Command{}, err
+		}
+		return Command{}, &Error{Kind: FailExec, Cause: fmt.Sprintf("Codex CLI %s has no `exec review`; upgrade to %s or later", caps.Version, versionReview)}
+	}
+	args, err := ReviewArgs(caps, req)
+	if err != nil {
+		return Command{}, err
+	}
+	return Command{Path: c.Path, Args: args, Dir: req.Dir, JSON: caps.JSON}, nil
+}
+
+// Run runs a planned command. onEvent (may be nil) sees every event as it
+// arrives, from one goroutine.
+func (c *Client) Run(ctx context.Context, cmd Command, onEvent func(Event)) (*Result, error) {
+	if cmd.Path != c.Path {
+		return nil, &Error{Kind: FailExec, Cause: fmt.Sprintf("the command was planned for %s, not this client's %s", cmd.Path, c.Path)}
+	}
+	return c.run(ctx, cmd, onEvent)
+}
+
 // Exec runs one coder turn. onEvent (may be nil) sees every event as it
 // arrives, from one goroutine.
 func (c *Client) Exec(ctx context.Context, req ExecRequest, onEvent func(Event)) (*Result, error) {
@@ -171,11 +236,11 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest, onEvent func(Event))
 	if err != nil {
 		return nil, err
 	}
-	args, err := ExecArgs(caps, req)
+	cmd, err := c.ExecCommand(caps, req)
 	if err != nil {
 		return nil, err
 	}
-	return c.run(ctx, caps, args, req.Dir, req.CallbackURI, onEvent)
+	return c.run(ctx, cmd, onEvent)
 }
 
 // Review runs one review.
@@ -187,14 +252,11 @@ func (c *Client) Review(ctx context.Context, req ReviewRequest, onEvent func(Eve
 	if err != nil {
 		return nil, err
 	}
-	if !caps.Review {
-		return nil, &Error{Kind: FailExec, Cause: fmt.Sprintf("Codex CLI %s has no `exec review`; upgrade to %s or later", caps.Version, versionReview)}
-	}
-	args, err := ReviewArgs(caps, req)
+	cmd, err := c.ReviewCommand(caps, req)
 	if err != nil {
 		return nil, err
 	}
-	return c.run(ctx, caps, args, req.Dir, "", onEvent)
+	return c.run(ctx, cmd, onEvent)
 }
 
 // ErrTimeout is the cancellation cause of the configured time limit. Callers
@@ -204,7 +266,9 @@ var ErrTimeout = errors.New("codermcp: time limit reached")
 
 const stderrTail = 32 << 10
 
-func (c *Client) run(ctx context.Context, caps Caps, args []string, dir, callbackURI string, onEvent func(Event)) (*Result, error) {
+func (c *Client) run(ctx context.Context, planned Command, onEvent func(Event)) (*Result, error) {
+	caps := Caps{JSON: planned.JSON} // how to read the output: all run needs of the caps
+	args, dir, callbackURI := planned.Args, planned.Dir, planned.CallbackURI
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, c.Timeout, ErrTimeout)

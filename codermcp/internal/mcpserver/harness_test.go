@@ -3,12 +3,15 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
@@ -18,6 +21,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
 // env is one test's stack: the real Codex CLI talking to a codertest
@@ -31,6 +35,9 @@ type env struct {
 	cs     *mcp.ClientSession
 	url    string        // the server's base URL
 	keeper *tasks.Keeper // with envOptions.tasks
+	calls  *toolcall.Pipeline
+	srv    *server.MCPServer // for in-process clients
+	audit  string            // the audit log file
 
 	mu       sync.Mutex
 	progress []progressNote
@@ -50,6 +57,15 @@ type envOptions struct {
 	cliPath   string        // a fake CLI instead of the real one
 	throttle  time.Duration // between progress notifications (default 20ms)
 	tasks     *tasks.Config // offer coder and review as tasks
+	// calls configures the pipeline (approval policy, audit destination:
+	// default a temp file, env.audit).
+	calls toolcall.Config
+	// clientOpts, when set, replaces the go-sdk client's options (an
+	// elicitation handler, for instance); progress is still recorded.
+	clientOpts *mcp.ClientOptions
+	// protocolVersion pins the go-sdk client's protocol version (default:
+	// the client's latest).
+	protocolVersion string
 }
 
 func testConfig() config.Config {
@@ -98,29 +114,52 @@ func newEnv(t testing.TB, o envOptions) *env {
 	var so serve.Options
 	if o.tasks != nil {
 		e.keeper = tasks.NewKeeper(*o.tasks)
-		opts = append(opts, e.keeper.ServerOptions()...)
+		opts = append(opts, mcpserver.TaskServerOptions(e.keeper)...)
 		so.WrapMCP = e.keeper.Wrap
 	}
 	s := serve.NewServer("codermcp", "test", opts...)
 	if o.throttle == 0 {
 		o.throttle = 20 * time.Millisecond
 	}
-	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: o.throttle, Tasks: e.keeper}).Register(s.MCPServer)
+	// The pipeline as main.go installs it, auditing to a file of the test's
+	// own unless the test says otherwise.
+	tc := o.calls
+	if tc.Audit.Dest == "" {
+		e.audit = filepath.Join(t.TempDir(), "audit.log")
+		tc.Audit.Dest = e.audit
+	} else {
+		e.audit = tc.Audit.Dest
+	}
+	calls, err := toolcall.New(s.MCPServer, tc, toolcall.Options{Server: "codermcp", Version: "test", Stderr: io.Discard})
+	if err != nil {
+		t.Fatalf("pipeline: %v", err)
+	}
+	t.Cleanup(func() { calls.Close() })
+	e.calls = calls
+	e.srv = s.MCPServer
+	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: o.throttle, Tasks: e.keeper}).Register(calls)
 	scfg := serve.Config{Transport: "http", Host: "127.0.0.1"}
 	ts := httptest.NewServer(serve.NewHTTPHandler(serve.Program{Name: "codermcp"}, s, scfg, nil, so))
 	t.Cleanup(ts.Close)
 	e.url = ts.URL
 
-	c := mcp.NewClient(&mcp.Implementation{Name: "codermcp-test", Version: "test"}, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-			e.mu.Lock()
-			e.progress = append(e.progress, progressNote{r.Params.ProgressToken, r.Params.Progress, r.Params.Message, time.Now()})
-			e.mu.Unlock()
-		},
-	})
+	copts := &mcp.ClientOptions{}
+	if o.clientOpts != nil {
+		copts = o.clientOpts
+	}
+	copts.ProgressNotificationHandler = func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		e.mu.Lock()
+		e.progress = append(e.progress, progressNote{r.Params.ProgressToken, r.Params.Progress, r.Params.Message, time.Now()})
+		e.mu.Unlock()
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "codermcp-test", Version: "test"}, copts)
 	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer ccancel()
-	cs, err := c.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}, nil)
+	var sopts *mcp.ClientSessionOptions
+	if o.protocolVersion != "" {
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: o.protocolVersion}
+	}
+	cs, err := c.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}, sopts)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}

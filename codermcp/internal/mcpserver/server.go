@@ -21,6 +21,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
 // Runner is what the handlers need from the CLI (satisfied by *cli.Client).
@@ -29,6 +30,9 @@ type Runner interface {
 	Exec(ctx context.Context, req cli.ExecRequest, onEvent func(cli.Event)) (*cli.Result, error)
 	Review(ctx context.Context, req cli.ReviewRequest, onEvent func(cli.Event)) (*cli.Result, error)
 	Help(ctx context.Context) (string, error)
+	// ExecCommand plans a coder turn; Run runs exactly a planned command.
+	ExecCommand(caps cli.Caps, req cli.ExecRequest) (cli.Command, error)
+	Run(ctx context.Context, cmd cli.Command, onEvent func(cli.Event)) (*cli.Result, error)
 }
 
 // Server holds what the tool handlers share.
@@ -66,22 +70,36 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, tasks: o.Tasks}
 }
 
-// Register adds the five tools to ms.
-func (s *Server) Register(ms *server.MCPServer) {
+// Register adds the five tools through the tool-call pipeline: coder is
+// classified per call by its sandbox (read-only: read; workspace-write or
+// fullAuto: change; danger-full-access: destructive) and gets dry run,
+// approval and audit; review (pinned to the read-only sandbox), ping, help
+// and listSessions are read tools.
+//
+// With Options.Tasks, coder and review are offered as tasks; the server
+// must carry TaskServerOptions(keeper) so that a task's whole call — the
+// pipeline included — runs on the keeper's context.
+func (s *Server) Register(calls *toolcall.Pipeline) {
 	coder, review := s.coderTool(), s.reviewTool()
-	coderH, reviewH := server.ToolHandlerFunc(s.coder), server.ToolHandlerFunc(s.review)
 	if s.tasks != nil {
-		// A task runs the same handler: same validation, session lock,
-		// concurrency slot, history and result as a plain call.
+		// A task runs the same pipeline and handler: same validation,
+		// approval, audit, session lock, concurrency slot, history and result
+		// as a plain call.
 		coder.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
 		review.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
-		coderH, reviewH = s.tasks.Tool(coderH), s.tasks.Tool(reviewH)
 	}
-	ms.AddTool(coder, coderH)
-	ms.AddTool(review, reviewH)
-	ms.AddTool(pingTool(), s.ping)
-	ms.AddTool(helpTool(), s.help)
-	ms.AddTool(listSessionsTool(), s.listSessions)
+	calls.Change(coder, toolcall.Destructive, s.planCoder)
+	calls.Read(review, s.review)
+	calls.Read(pingTool(), s.ping)
+	calls.Read(helpTool(), s.help)
+	calls.Read(listSessionsTool(), s.listSessions)
+}
+
+// TaskServerOptions are the server options that offer tasks with keeper:
+// its capability and hooks, and its handler wrapper as the innermost tool
+// middleware (around the pipeline, which registers tools itself).
+func TaskServerOptions(keeper *tasks.Keeper) []server.ServerOption {
+	return append(keeper.ServerOptions(), server.WithToolHandlerMiddleware(keeper.Tool))
 }
 
 func (s *Server) ping(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -218,81 +236,6 @@ func (s *Server) waitFailed(ctx context.Context, err error) error {
 		return &cli.Error{Kind: cli.FailTimeout, Limit: s.cfg.Timeout, Err: err}
 	}
 	return &cli.Error{Kind: cli.FailCanceled, Err: err}
-}
-
-func (s *Server) coder(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	in, err := s.decodeCoder(req)
-	if err != nil {
-		return mcperr.ToolResult(err), nil
-	}
-	ctx, cancel := s.bound(ctx)
-	defer cancel()
-	caps, err := s.cli.Caps(ctx)
-	if err != nil {
-		return s.failure(err, in.Model), nil
-	}
-	lease, err := s.store.Acquire(ctx, in.SessionID)
-	if err != nil {
-		return s.failure(s.waitFailed(ctx, err), in.Model), nil
-	}
-	defer lease.Release()
-	if in.Reset {
-		lease.Reset()
-	}
-	data := lease.Data()
-	if in.Dir == "" && data.WorkingDirectory != "" {
-		// A follow-up continues where the session worked, if that still exists.
-		if fi, err := os.Stat(data.WorkingDirectory); err == nil && fi.IsDir() {
-			in.Dir = data.WorkingDirectory
-		}
-	}
-	if in.Dir != "" {
-		lease.SetWorkingDirectory(in.Dir)
-	}
-
-	prog := s.startProgress(ctx, req)
-	defer prog.done()
-	onEvent := func(ev cli.Event) { prog.note(cli.Describe(ev)) }
-	run := cli.ExecRequest{
-		Prompt: in.Prompt, Model: in.Model, ReasoningEffort: in.ReasoningEffort, Sandbox: in.Sandbox,
-		FullAuto: in.FullAuto, Dir: in.Dir, CallbackURI: in.CallbackURI,
-	}
-	switch {
-	case data.CoderConversationID != "" && caps.Resume:
-		run.ResumeID = data.CoderConversationID
-	case len(data.Turns) > 0:
-		run.Prompt = session.ContextPrompt(data.Turns, in.Prompt)
-	}
-	res, err := s.cli.Exec(ctx, run, onEvent)
-	var cerr *cli.Error
-	if run.ResumeID != "" && errors.As(err, &cerr) && cerr.Kind == cli.FailUnknownThread {
-		// The CLI no longer knows the conversation: carry the context ourselves.
-		s.logger.Info("CLI conversation unknown; continuing with the last turns as context", "session", lease.ID(), "thread", run.ResumeID)
-		prog.note("conversation " + run.ResumeID + " is unknown to the CLI; continuing with the last 2 turns as context")
-		lease.SetConversationID("")
-		run.ResumeID = ""
-		run.Prompt = session.ContextPrompt(data.Turns, in.Prompt)
-		res, err = s.cli.Exec(ctx, run, onEvent)
-	}
-	prog.done()
-	if err != nil {
-		msg := mcperr.Message(s.classify(err, in.Model))
-		lease.AddTurn(in.Prompt, "error: "+msg)
-		return mcp.NewToolResultError(msg), nil
-	}
-	if res.ThreadID != "" {
-		lease.SetConversationID(res.ThreadID)
-	}
-	lease.AddTurn(in.Prompt, res.Text)
-
-	meta := map[string]any{"model": in.Model, "sessionId": lease.ID()}
-	if res.ThreadID != "" {
-		meta["threadId"] = res.ThreadID
-	}
-	if in.CallbackURI != "" {
-		meta["callbackUri"] = in.CallbackURI
-	}
-	return s.result(res.Text, meta), nil
 }
 
 func (s *Server) review(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -30,7 +30,8 @@ const coderOutputSchema = `{"type":"object","properties":{"threadId":{"type":"st
 
 func (s *Server) coderTool() mcp.Tool {
 	opts := []mcp.ToolOption{
-		mcp.WithDescription("Run the Codex CLI on a task. Pass sessionId to continue a conversation (created when absent or unknown); the reply's _meta carries sessionId, threadId and model."),
+		mcp.WithDescription("Run the Codex CLI on a task. Pass sessionId to continue a conversation (created when absent or unknown); the reply's _meta carries sessionId, threadId and model. " +
+			"The risk class is per call, from the sandbox: read-only (the default) is read and runs at once; workspace-write or fullAuto is change; danger-full-access is destructive."),
 		mcp.WithToolTitle("Execute CLI"),
 		mcp.WithTitleAnnotation("Execute CLI"),
 		mcp.WithReadOnlyHintAnnotation(false),
@@ -42,7 +43,7 @@ func (s *Server) coderTool() mcp.Tool {
 		mcp.WithBoolean("resetSession", mcp.DefaultBool(false), mcp.Description("clear the session's history and CLI conversation before this prompt")),
 		mcp.WithString("model", mcp.DefaultString(s.cfg.DefaultModel), mcp.Description("model id, one of: "+joinModels(s.cfg.Models))),
 		mcp.WithString("reasoningEffort", mcp.Enum("low", "medium", "high"), mcp.Description("how hard the model reasons")),
-		mcp.WithString("sandbox", mcp.Enum(cli.SandboxReadOnly, cli.SandboxWorkspaceWrite, cli.SandboxFullAccess), mcp.Description("what commands run by the assistant may touch")),
+		mcp.WithString("sandbox", mcp.Enum(cli.SandboxReadOnly, cli.SandboxWorkspaceWrite, cli.SandboxFullAccess), mcp.Description("what commands run by the assistant may touch (default read-only)")),
 		mcp.WithBoolean("fullAuto", mcp.DefaultBool(false), mcp.Description("sandboxed automatic execution (the workspace-write sandbox)")),
 		mcp.WithString("workingDirectory", mcp.Description("directory the CLI works in (must exist)")),
 		mcp.WithString("callbackUri", mcp.Description("URI passed to the CLI's environment as CODER_MCP_CALLBACK_URI / CODEX_MCP_CALLBACK_URI")),
@@ -55,7 +56,7 @@ func (s *Server) coderTool() mcp.Tool {
 
 func (s *Server) reviewTool() mcp.Tool {
 	return mcp.NewTool("review",
-		mcp.WithDescription("Run a Codex code review of a git repository. Give exactly one target: uncommitted=true, base=<branch>, commit=<sha> (optionally with title), or prompt (custom review instructions)."),
+		mcp.WithDescription("Run a Codex code review of a git repository, in the read-only sandbox. Give exactly one target: uncommitted=true, base=<branch>, commit=<sha> (optionally with title), or prompt (custom review instructions)."),
 		mcp.WithToolTitle("Code Review"),
 		mcp.WithTitleAnnotation("Code Review"),
 		mcp.WithReadOnlyHintAnnotation(true),

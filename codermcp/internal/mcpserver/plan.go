@@ -1,0 +1,286 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/workdir"
+	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
+)
+
+// coderClass is a coder call's risk class, from the sandbox it runs in:
+// read-only changes nothing; workspace-write (or fullAuto) changes files
+// under the working directory, which git can undo; danger-full-access may
+// change anything on the machine.
+func coderClass(in coderInput) toolcall.Class {
+	switch {
+	case in.Sandbox == cli.SandboxFullAccess:
+		return toolcall.Destructive
+	case in.FullAuto || in.Sandbox == cli.SandboxWorkspaceWrite:
+		return toolcall.Change
+	}
+	return toolcall.Read
+}
+
+// sessionView is what a coder turn depends on in its session, read
+// without taking the session.
+type sessionView struct {
+	exists bool
+	data   session.Data
+}
+
+func (v sessionView) same(w sessionView) bool {
+	return v.exists == w.exists && v.data.TurnCount == w.data.TurnCount &&
+		v.data.CoderConversationID == w.data.CoderConversationID && v.data.WorkingDirectory == w.data.WorkingDirectory
+}
+
+// coderPlan is one planned coder turn: the commands built once from the
+// validated input and the session as it stood, shown, approved, audited
+// and run as these values.
+type coderPlan struct {
+	in       coderInput
+	class    toolcall.Class
+	view     sessionView // the session before the turn (before a reset)
+	dir      string      // where the CLI runs
+	primary  cli.Command
+	fallback *cli.Command // when resuming: what runs if the CLI no longer knows the conversation
+	resumeID string
+}
+
+// planCoder is the coder tool's Planner: it validates, classifies by
+// sandbox, probes the CLI's version (cached after the first call), reads the
+// session without taking it, and builds the exact commands. Nothing runs and
+// no session is created here.
+func (s *Server) planCoder(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
+	in, err := s.decodeCoder(req)
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	start := time.Now()
+	bctx, cancel := s.bound(ctx)
+	defer cancel()
+	caps, err := s.cli.Caps(bctx)
+	if err != nil {
+		return toolcall.Plan{}, s.classify(err, in.Model)
+	}
+	probe := time.Since(start) // counts against CODER_TIMEOUT with the run
+	var view sessionView
+	if session.ValidID(in.SessionID) {
+		view.data, view.exists = s.store.Get(in.SessionID)
+	}
+	cp, err := s.buildCoder(caps, in, view)
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	cmds := []string{cp.primary.String()}
+	if cp.fallback != nil {
+		cmds = append(cmds, "only if the CLI no longer knows conversation "+cp.resumeID+": "+cp.fallback.String())
+	}
+	return toolcall.Plan{
+		Class:    cp.class,
+		Target:   s.target(cp.dir),
+		Commands: cmds,
+		Describe: func(ctx context.Context) (toolcall.Preview, error) { return s.describeCoder(ctx, cp), nil },
+		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
+			return s.runCoder(ctx, req, caps, cp, s.cfg.Timeout-probe)
+		},
+	}, nil
+}
+
+// target names the back end a coder call goes to: the CLI and the
+// directory it works in.
+func (s *Server) target(dir string) string {
+	return "Codex CLI " + s.cfg.CLIPath + " in " + dir
+}
+
+// buildCoder builds the commands for in on a session as view shows it.
+func (s *Server) buildCoder(caps cli.Caps, in coderInput, view sessionView) (coderPlan, error) {
+	cp := coderPlan{in: in, class: coderClass(in), view: view}
+	data := view.data
+	if in.Reset {
+		data = session.Data{}
+	}
+	cp.dir = in.Dir
+	if cp.dir == "" && data.WorkingDirectory != "" {
+		// A follow-up continues where the session worked, if that still exists.
+		if fi, err := os.Stat(data.WorkingDirectory); err == nil && fi.IsDir() {
+			cp.dir = data.WorkingDirectory
+		}
+	}
+	if cp.dir == "" {
+		// Named, so that the preview, the target and the session say where.
+		wd, err := os.Getwd()
+		if err != nil {
+			return cp, mcperr.New(mcperr.Invalid, "the server's own working directory cannot be read", err, "Pass workingDirectory")
+		}
+		cp.dir = wd
+	}
+	run := cli.ExecRequest{
+		Prompt: in.Prompt, Model: in.Model, ReasoningEffort: in.ReasoningEffort, Sandbox: in.Sandbox,
+		FullAuto: in.FullAuto, Dir: cp.dir, CallbackURI: in.CallbackURI,
+	}
+	fresh := run
+	switch {
+	case data.CoderConversationID != "" && caps.Resume:
+		run.ResumeID = data.CoderConversationID
+		cp.resumeID = run.ResumeID
+		fresh.Prompt = session.ContextPrompt(data.Turns, in.Prompt)
+	case len(data.Turns) > 0:
+		run.Prompt = session.ContextPrompt(data.Turns, in.Prompt)
+	}
+	var err error
+	if cp.primary, err = s.cli.ExecCommand(caps, run); err != nil {
+		return cp, invalidInput(err)
+	}
+	if run.ResumeID != "" {
+		fb, err := s.cli.ExecCommand(caps, fresh)
+		if err != nil {
+			return cp, invalidInput(err)
+		}
+		cp.fallback = &fb
+	}
+	return cp, nil
+}
+
+// runCoder takes the session and runs the planned commands. budget is what
+// is left of CODER_TIMEOUT after the version probe; it covers waiting for
+// the session and a slot, and the runs.
+func (s *Server) runCoder(ctx context.Context, req mcp.CallToolRequest, caps cli.Caps, cp coderPlan, budget time.Duration) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, budget, cli.ErrTimeout)
+	defer cancel()
+	in := cp.in
+	lease, err := s.store.Acquire(ctx, in.SessionID)
+	if err != nil {
+		return s.failure(s.waitFailed(ctx, err), in.Model), nil
+	}
+	defer lease.Release()
+	now := sessionView{exists: !lease.Created, data: lease.Data()}
+	if !cp.view.same(now) {
+		// Another call on this session ran a turn while this one waited for
+		// it: the planned commands continue a conversation that has moved.
+		if cp.class != toolcall.Read {
+			// Approved and audited as planned: never run something else.
+			return mcperr.ToolResult(&mcperr.Error{Kind: mcperr.Conflict,
+				Op:   fmt.Sprintf("state changed since the plan: session %s had another turn (now %d) while this call waited for it; nothing was run", lease.ID(), now.data.TurnCount),
+				Hint: "call again to continue from the new turn"}), nil
+		}
+		// A read turn was neither shown nor recorded: plan it again on the
+		// session as it is now, so queued calls continue one another.
+		if cp, err = s.buildCoder(caps, in, now); err != nil {
+			return mcperr.ToolResult(err), nil
+		}
+	}
+	if in.Reset {
+		lease.Reset()
+	}
+	lease.SetWorkingDirectory(cp.dir)
+
+	prog := s.startProgress(ctx, req)
+	defer prog.done()
+	onEvent := func(ev cli.Event) { prog.note(cli.Describe(ev)) }
+	res, err := s.cli.Run(ctx, cp.primary, onEvent)
+	var cerr *cli.Error
+	if cp.fallback != nil && errors.As(err, &cerr) && cerr.Kind == cli.FailUnknownThread {
+		// The CLI no longer knows the conversation: carry the context ourselves.
+		s.logger.Info("CLI conversation unknown; continuing with the last turns as context", "session", lease.ID(), "thread", cp.resumeID)
+		prog.note("conversation " + cp.resumeID + " is unknown to the CLI; continuing with the last 2 turns as context")
+		lease.SetConversationID("")
+		res, err = s.cli.Run(ctx, *cp.fallback, onEvent)
+	}
+	prog.done()
+	if err != nil {
+		msg := mcperr.Message(s.classify(err, in.Model))
+		lease.AddTurn(in.Prompt, "error: "+msg)
+		return mcp.NewToolResultError(msg), nil
+	}
+	if res.ThreadID != "" {
+		lease.SetConversationID(res.ThreadID)
+	}
+	lease.AddTurn(in.Prompt, res.Text)
+
+	meta := map[string]any{"model": in.Model, "sessionId": lease.ID()}
+	if res.ThreadID != "" {
+		meta["threadId"] = res.ThreadID
+	}
+	if in.CallbackURI != "" {
+		meta["callbackUri"] = in.CallbackURI
+	}
+	return s.result(res.Text, meta), nil
+}
+
+// describeCoder is the dry run of a coder turn: where it runs and in what
+// state that is, the session it continues, and what the sandbox lets it do.
+// It reads only (git with optional locks off); a state it cannot read is
+// reported as such rather than failing the preview.
+func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Preview {
+	in := cp.in
+	sandbox := cli.ExecRequest{Sandbox: in.Sandbox, FullAuto: in.FullAuto}.EffectiveSandbox()
+	g := workdir.Read(ctx, cp.dir)
+	sess := map[string]any{"new": true}
+	sessWords := "in a new session"
+	if cp.view.exists {
+		sess = map[string]any{"id": cp.view.data.ID, "new": false, "turnCount": cp.view.data.TurnCount}
+		if cp.view.data.CoderConversationID != "" {
+			sess["conversationId"] = cp.view.data.CoderConversationID
+		}
+		sessWords = fmt.Sprintf("continuing session %s (%d turns)", cp.view.data.ID, cp.view.data.TurnCount)
+		if in.Reset {
+			sess["reset"] = true
+			sessWords = fmt.Sprintf("in session %s, whose %d turns are cleared first", cp.view.data.ID, cp.view.data.TurnCount)
+		}
+	} else if session.ValidID(in.SessionID) {
+		sess["id"] = in.SessionID
+		sessWords = "in a new session " + in.SessionID
+	}
+	state := map[string]any{
+		"workingDirectory": g,
+		"session":          sess,
+		"sandbox":          sandbox,
+		"approvalPolicy":   cli.ApprovalNever,
+		"model":            in.Model,
+	}
+	if in.ReasoningEffort != "" {
+		state["reasoningEffort"] = in.ReasoningEffort
+	}
+	if in.CallbackURI != "" {
+		state["callbackUri"] = in.CallbackURI
+	}
+	var summary, effect string
+	where := fmt.Sprintf("%s (%s)", cp.dir, g.Words())
+	switch sandbox {
+	case cli.SandboxFullAccess:
+		summary = fmt.Sprintf("Run Codex with full disk access (danger-full-access) in %s: it may change any file on this machine and run any command.", where)
+		effect = "the model's commands run unsandboxed as this server's user: any file on the machine may be created, changed or deleted, and these tools cannot undo it"
+	case cli.SandboxWorkspaceWrite:
+		summary = fmt.Sprintf("Run Codex with write access to its working directory (workspace-write) in %s: it may change files under %s and run commands there; the rest of the machine stays read-only.", where, cp.dir)
+		effect = "files under " + cp.dir + " (and temporary directories) may be created, changed or deleted; git shows and can undo the changes to tracked files"
+	default:
+		summary = fmt.Sprintf("Run Codex read-only (read-only) in %s: it may read files and run commands that change nothing.", where)
+		effect = "nothing on disk changes; the model answers"
+	}
+	summary += fmt.Sprintf(" Model %s, %s. Task: %q", in.Model, sessWords, clipText(in.Prompt, 300))
+	return toolcall.Preview{
+		Summary: summary,
+		State:   state,
+		Effect:  effect,
+		// What the approval depends on: the working tree and the session's
+		// place in its conversation.
+		Precondition: fmt.Sprintf("dir=%s %s session=%v turns=%d thread=%s", cp.dir, g.Fingerprint(), cp.view.exists, cp.view.data.TurnCount, cp.view.data.CoderConversationID),
+	}
+}
+
+func clipText(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
