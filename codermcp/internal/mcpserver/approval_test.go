@@ -498,6 +498,10 @@ func TestCoderElicitation(t *testing.T) {
 			dir := t.TempDir()
 			res := e.call(t, "coder", map[string]any{"prompt": "elicit " + tc.action + " [[shell:echo yes > elicited.txt]]", "sandbox": "danger-full-access", "workingDirectory": dir})
 			checkElicited(t, e, p.seen(), res.IsError, text(res), dir, tc.action, tc.approval, tc.want)
+			// A 2025-11-25 client has a session: the record names it.
+			if recs := e.records(t); recs[len(recs)-1]["session"] == nil || recs[len(recs)-1]["session"] == "" {
+				t.Errorf("the outcome record names no session: %v", recs[len(recs)-1])
+			}
 		})
 	}
 	// On 2026-07-28 the server asks and returns at once (input required);
