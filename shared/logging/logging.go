@@ -4,10 +4,13 @@
 package logging
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/url"
 	"strings"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 )
@@ -45,9 +48,29 @@ func FromEnv(r *envconfig.Reader) Config {
 func New(c Config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: c.Level, ReplaceAttr: redact}
 	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(traceHandler{slog.NewJSONHandler(w, opts)})
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(traceHandler{slog.NewTextHandler(w, opts)})
+}
+
+// traceHandler adds trace_id and span_id to a record logged with a context
+// (logger.InfoContext(ctx, ...)) that carries an OpenTelemetry span, so a
+// log line leads to its trace.
+type traceHandler struct{ slog.Handler }
+
+func (h traceHandler) Handle(ctx context.Context, r slog.Record) error {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h traceHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return traceHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h traceHandler) WithGroup(name string) slog.Handler {
+	return traceHandler{h.Handler.WithGroup(name)}
 }
 
 // Redacted is what a secret is logged as.

@@ -2,9 +2,12 @@ package logging
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 )
@@ -42,5 +45,31 @@ func TestFromEnv(t *testing.T) {
 	l.Warn("shown")
 	if strings.Contains(buf.String(), "hidden") || !strings.Contains(buf.String(), `"msg":"shown"`) {
 		t.Fatalf("level/format not honoured: %s", buf.String())
+	}
+}
+
+// A record logged with a context that carries a span names the trace and
+// span; without one it names neither.
+func TestTraceIDs(t *testing.T) {
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}))
+	for _, format := range []string{"text", "json"} {
+		var buf bytes.Buffer
+		l := New(Config{Level: slog.LevelInfo, Format: format}, &buf).With("server", "x")
+		l.InfoContext(ctx, "with span")
+		l.InfoContext(context.Background(), "without span")
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("%s: %d lines: %s", format, len(lines), buf.String())
+		}
+		for _, want := range []string{"4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", "trace_id", "span_id", "server"} {
+			if !strings.Contains(lines[0], want) {
+				t.Errorf("%s: line with a span lacks %q: %s", format, want, lines[0])
+			}
+		}
+		if strings.Contains(lines[1], "trace_id") {
+			t.Errorf("%s: line without a span has a trace_id: %s", format, lines[1])
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/logging"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
+	"github.com/mcpfleet/mcpfleet/shared/traces"
 )
 
 // Config is the transport and process configuration every server shares.
@@ -31,6 +32,9 @@ type Config struct {
 	Auth        httpauth.Config
 	// Calls is the tool-call pipeline's approval policy and audit log.
 	Calls toolcall.Config
+	// Tracing is the OpenTelemetry export the OTEL_* variables ask for
+	// (off when no endpoint is set).
+	Tracing traces.Config
 }
 
 // DefaultMaxRequestBytes is the default of MCP_MAX_REQUEST_BYTES: far above
@@ -66,6 +70,7 @@ func FromEnv(r *envconfig.Reader) Config {
 		MetricsAuth:     r.Bool("MCP_METRICS_AUTH", false),
 		Log:             logging.FromEnv(r),
 		Calls:           toolcall.FromEnv(r),
+		Tracing:         traces.FromEnv(r),
 	}
 	if c.MetricsAddr != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {

@@ -21,5 +21,6 @@ func (p Program) Pipeline(s *Server, cfg Config, stderr io.Writer, logger *slog.
 		Local:   cfg.Transport != "http",
 		// mcpfleet_approvals_total{tool,decision}: the audit record's approval.
 		OnDecision: s.Metrics.Approval,
+		Tracer:     s.Tracing.Tracer,
 	})
 }

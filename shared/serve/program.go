@@ -16,6 +16,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/logging"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
+	"github.com/mcpfleet/mcpfleet/shared/traces"
 )
 
 // Exit statuses shared by every server.
@@ -53,6 +54,7 @@ func (p Program) AllVars() []envconfig.Var {
 	vars = append(vars, toolcall.Vars...)
 	vars = append(vars, authVars()...)
 	vars = append(vars, logVars()...)
+	vars = append(vars, traces.Vars...)
 	return vars
 }
 

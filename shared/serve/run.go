@@ -46,6 +46,21 @@ func Run(ctx context.Context, p Program, s *Server, cfg Config, o Options) error
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if cfg.Tracing.Enabled() {
+		if err := s.Tracing.Start(ctx, cfg.Tracing, p.Name, p.Version); err != nil {
+			return err
+		}
+		defer func() {
+			// Flush the spans of the last calls; a collector that is gone
+			// does not hold the exit up for long.
+			flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := s.Tracing.Shutdown(flush); err != nil {
+				o.Logger.Warn("could not flush the last trace spans", "endpoint", cfg.Tracing.Endpoint, "error", err)
+			}
+		}()
+		o.Logger.Info("exporting OpenTelemetry traces", "endpoint", cfg.Tracing.Endpoint, "protocol", cfg.Tracing.Protocol, "sampler", cfg.Tracing.Sampler)
+	}
 	if cfg.MetricsAddr != "" {
 		stop, err := serveMetrics(cfg.MetricsAddr, s, o)
 		if err != nil {

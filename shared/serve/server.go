@@ -57,7 +57,9 @@ func NewServer(name, version string, opts ...server.ServerOption) *Server {
 		// An empty hook set the tool-call pipeline can add to; a server's own
 		// WithHooks in opts replaces it and the pipeline adds to that one.
 		server.WithHooks(&server.Hooks{}),
-		server.WithTracer(metricsTracer{m: m}),
+		server.WithTracer(metricsTracer{m: m, tr: tr}),
+		server.WithPropagator(headerPropagator{tr}),
+		server.WithMetaPropagator(metaPropagator{tr}),
 		server.WithToolHandlerMiddleware(toolMetrics(m)),
 		server.WithRecovery(),
 		server.WithResourceRecovery(),

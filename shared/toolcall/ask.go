@@ -22,7 +22,7 @@ import (
 func (p *Pipeline) elicit(ctx context.Context, rec audit.Record, start time.Time, name string, pl Plan) (*mcp.CallToolResult, error) {
 	finish := func(how string, err error) (*mcp.CallToolResult, error) {
 		rec.Approval = how
-		return p.outcome(rec, start, nil, err)
+		return p.outcome(ctx, rec, start, nil, err)
 	}
 	pv, err := p.describe(ctx, pl)
 	if err != nil {
@@ -64,7 +64,7 @@ func (p *Pipeline) elicit(ctx context.Context, rec audit.Record, start time.Time
 func (p *Pipeline) roundTrip(ctx context.Context, rec audit.Record, start time.Time, name string, pl Plan, b approval.Binding, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	finish := func(res *mcp.CallToolResult, how string, err error) (*mcp.CallToolResult, error) {
 		rec.Approval = how
-		return p.outcome(rec, start, res, err)
+		return p.outcome(ctx, rec, start, res, err)
 	}
 	b.Purpose = purposeElicit
 	answer := server.ElicitationResponse(req.Params.InputResponses, approveID)

@@ -8,6 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -33,7 +37,7 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 	rec := p.record(ctx, tool.Name, most, req)
 	finish := func(res *mcp.CallToolResult, approvalHow string, err error) (*mcp.CallToolResult, error) {
 		rec.Approval = approvalHow
-		return p.outcome(rec, start, res, err)
+		return p.outcome(ctx, rec, start, res, err)
 	}
 
 	if !argschema.Checked(ctx) {
@@ -70,6 +74,9 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 		return finish(nil, audit.Refused, mcperr.New(mcperr.Internal, "plan "+tool.Name, errors.New("the plan has no Run"), "this is a bug in the server; report it"))
 	}
 	rec.Class, rec.Target, rec.Commands = pl.Class.String(), pl.Target, pl.Commands
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(attribute.String(AttrClass, rec.Class), attribute.Bool(AttrDryRun, dryRun))
+	}
 	if pl.Class == Read && !dryRun {
 		// A read call of a change tool (a SELECT through execute_query)
 		// takes the read path: no approval, no audit.
@@ -107,7 +114,11 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 	case askRoundTrip:
 		return p.roundTrip(ctx, rec, start, tool.Name, pl, binding, req)
 	case askSession:
-		return p.elicit(ctx, rec, start, tool.Name, pl)
+		// The person's answer can take minutes: a span of its own shows it.
+		actx, end := p.phase(ctx, "toolcall.approve")
+		res, err := p.elicit(actx, rec, start, tool.Name, pl)
+		end(err)
+		return res, err
 	}
 
 	if p.cfg.Approval.Fallback == approval.Refuse {
@@ -135,16 +146,19 @@ func (p *Pipeline) run(ctx context.Context, rec audit.Record, start time.Time, p
 	rec.Approval = how
 	intent := rec
 	intent.Event = audit.Intent
-	if err := p.log.Write(intent); err != nil {
+	_, end := p.phase(ctx, "toolcall.audit")
+	err := p.log.Write(intent)
+	end(err)
+	if err != nil {
 		rec.Approval = audit.Refused
 		refusal := &mcperr.Error{Kind: mcperr.Unavailable,
 			Op:   fmt.Sprintf("refused %s: the audit record could not be written, and no change is made without its record; nothing was changed", rec.Tool),
 			Err:  err,
 			Hint: "free space or fix the permissions of MCP_AUDIT_LOG (or send SIGHUP after fixing it), then retry"}
-		return p.outcome(rec, start, nil, refusal)
+		return p.outcome(ctx, rec, start, nil, refusal)
 	}
 	res, err := pl.Run(ctx)
-	return p.outcome(rec, start, res, err)
+	return p.outcome(ctx, rec, start, res, err)
 }
 
 // recheck describes again and compares the precondition the approval was
@@ -169,7 +183,9 @@ func (p *Pipeline) describe(ctx context.Context, pl Plan) (Preview, error) {
 	if pl.Describe == nil {
 		return Preview{Summary: fmt.Sprintf("Send %d command(s) to %s.", len(pl.Commands), pl.Target)}, nil
 	}
-	pv, err := pl.Describe(ctx)
+	dctx, end := p.phase(ctx, "toolcall.describe")
+	pv, err := pl.Describe(dctx)
+	end(err)
 	if err != nil {
 		return Preview{}, mcperr.Wrap(err, "read the current state for the preview; nothing was changed", "")
 	}
@@ -178,7 +194,10 @@ func (p *Pipeline) describe(ctx context.Context, pl Plan) (Preview, error) {
 
 // outcome writes the outcome record and returns res (or err as a tool
 // error).
-func (p *Pipeline) outcome(rec audit.Record, start time.Time, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+func (p *Pipeline) outcome(ctx context.Context, rec audit.Record, start time.Time, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(attribute.String(AttrApproval, rec.Approval))
+	}
 	rec.Event = audit.Outcome
 	if rec.Approval != "" && p.o.OnDecision != nil {
 		p.o.OnDecision(rec.Tool, rec.Approval)
@@ -275,4 +294,31 @@ func (p *Pipeline) askVia(ctx context.Context) askKind {
 // empty elicitation capability means form mode).
 func formElicitation(c *mcp.ElicitationCapability) bool {
 	return c != nil && (c.Form != nil || c.URL == nil)
+}
+
+// Attributes the pipeline puts on a change tool's span.
+const (
+	AttrClass    = "mcpfleet.tool.class"    // read, change, destructive: this call's class
+	AttrDryRun   = "mcpfleet.tool.dry_run"  // a preview only
+	AttrApproval = "mcpfleet.tool.approval" // the audit record's approval (policy, person, declined...)
+)
+
+// phase starts a child span of the tool's span for one of the pipeline's
+// slow steps; end records its error. With tracing off it costs a nil check.
+func (p *Pipeline) phase(ctx context.Context, name string) (context.Context, func(error)) {
+	if p.o.Tracer == nil {
+		return ctx, func(error) {}
+	}
+	t := p.o.Tracer()
+	if t == nil {
+		return ctx, func(error) {}
+	}
+	ctx, span := t.Start(ctx, name)
+	return ctx, func(err error) {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
 }

@@ -30,6 +30,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -147,6 +149,10 @@ type Options struct {
 	// that is not a dry run or a read: serve wires it to
 	// mcpfleet_approvals_total. tool is a registered tool's name.
 	OnDecision func(tool, decision string)
+	// Tracer, when it returns a tracer, gives a change call's slow phases
+	// (describe, approve, audit) spans of their own below the tool's span
+	// (serve passes Server.Tracing.Tracer).
+	Tracer func() trace.Tracer
 }
 
 // Pipeline registers tools on an mcp-go server with validation,

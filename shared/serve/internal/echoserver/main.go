@@ -43,6 +43,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	s := serve.NewServer(p.Name, p.Version)
 	s.AddTool(mcp.NewTool("echo", mcp.WithString("text", mcp.Required())),
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			// With the request's context, so the line names the trace.
+			logger.DebugContext(ctx, "echo called")
 			return mcp.NewToolResultText(r.GetString("text", "")), nil
 		})
 	s.AddTool(mcp.NewTool("sleep", mcp.WithNumber("ms", mcp.Required())),
