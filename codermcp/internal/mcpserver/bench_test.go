@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 )
 
@@ -40,5 +41,24 @@ func BenchmarkSessionAcquire(b *testing.B) {
 		}
 		l.AddTurn("p", "r")
 		l.Release()
+	}
+}
+
+// BenchmarkCoderDryRun is a danger-full-access dry run in a small git
+// repository: MCP round trip, planning (argv) and the preview's read-only
+// git commands (rev-parse, status, diff). No CLI process starts. This is
+// what every approval adds before the person is asked; a call that needs
+// no approval never pays it.
+func BenchmarkCoderDryRun(b *testing.B) {
+	e := newEnv(b, envOptions{})
+	repo := codertest.GitRepo(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := e.cs.CallTool(ctx, &mcp.CallToolParams{Name: "coder",
+			Arguments: map[string]any{"prompt": "bench dry run", "workingDirectory": repo, "sandbox": "danger-full-access", "dryRun": true}})
+		if err != nil || res.IsError {
+			b.Fatalf("coder dry run: %v %v", err, res)
+		}
 	}
 }
