@@ -224,6 +224,24 @@ func TestFleetReads(t *testing.T) {
 		t.Errorf("get_map divergence %q", got)
 	}
 
+	// ACLs: a pattern removed on one instance behind proxymcp's back.
+	acls := e.ok("list_acls", map[string]any{"instance": "lb1"})
+	var aref string
+	for _, a := range acls["acls"].([]any) {
+		if m := a.(map[string]any); strings.HasSuffix(fmt.Sprint(m["file"]), haproxytest.ACLFileName) {
+			aref = fmt.Sprintf("#%v", m["id"])
+		}
+	}
+	exec(t, hs[2], "del acl "+aref+" 192.0.2.10")
+	out = e.ok("show_acl", map[string]any{"acl": aref})
+	if got := summaries(out); !reflect.DeepEqual(got, []string{"192.0.2.10: lb1 present, lb2 present, lb3 absent"}) {
+		t.Errorf("show_acl divergence %q", got)
+	}
+	out = e.ok("get_acl", map[string]any{"acl": aref, "value": "192.0.2.10"})
+	if got := summaries(out); !reflect.DeepEqual(got, []string{"192.0.2.10: lb1 match true, lb2 match true, lb3 match false"}) {
+		t.Errorf("get_acl divergence %q", got)
+	}
+
 	// A server missing on one instance: present elsewhere, absent there.
 	exec(t, hs[0], "set server be_fleet/f2 state maint")
 	exec(t, hs[0], "del server be_fleet/f2")
