@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -64,6 +65,31 @@ func TestConfigErrorExitsWithUsageStatus(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
+	}
+}
+
+// An audit log that cannot be opened stops the server at start-up (exit 1,
+// naming MCP_AUDIT_LOG and the path): no server runs without its audit
+// trail, and nothing is written to stdout.
+func TestUnopenableAuditLogStopsServer(t *testing.T) {
+	t.Parallel()
+	bin := e2e.Build(t, ".")
+	path := filepath.Join(t.TempDir(), "missing-dir", "audit.log")
+	cmd := exec.Command(bin)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "CODER_CLI_PATH=/nonexistent/codex", "MCP_AUDIT_LOG=" + path}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit = %v, want status 1; stderr:\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"MCP_AUDIT_LOG", path} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout (the MCP stream) got %q", stdout.String())
 	}
 }
 
