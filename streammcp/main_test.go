@@ -291,7 +291,7 @@ func TestRealPrometheus(t *testing.T) {
 	l.Close()
 	bin := e2e.Build(t, ".")
 	srv := e2e.StartHTTP(t, bin, []string{"STREAM_CLUSTERS=prod,staging", "STREAM_PROD_BROKERS=" + prod, "STREAM_STAGING_BROKERS=" + refused,
-		"STREAM_WATCH_INTERVAL=1s", "STREAM_TIMEOUT=2s"})
+		"STREAM_WATCH_INTERVAL=1s", "STREAM_TIMEOUT=10s"})
 	cs := e2e.Connect(t, srv.MCPURL(), nil)
 	for range 3 {
 		if res := e2e.CallTool(t, cs, "list_brokers", map[string]any{}); res.IsError {

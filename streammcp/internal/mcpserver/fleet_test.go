@@ -441,3 +441,37 @@ func TestFleetSubscriptions(t *testing.T) {
 	case <-time.After(time.Second):
 	}
 }
+
+// TestPromptsUseTheDefaultClustersThreshold: in a fleet the lag prompt's
+// default threshold is the default cluster's (no Kafka request needed).
+func TestPromptsUseTheDefaultClustersThreshold(t *testing.T) {
+	_, s := newFleetEnv(t, []mcpserver.Cluster{
+		{Name: "prod", Client: newClient(t, []string{"127.0.0.1:1"}, time.Second), LagThreshold: 777},
+		{Name: "dev", Client: newClient(t, []string{"127.0.0.1:1"}, time.Second), LagThreshold: 5},
+	}, mcpserver.Options{})
+	c := connect(t, s, mcp.ProtocolVersion20251125)
+	list, err := c.ListPrompts(context.Background(), mcp.ListPromptsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range list.Prompts {
+		for _, a := range p.Arguments {
+			if p.Name == "investigate_consumer_lag" && a.Name == "threshold" {
+				found = strings.Contains(a.Description, "default 777")
+			}
+		}
+	}
+	if !found {
+		t.Errorf("threshold argument does not say default 777: %+v", list.Prompts)
+	}
+	req := mcp.GetPromptRequest{}
+	req.Params.Name = "investigate_consumer_lag"
+	res, err := c.GetPrompt(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc, ok := res.Messages[0].Content.(mcp.TextContent); !ok || !strings.Contains(tc.Text, "?threshold=777") {
+		t.Errorf("prompt %+v", res.Messages[0].Content)
+	}
+}

@@ -18,7 +18,7 @@ func (h *Handler) registerPrompts(s *server.MCPServer) {
 	s.AddPrompt(mcp.NewPrompt("investigate_consumer_lag",
 		mcp.WithPromptDescription("Find which consumer groups lag, whether they are consuming or stuck, and what to do about it."),
 		mcp.WithArgument("group_id", mcp.ArgumentDescription("focus on this consumer group (optional)")),
-		mcp.WithArgument("threshold", mcp.ArgumentDescription(fmt.Sprintf("lag threshold in messages (optional, default %d)", h.opts.LagThreshold))),
+		mcp.WithArgument("threshold", mcp.ArgumentDescription(fmt.Sprintf("lag threshold in messages (optional, default %d)", h.defaultCluster().LagThreshold))),
 	), h.investigateLag)
 }
 
@@ -49,7 +49,7 @@ func (h *Handler) troubleshootReplication(_ context.Context, req mcp.GetPromptRe
 
 func (h *Handler) investigateLag(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	group := strings.TrimSpace(req.Params.Arguments["group_id"])
-	threshold := h.opts.LagThreshold
+	threshold := h.defaultCluster().LagThreshold
 	if t := strings.TrimSpace(req.Params.Arguments["threshold"]); t != "" {
 		n, err := strconv.ParseInt(t, 10, 64)
 		if err != nil || n < 0 {
