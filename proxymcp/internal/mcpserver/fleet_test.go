@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -385,5 +386,38 @@ func TestFleetApproval(t *testing.T) {
 	out := e.ok("set_server_state", good)
 	if !reflect.DeepEqual(out["applied_on"], []any{"lb1", "lb2"}) || adminOf(t, hs[0], "be_fleet", "f1") != "maint" || adminOf(t, hs[1], "be_fleet", "f1") != "maint" {
 		t.Errorf("approved change: %v", out)
+	}
+}
+
+// Version-dependent tools are checked per instance: on a 2.6 and a 3.2
+// instance, list_add_server_keywords (3.2+) answers from the 3.2 one and
+// names the 2.6 one's version in its error; version_info gives each.
+func TestFleetVersionsPerInstance(t *testing.T) {
+	if err := haproxytest.Installed("3.2"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	old := haproxytest.Run(t, haproxytest.Options{Extra: fleetBackend})
+	cur := haproxytest.Run(t, haproxytest.Options{Version: "3.2", Extra: fleetBackend})
+	e := newFleetEnv(t, []*haproxytest.HAProxy{old, cur}, noApprovalConfig())
+	out := e.ok("version_info", nil)
+	var got []string
+	for _, in := range out["instances"].([]any) {
+		m := in.(map[string]any)
+		got = append(got, fmt.Sprint(m["instance"], " ", m["haproxy_version"]))
+	}
+	if want := []string{"lb1 " + old.Version, "lb2 " + cur.Version}; !reflect.DeepEqual(got, want) {
+		t.Errorf("versions %v, want %v", got, want)
+	}
+	res, out := e.call("list_add_server_keywords", nil)
+	if res.IsError {
+		t.Fatalf("one instance has it, yet an error: %s", text(res))
+	}
+	errs := out["errors"].([]any)
+	if len(errs) != 1 || errs[0].(map[string]any)["instance"] != "lb1" || !strings.Contains(fmt.Sprint(errs[0]), "needs HAProxy 3.2") ||
+		len(out["instances"].([]any)) != 1 || out["instances"].([]any)[0].(map[string]any)["instance"] != "lb2" {
+		t.Errorf("list_add_server_keywords: %v", out)
 	}
 }
