@@ -69,6 +69,15 @@ func (s *Server) planCoder(ctx context.Context, req mcp.CallToolRequest) (toolca
 	defer cancel()
 	caps, err := s.cli.Caps(bctx)
 	if err != nil {
+		if class := coderClass(in); class == toolcall.Read {
+			// A read call stays on the read path (no audit record of a
+			// "refused destructive call"); it fails the same way.
+			fail := s.classify(err, in.Model)
+			return toolcall.Plan{Class: class, Target: s.target(in.Dir),
+				Describe: func(context.Context) (toolcall.Preview, error) { return toolcall.Preview{}, fail },
+				Run:      func(context.Context) (*mcp.CallToolResult, error) { return mcperr.ToolResult(fail), nil },
+			}, nil
+		}
 		return toolcall.Plan{}, s.classify(err, in.Model)
 	}
 	probe := time.Since(start) // counts against CODER_TIMEOUT with the run

@@ -34,6 +34,15 @@ func TestVersionProbeTimeoutSaysTimedOut(t *testing.T) {
 			t.Errorf("%s: the call took %s; the 1s limit must stop the 30s probe", tool, d)
 		}
 	}
+	// A read call that failed in the probe is not audited; a change call
+	// that could not be planned is, as a refusal.
+	if recs := e.records(t); len(recs) != 0 {
+		t.Errorf("read calls stopped in the probe were audited: %v", recs)
+	}
+	got := mustError(t, e.call(t, "coder", map[string]any{"prompt": "slow probe", "sandbox": "workspace-write"}), "timed out", "--version")
+	if recs := e.records(t); len(recs) != 1 || recs[0]["approval"] != "refused" || recs[0]["error"] != got {
+		t.Errorf("records %v, want the refusal", recs)
+	}
 	// The probe's process group (the fake's sleep included) is gone.
 	waitNoLeftovers(t, e.h.Marker, 10*time.Second)
 	if n := e.store.Len(); n != 0 {
