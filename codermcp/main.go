@@ -74,6 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		opts = append(opts, mcpserver.TaskServerOptions(keeper)...)
 		so.WrapMCP = keeper.Wrap
 	}
+	defer keeper.Stop() // after serving: a task still running is cancelled, its CLI stopped
 	s := serve.NewServer(p.Name, p.Version, opts...)
 	// Dry run, approval (MCP_APPROVAL*) and audit (MCP_AUDIT_LOG) around
 	// every tool; an audit log that cannot be opened stops the server.

@@ -219,3 +219,34 @@ func TestTaskTTLAndLimit(t *testing.T) {
 		alice.rpc("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, next))
 	}
 }
+
+// TestShutdownStopsRunningTask: SIGTERM while a task's CLI waits on a model
+// that never answers leaves no CLI process: a task outlives its request,
+// not the server.
+func TestShutdownStopsRunningTask(t *testing.T) {
+	t.Parallel()
+	h := codertest.New(t)
+	bin := e2e.Build(t, ".")
+	srv := e2e.StartHTTP(t, bin, append(append([]string(nil), h.Env...), "MCP_SHUTDOWN_TIMEOUT=1s",
+		"CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_MODELS="+codertest.Model, "CODER_DEFAULT_MODEL="+codertest.Model))
+	c := &caller{t: t, url: srv.MCPURL()}
+	c.rpc("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if id, a := c.createTask(`{"prompt":"task at shutdown [[hang]]"}`); a.Error != nil || id == "" {
+		t.Fatalf("task: %s %+v", a.Result, a.Error)
+	}
+	waitCLI(t, h, "task at shutdown")
+	if len(codertest.Leftovers(h.Marker)) < 2 {
+		t.Fatal("no CLI process found while the task runs")
+	}
+	if err := srv.Stop(); err != nil {
+		t.Errorf("server exit after SIGTERM: %v", err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for left := codertest.Leftovers(h.Marker); len(left) > 0; left = codertest.Leftovers(h.Marker) {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left after shutdown: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

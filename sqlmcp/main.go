@@ -119,6 +119,7 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	defer calls.Close()
 	calls.OfferTasks(keeper)
+	defer keeper.Stop() // after serving: a task still running is cancelled, its query ended
 	mcpserver.New(eng, mcpserver.Options{
 		AllowWrites:        cfg.AllowWrites,
 		Scope:              cfg.AllowedSchemas,

@@ -413,3 +413,18 @@ func tsSDK(t *testing.T) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// TestShutdownEndsTaskQuery: SIGTERM while a task's query runs ends the
+// query on the engine: a task outlives its request, not the server.
+func TestShutdownEndsTaskQuery(t *testing.T) {
+	bin := e2e.Build(t, ".")
+	srv := e2e.StartHTTP(t, bin, engineEnv(t, "MCP_SHUTDOWN_TIMEOUT=1s"))
+	tc := dialTasks(t, srv.MCPURL(), 10*time.Second)
+	q := slowQuery("task_at_shutdown")
+	tc.create(map[string]any{"query": q})
+	engineQuery(t, q)
+	if err := srv.Stop(); err != nil {
+		t.Errorf("server exit after SIGTERM: %v", err)
+	}
+	waitEngineCancel(t, q)
+}

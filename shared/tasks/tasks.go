@@ -71,6 +71,8 @@ type Keeper struct {
 	mu      sync.Mutex
 	stored  int
 	running map[string]runEntry // task id -> its handler run
+	stopped bool
+	idle    chan struct{} // closed while no run is under way
 }
 
 // runEntry is one task's handler run: how to end it and its latest
@@ -88,7 +90,9 @@ func NewKeeper(cfg Config) *Keeper {
 	if cfg.Max <= 0 {
 		cfg.Max = DefaultMax
 	}
-	return &Keeper{cfg: cfg, running: map[string]runEntry{}}
+	idle := make(chan struct{})
+	close(idle)
+	return &Keeper{cfg: cfg, running: map[string]runEntry{}, idle: idle}
 }
 
 // ServerOptions declares the tasks capability (tasks/list, tasks/cancel,
@@ -198,14 +202,50 @@ func (k *Keeper) Tool(h server.ToolHandlerFunc) server.ToolHandlerFunc {
 		st := &status{}
 		run = context.WithValue(run, statusKey{}, st)
 		k.mu.Lock()
+		if k.stopped {
+			cancel() // the server is stopping: the run ends at once
+		}
+		if len(k.running) == 0 {
+			k.idle = make(chan struct{})
+		}
 		k.running[id] = runEntry{cancel: cancel, status: st}
 		k.mu.Unlock()
 		defer func() {
 			k.mu.Lock()
 			delete(k.running, id)
+			if len(k.running) == 0 {
+				close(k.idle)
+			}
 			k.mu.Unlock()
 		}()
 		return h(run, req)
+	}
+}
+
+// StopWait bounds how long Stop waits for cancelled runs to end.
+const StopWait = 10 * time.Second
+
+// Stop cancels every task run still under way and waits (up to StopWait)
+// until their handlers have returned, so the work they started (a child
+// process, a query) is ended before the server exits. A task detached from
+// its request would otherwise outlive the server's graceful shutdown. Call
+// it once the server has stopped serving (serve's shutdown has given
+// in-flight calls, tasks included, MCP_SHUTDOWN_TIMEOUT). A nil keeper
+// does nothing.
+func (k *Keeper) Stop() {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	k.stopped = true
+	for _, r := range k.running {
+		r.cancel()
+	}
+	idle := k.idle
+	k.mu.Unlock()
+	select {
+	case <-idle:
+	case <-time.After(StopWait):
 	}
 }
 

@@ -411,3 +411,36 @@ func TestProgressNotificationsPlainCall(t *testing.T) {
 		t.Errorf("without a token: %s %+v", a.Result, a.Error)
 	}
 }
+
+// TestStopEndsRuns: Stop cancels the runs under way and returns once
+// their handlers have; a run starting after Stop ends at once.
+func TestStopEndsRuns(t *testing.T) {
+	g := NewKeeper(Config{})
+	rg := newRig(t, g)
+	s := rg.connect(t)
+	for range 2 {
+		if _, a := s.create(`{"name":"slow","arguments":{},"task":{}}`); a.Error != nil {
+			t.Fatal(a.Error)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for g.Running() != 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	g.Stop()
+	if e := rg.ended(); len(e) != 2 || e[0] != "cancelled" || e[1] != "cancelled" {
+		t.Errorf("after Stop the runs ended %v, want both cancelled before Stop returned", e)
+	}
+	if n := g.Running(); n != 0 {
+		t.Errorf("%d runs after Stop", n)
+	}
+	tk, _ := s.create(`{"name":"slow","arguments":{},"task":{}}`)
+	for time.Now().Before(deadline) && len(rg.ended()) < 3 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if e := rg.ended(); len(e) != 3 || e[2] != "cancelled" {
+		t.Errorf("a run started after Stop ended %v (task %+v)", e, tk)
+	}
+	var nilKeeper *Keeper
+	nilKeeper.Stop() // servers call it unconditionally
+}
