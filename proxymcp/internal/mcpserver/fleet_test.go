@@ -130,6 +130,24 @@ func (e *fleetEnv) ok(name string, args map[string]any) map[string]any {
 	return out
 }
 
+// fleetState is what a write could change on one instance, read straight
+// from HAProxy, without what health checks move on their own (operational
+// states, and the backends' weights that follow them).
+func fleetState(t *testing.T, h *haproxytest.HAProxy) string {
+	t.Helper()
+	var b strings.Builder
+	for _, row := range haproxy.ParseTable(exec(t, h, "show servers state")) {
+		for _, c := range []string{"be_name", "srv_name", "srv_addr", "srv_port", "srv_admin_state", "srv_uweight", "srv_iweight", "srv_check_port"} {
+			fmt.Fprintf(&b, "%s=%v ", c, row[c])
+		}
+		b.WriteString("\n")
+	}
+	for _, cmd := range []string{"show map " + h.MapFile, "show acl " + h.ACLFile} {
+		fmt.Fprintf(&b, "== %s\n%s\n", cmd, exec(t, h, cmd))
+	}
+	return b.String()
+}
+
 func summaries(out map[string]any) []string {
 	var s []string
 	ds, _ := out["divergence"].([]any)
@@ -328,14 +346,14 @@ func TestFleetWrites(t *testing.T) {
 	}
 
 	// Nowhere: not applied on any instance.
-	before := []string{state(t, hs[0]), state(t, hs[1]), state(t, hs[2])}
+	before := []string{fleetState(t, hs[0]), fleetState(t, hs[1]), fleetState(t, hs[2])}
 	res, _ = e.call("set_server_weight", map[string]any{"backend": "be_fleet", "server": "nosuch", "weight": 3})
 	if !res.IsError || !strings.Contains(text(res), "not applied on any instance, nothing was changed") {
 		t.Errorf("nowhere: %s", text(res))
 	}
 	for i, h := range hs {
-		if state(t, h) != before[i] {
-			t.Errorf("lb%d changed", i+1)
+		if got := fleetState(t, h); got != before[i] {
+			t.Errorf("lb%d changed:\n%s\n%s", i+1, before[i], got)
 		}
 	}
 
