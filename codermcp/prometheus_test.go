@@ -163,7 +163,7 @@ func TestMetricsCardinality(t *testing.T) {
 // TestAlertRulesFire runs the README's alert rules on synthetic series with
 // promtool test rules: CLI runs failing half the time fire
 // MCPBackendFailing after its "for" (with the rendered annotations),
-// cancelled runs and a burst shorter than "for" do not; a tool failing half
+// cancelled runs, resumes of unknown sessions and a burst shorter than "for" do not; a tool failing half
 // its calls fires MCPToolCallsFailing.
 func TestAlertRulesFire(t *testing.T) {
 	t.Parallel()
@@ -204,6 +204,8 @@ tests:
       - series: 'mcpfleet_backend_requests_total{server="codermcp",backend="codex",operation="exec",outcome="ok"}'
         values: '0+2x60'
       - series: 'mcpfleet_backend_requests_total{server="codermcp",backend="codex",operation="exec",outcome="cancelled"}'
+        values: '0+2x60'
+      - series: 'mcpfleet_backend_requests_total{server="codermcp",backend="codex",operation="exec",outcome="unknown_thread"}'
         values: '0+2x60'
     alert_rule_test:
       - eval_time: 40m
