@@ -22,6 +22,10 @@ import (
 type Binding struct {
 	Tool   string
 	Target string // the back end the call goes to
+	// Caller is who was shown the preview (the audit record's identity): a
+	// code is redeemed only by the same caller, so a code leaked to or
+	// guessed by another OAuth identity approves nothing.
+	Caller string
 	// Arguments are the call's arguments; confirm and dryRun are ignored,
 	// keys are sorted and numbers normalised (8080 == 8080.0 == 8.08e3).
 	Arguments map[string]any
@@ -44,6 +48,7 @@ const (
 	OtherTool      Reason = "other tool"
 	OtherTarget    Reason = "other target"
 	OtherArguments Reason = "other arguments"
+	OtherCaller    Reason = "other caller"
 	Expired        Reason = "expired"
 	Used           Reason = "used"
 	OtherPurpose   Reason = "other purpose"
@@ -69,6 +74,8 @@ func (e *CodeError) Error() string {
 		return "the confirmation code was issued for another back end than this call's target" + again
 	case OtherArguments:
 		return "the confirmation code was issued for other arguments than this call's: a code approves exactly the previewed call" + again
+	case OtherCaller:
+		return "the confirmation code was issued to another caller: a code approves only the call of the identity that was shown the preview" + again
 	case Expired:
 		return "the confirmation code expired " + e.Detail + " (codes are valid for MCP_APPROVAL_TIMEOUT)" + again
 	case OtherPurpose:
@@ -107,6 +114,7 @@ type claims struct {
 	Tool   string `json:"t"`
 	Target string `json:"g"` // digest
 	Args   string `json:"a"` // digest of the canonical arguments
+	Caller string `json:"c"` // digest
 	Pre    string `json:"p,omitempty"`
 	Use    string `json:"u,omitempty"` // Binding.Purpose
 	Exp    int64  `json:"x"`           // unix ms
@@ -129,7 +137,7 @@ func (c *Codes) Issue(b Binding) (string, error) {
 	n := make([]byte, 12)
 	rand.Read(n)
 	cl := claims{
-		Tool: b.Tool, Target: digest(b.Target), Args: digest(string(canon)),
+		Tool: b.Tool, Target: digest(b.Target), Args: digest(string(canon)), Caller: digest(b.Caller),
 		Exp: c.now().Add(c.ttl).UnixMilli(), Nonce: hex.EncodeToString(n), Use: b.Purpose,
 	}
 	if b.Precondition != "" {
@@ -157,6 +165,9 @@ func (c *Codes) Redeem(code string, b Binding) (Claims, error) {
 	}
 	if cl.Target != digest(b.Target) {
 		return Claims{}, &CodeError{Reason: OtherTarget}
+	}
+	if cl.Caller != digest(b.Caller) {
+		return Claims{}, &CodeError{Reason: OtherCaller}
 	}
 	canon, err := CanonicalArguments(b.Arguments)
 	if err != nil {

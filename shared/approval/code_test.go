@@ -12,7 +12,7 @@ import (
 )
 
 func binding() Binding {
-	return Binding{Tool: "del_server", Target: "unix:///run/haproxy/admin.sock", Purpose: "confirm",
+	return Binding{Tool: "del_server", Target: "unix:///run/haproxy/admin.sock", Caller: "oauth:alice user=alice", Purpose: "confirm",
 		Arguments: map[string]any{"backend": "be_app", "server": "app2", "port": 8080.0, "opts": map[string]any{"a": 1.0, "b": []any{"x", true, nil}}}}
 }
 
@@ -80,6 +80,9 @@ func TestRedeemAttacks(t *testing.T) {
 			mod(func(b *Binding) { b.Arguments["port"] = 8080 }), "", 0},
 		{"confirm and dryRun are not part of the call", func() string { return issue(codes, binding()) },
 			mod(func(b *Binding) { b.Arguments["confirm"] = "x"; b.Arguments["dryRun"] = false }), "", 0},
+		{"another caller", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Caller = "oauth:mallory" }), OtherCaller, 0},
+		{"caller with another user name", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Caller = "oauth:alice user=bob" }), OtherCaller, 0},
+		{"no caller for a caller's code", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Caller = "" }), OtherCaller, 0},
 		{"other argument value", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Arguments["server"] = "app3" }), OtherArguments, 0},
 		{"other nested value", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Arguments["opts"] = map[string]any{"a": 2.0, "b": []any{"x", true, nil}} }), OtherArguments, 0},
 		{"array order matters", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Arguments["opts"] = map[string]any{"a": 1.0, "b": []any{true, "x", nil}} }), OtherArguments, 0},

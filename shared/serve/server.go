@@ -25,6 +25,10 @@ type Server struct {
 	// test installs a provider with Tracing.Use).
 	Tracing *traces.Tracing
 	calls   *calls
+	// ownCheck holds the tools the tool-call pipeline validates itself
+	// (change tools, whose refusals are audited); the server-wide argument
+	// check passes them through.
+	ownCheck sync.Map
 }
 
 // BackendRecorder returns the hook a back-end client records each request
@@ -39,12 +43,18 @@ func (s *Server) BackendRecorder(system, backend string) *backendcall.Recorder {
 // metrics and argument validation added to opts. Every tool's arguments are
 // checked against its own input schema (compiled once) before its handler
 // runs, however the tool was registered; the tool-call pipeline sees the
-// call marked as checked and does not validate again.
+// call marked as checked and does not validate again. Change tools of the
+// pipeline are the exception: the pipeline validates them itself, so that
+// an invalid call is refused with its audit record.
 func NewServer(name, version string, opts ...server.ServerOption) *Server {
 	m := metrics.New(name, version)
 	// The middleware needs the server it is installed on to look tools up.
 	var srv *server.MCPServer
+	s := &Server{}
 	lookup := func(name string) (mcp.Tool, bool) {
+		if _, own := s.ownCheck.Load(name); own {
+			return mcp.Tool{}, false
+		}
 		if t := srv.GetTool(name); t != nil {
 			return t.Tool, true
 		}
@@ -82,7 +92,8 @@ func NewServer(name, version string, opts ...server.ServerOption) *Server {
 	}
 	all = append(all, opts...)
 	srv = server.NewMCPServer(name, version, all...)
-	return &Server{MCPServer: srv, Metrics: m, Tracing: tr, calls: c}
+	s.MCPServer, s.Metrics, s.Tracing, s.calls = srv, m, tr, c
+	return s
 }
 
 // calls tracks in-flight handler calls and cancels them on a hard stop.

@@ -83,7 +83,7 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 		return pl.Run(ctx)
 	}
 
-	binding := approval.Binding{Tool: tool.Name, Target: pl.Target, Arguments: rec.Arguments}
+	binding := approval.Binding{Tool: tool.Name, Target: pl.Target, Caller: rec.Identity, Arguments: rec.Arguments}
 	if dryRun {
 		rec.DryRun = true
 		pv, err := p.describe(ctx, pl)

@@ -3,6 +3,7 @@ package toolcall_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/approval"
 	"github.com/mcpfleet/mcpfleet/shared/audit"
+	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
@@ -402,5 +404,40 @@ func TestReadToolNotAudited(t *testing.T) {
 	}
 	if recs := e.records(); len(recs) != 0 {
 		t.Errorf("read call audited: %v", recs)
+	}
+}
+
+// TestCodeBoundToCaller: a confirmation code approves only the call of the
+// identity that was shown the preview; another OAuth subject holding the
+// code (leaked, shared, guessed) is refused and nothing changes, and the
+// code still works for its owner.
+func TestCodeBoundToCaller(t *testing.T) {
+	e := newEnv(t, toolcall.Config{})
+	as := func(sub, user string) context.Context {
+		return httpauth.ContextWithIdentity(e.t.Context(), &httpauth.Identity{Subject: sub, Username: user})
+	}
+	callAs := func(ctx context.Context, args map[string]any) *mcp.CallToolResult {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = "delete_value", args
+		res, err := e.c.CallTool(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	c := code(t, callAs(as("alice", "alice"), map[string]any{"key": "b"}))
+	for _, who := range []struct{ sub, user string }{{"bob", "bob"}, {"alice2", "alice"}, {"bob", "alice"}} {
+		res := callAs(as(who.sub, who.user), map[string]any{"key": "b", "confirm": c})
+		if !res.IsError || !strings.Contains(text(res), "issued to another caller") {
+			t.Errorf("%v redeemed alice's code: %s", who, text(res))
+		}
+		e.unchanged()
+	}
+	if res := callAs(e.t.Context(), map[string]any{"key": "b", "confirm": c}); !res.IsError || !strings.Contains(text(res), "another caller") {
+		t.Errorf("the local user redeemed alice's code: %s", text(res))
+	}
+	e.unchanged()
+	if res := callAs(as("alice", "alice"), map[string]any{"key": "b", "confirm": c}); res.IsError || text(res) != "deleted b" {
+		t.Fatalf("alice's own code: %s", text(res))
 	}
 }

@@ -153,6 +153,12 @@ type Options struct {
 	// (describe, approve, audit) spans of their own below the tool's span
 	// (serve passes Server.Tracing.Tracer).
 	Tracer func() trace.Tracer
+	// OwnCheck, when set, hears the name of every change tool as it is
+	// registered: the pipeline validates those calls itself, so that an
+	// invalid call is refused with its audit record. A server-wide
+	// argument check in front of the pipeline must pass them through
+	// (serve wires it so).
+	OwnCheck func(tool string)
 }
 
 // Pipeline registers tools on an mcp-go server with validation,
@@ -325,6 +331,9 @@ func (p *Pipeline) Read(tool mcp.Tool, h server.ToolHandlerFunc, opts ...ToolOpt
 // (AsTask).
 func (p *Pipeline) Change(tool mcp.Tool, most Class, plan Planner, opts ...ToolOption) {
 	tool = p.augment(tool, most)
+	if p.o.OwnCheck != nil {
+		p.o.OwnCheck(tool.Name)
+	}
 	p.add(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return p.call(ctx, tool, most, plan, req)
 	}, toolOpts(opts))
