@@ -100,10 +100,16 @@ func TestChangeToolRefusalsAudited(t *testing.T) {
 		mcp.WithNumber("port", mcp.Required(), mcp.Min(1), mcp.Max(65535))),
 		toolcall.Change, func(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
 			return toolcall.Plan{Class: toolcall.Change, Target: "mem://x", Commands: []string{"SET"},
-				Run: func(context.Context) (*mcp.CallToolResult, error) { ran.Add(1); return mcp.NewToolResultText("ok"), nil }}, nil
+				Run: func(context.Context) (*mcp.CallToolResult, error) {
+					ran.Add(1)
+					return mcp.NewToolResultText("ok"), nil
+				}}, nil
 		})
 	calls.Read(mcp.NewTool("get_port", mcp.WithString("name", mcp.Required())),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { ran.Add(1); return mcp.NewToolResultText("ok"), nil })
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ran.Add(1)
+			return mcp.NewToolResultText("ok"), nil
+		})
 	c, err := mcpclient.NewInProcessClient(s.MCPServer)
 	if err != nil {
 		t.Fatal(err)
