@@ -76,6 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	defer keeper.Stop() // after serving: a task still running is cancelled, its CLI stopped
 	s := serve.NewServer(p.Name, p.Version, opts...)
+	client.Recorder = s.BackendRecorder("codex", "") // each CLI run: metric + span
 	// Dry run, approval (MCP_APPROVAL*) and audit (MCP_AUDIT_LOG) around
 	// every tool; an audit log that cannot be opened stops the server.
 	calls, err := p.Pipeline(s, cfg, stderr, logger)

@@ -197,3 +197,19 @@ func TraceID(ctx context.Context) string {
 	}
 	return sc.TraceID().String()
 }
+
+type toolKey struct{}
+
+// ContextWithTool records the registered tool a call runs for; serve does it
+// for every tool call, so that a back end whose operation label is the tool
+// (Trino) reads it with Tool.
+func ContextWithTool(ctx context.Context, tool string) context.Context {
+	return context.WithValue(ctx, toolKey{}, tool)
+}
+
+// Tool returns the registered tool ctx runs for, or "" outside a tool call
+// (the sqlmcp CLI).
+func Tool(ctx context.Context) string {
+	s, _ := ctx.Value(toolKey{}).(string)
+	return s
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/mark3labs/mcp-go/tracing"
 
+	"github.com/mcpfleet/mcpfleet/shared/backendcall"
 	"github.com/mcpfleet/mcpfleet/shared/metrics"
 	"github.com/mcpfleet/mcpfleet/shared/traces"
 )
@@ -209,6 +210,9 @@ func toolMetrics(m *metrics.Metrics) server.ToolHandlerMiddleware {
 	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			start := time.Now()
+			// The tool is a registered one: a closed set, fit for the
+			// operation label of the back-end calls it makes.
+			ctx = backendcall.ContextWithTool(ctx, req.Params.Name)
 			res, err := next(ctx, req)
 			outcome := metrics.OK
 			switch {

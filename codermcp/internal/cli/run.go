@@ -13,6 +13,10 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/mcpfleet/mcpfleet/shared/backendcall"
 )
 
 // Client runs one installed CLI. It is safe for concurrent use.
@@ -31,6 +35,10 @@ type Client struct {
 	Env []string
 	// OnStart, when set, is told each child's pid (= its process group id).
 	OnStart func(pid int)
+	// Recorder, when set, records each run (turn or review) as a back-end
+	// call: mcpfleet_backend_* with operation "exec" and the exit status
+	// class as outcome, and a "codex exec" span with the thread id.
+	Recorder *backendcall.Recorder
 
 	mu   sync.Mutex
 	caps *Caps
@@ -266,7 +274,64 @@ var ErrTimeout = errors.New("codermcp: time limit reached")
 
 const stderrTail = 32 << 10
 
-func (c *Client) run(ctx context.Context, planned Command, onEvent func(Event)) (*Result, error) {
+func (c *Client) run(ctx context.Context, planned Command, onEvent func(Event)) (res *Result, err error) {
+	ctx, call := c.Recorder.Start(ctx, "exec")
+	defer func() { endRun(call, res, err) }()
+	return c.runCLI(ctx, planned, onEvent)
+}
+
+// Exit status classes: the outcome label of a CLI run (a closed set).
+const (
+	RunOK            = "ok"
+	RunCancelled     = "cancelled"
+	RunTimeout       = "timeout"
+	RunAuth          = "auth"           // the model provider refused the credentials
+	RunModel         = "model"          // the model or its provider failed the turn
+	RunUnknownThread = "unknown_thread" // the session to resume does not exist
+	RunExitNonZero   = "exit_nonzero"   // the CLI exited with a non-zero status
+	RunError         = "error"          // it could not start, or failed otherwise
+)
+
+// ExitClass is the class of a run's end, for the outcome label.
+func ExitClass(res *Result, err error) string {
+	if err == nil {
+		return RunOK
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		switch e.Kind {
+		case FailCanceled:
+			return RunCancelled
+		case FailTimeout:
+			return RunTimeout
+		case FailAuth:
+			return RunAuth
+		case FailModel:
+			return RunModel
+		case FailUnknownThread:
+			return RunUnknownThread
+		}
+	}
+	if res != nil && res.ExitCode != 0 {
+		return RunExitNonZero
+	}
+	return RunError
+}
+
+func endRun(call *backendcall.Call, res *Result, err error) {
+	class := ExitClass(res, err)
+	if call.Traced() {
+		attrs := []attribute.KeyValue{attribute.String("codex.exit_class", class)}
+		if res != nil {
+			attrs = append(attrs, attribute.String("codex.thread_id", res.ThreadID), attribute.Int("process.exit.code", res.ExitCode))
+		}
+		call.SetAttributes(attrs...)
+	}
+	call.SetOutcome(class)
+	call.End(err)
+}
+
+func (c *Client) runCLI(ctx context.Context, planned Command, onEvent func(Event)) (*Result, error) {
 	caps := Caps{JSON: planned.JSON} // how to read the output: all run needs of the caps
 	args, dir, callbackURI := planned.Args, planned.Dir, planned.CallbackURI
 	if c.Timeout > 0 {

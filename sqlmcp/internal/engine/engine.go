@@ -33,6 +33,8 @@ import (
 	"time"
 
 	"github.com/trinodb/trino-go-client/trino"
+
+	"github.com/mcpfleet/mcpfleet/shared/backendcall"
 )
 
 // Defaults applied by New to zero fields of Config.
@@ -152,6 +154,7 @@ type Client struct {
 	noTx atomic.Bool  // the engine refused START TRANSACTION READ ONLY
 
 	progress progressHub // progress reports, to the queries that asked
+	rec      *backendcall.Recorder
 }
 
 // New validates cfg and returns a client. It does not contact the

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/mcpfleet/mcpfleet/shared/backendcall"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 )
 
@@ -183,6 +184,7 @@ func (t *requestTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 	}
 	set(HeaderUser, o.user)
+	set(HeaderTraceToken, backendcall.TraceID(req.Context()))
 	set(HeaderCatalog, o.catalog)
 	set(HeaderSchema, o.schema)
 	if o.tags != "" {

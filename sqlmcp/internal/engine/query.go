@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
@@ -118,6 +120,11 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	ctx, call := c.rec.Start(ctx, operation(ctx), attribute.String("db.system.name", "trino"))
+	last := c.traceStats(call, &q)
+	defer func() {
+		endQuery(call, sum.QueryID, last, err)
+	}()
 	ctx, err = withRequestOptions(ctx, c.cfg, q.Catalog, q.Schema)
 	if err != nil {
 		return sum, err
