@@ -112,7 +112,8 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		so.WrapMCP = keeper.Wrap
 	}
 	s := serve.NewServer(p.Name, p.Version, opts...)
-	eng.SetRecorder(s.BackendRecorder("trino", "")) // each query: metric + span, X-Trino-Trace-Token
+	// Each query: metric, span and X-Trino-Trace-Token.
+	eng.SetRecorder(s.BackendRecorder("trino", ""))
 	calls, err := p.Pipeline(s, cfg.Serve, stderr, logger) // opens MCP_AUDIT_LOG; an unwritable file stops the start
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
