@@ -71,10 +71,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		// Tasks are offered over HTTP, where a client's request timeout or a
 		// dropped connection would otherwise take a long turn with it.
 		keeper = tasks.NewKeeper(tcfg)
-		opts = append(opts, mcpserver.TaskServerOptions(keeper)...)
+		opts = append(opts, keeper.ServerOptions()...)
 		so.WrapMCP = keeper.Wrap
 	}
-	defer keeper.Stop() // after serving: a task still running is cancelled, its CLI stopped
 	s := serve.NewServer(p.Name, p.Version, opts...)
 	client.Recorder = s.BackendRecorder("codex", "") // each CLI run: metric + span
 	// Dry run, approval (MCP_APPROVAL*) and audit (MCP_AUDIT_LOG) around
@@ -85,6 +84,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve.ExitFailure
 	}
 	defer calls.Close()
-	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Tasks: keeper}).Register(calls)
+	// coder and review as tasks over HTTP (nil keeper: none, on stdio).
+	calls.OfferTasks(keeper)
+	defer keeper.Stop() // after serving: a task still running is cancelled, its CLI stopped
+	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger}).Register(calls)
 	return p.Serve(ctx, s, cfg, so, stderr)
 }

@@ -114,7 +114,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	var so serve.Options
 	if o.tasks != nil {
 		e.keeper = tasks.NewKeeper(*o.tasks)
-		opts = append(opts, mcpserver.TaskServerOptions(e.keeper)...)
+		opts = append(opts, e.keeper.ServerOptions()...)
 		so.WrapMCP = e.keeper.Wrap
 	}
 	s := serve.NewServer("codermcp", "test", opts...)
@@ -137,7 +137,8 @@ func newEnv(t testing.TB, o envOptions) *env {
 	t.Cleanup(func() { calls.Close() })
 	e.calls = calls
 	e.srv = s.MCPServer
-	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: o.throttle, Tasks: e.keeper}).Register(calls)
+	calls.OfferTasks(e.keeper)
+	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: o.throttle}).Register(calls)
 	scfg := serve.Config{Transport: "http", Host: "127.0.0.1"}
 	ts := httptest.NewServer(serve.NewHTTPHandler(serve.Program{Name: "codermcp"}, s, scfg, nil, so))
 	t.Cleanup(ts.Close)

@@ -14,13 +14,11 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
-	"github.com/mcpfleet/mcpfleet/shared/tasks"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
@@ -43,7 +41,6 @@ type Server struct {
 	logger    *slog.Logger
 	heartbeat time.Duration
 	throttle  time.Duration
-	tasks     *tasks.Keeper
 }
 
 // Options tune progress reporting (tests shorten them).
@@ -51,9 +48,6 @@ type Options struct {
 	Logger    *slog.Logger
 	Heartbeat time.Duration // progress while the CLI is quiet (default 10s; at most 15s by contract)
 	Throttle  time.Duration // least time between progress notifications (default 250ms)
-	// Tasks, when set, offers coder and review as MCP tasks (task support
-	// "optional"); the server must carry Tasks.ServerOptions().
-	Tasks *tasks.Keeper
 }
 
 // New returns the handlers' server.
@@ -67,7 +61,7 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 	if o.Throttle <= 0 {
 		o.Throttle = 250 * time.Millisecond
 	}
-	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, tasks: o.Tasks}
+	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle}
 }
 
 // Register adds the five tools through the tool-call pipeline: coder is
@@ -76,30 +70,16 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 // approval and audit; review (pinned to the read-only sandbox), ping, help
 // and listSessions are read tools.
 //
-// With Options.Tasks, coder and review are offered as tasks; the server
-// must carry TaskServerOptions(keeper) so that a task's whole call — the
-// pipeline included — runs on the keeper's context.
+// coder and review may run as MCP tasks (toolcall.AsTask): where the
+// pipeline offers tasks (HTTP), a task runs the same pipeline and handler
+// as a plain call — validation, approval, audit, session lock, concurrency
+// slot, history and result.
 func (s *Server) Register(calls *toolcall.Pipeline) {
-	coder, review := s.coderTool(), s.reviewTool()
-	if s.tasks != nil {
-		// A task runs the same pipeline and handler: same validation,
-		// approval, audit, session lock, concurrency slot, history and result
-		// as a plain call.
-		coder.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
-		review.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
-	}
-	calls.Change(coder, toolcall.Destructive, s.planCoder)
-	calls.Read(review, s.review)
+	calls.Change(s.coderTool(), toolcall.Destructive, s.planCoder, toolcall.AsTask())
+	calls.Read(s.reviewTool(), s.review, toolcall.AsTask())
 	calls.Read(pingTool(), s.ping)
 	calls.Read(helpTool(), s.help)
 	calls.Read(listSessionsTool(), s.listSessions)
-}
-
-// TaskServerOptions are the server options that offer tasks with keeper:
-// its capability and hooks, and its handler wrapper as the innermost tool
-// middleware (around the pipeline, which registers tools itself).
-func TaskServerOptions(keeper *tasks.Keeper) []server.ServerOption {
-	return append(keeper.ServerOptions(), server.WithToolHandlerMiddleware(keeper.Tool))
 }
 
 func (s *Server) ping(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
