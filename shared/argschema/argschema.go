@@ -11,10 +11,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -29,17 +31,21 @@ import (
 // Validator compiles each tool's input schema once and checks calls
 // against it. It is safe for concurrent use.
 type Validator struct {
-	mu    sync.RWMutex
-	cache map[[32]byte]compiled
+	mu         sync.RWMutex
+	cache      map[[32]byte]compiled
+	byIdentity map[identity]compiled
 }
 
 type compiled struct {
 	schema *jsonschema.Schema
 	err    error
+	keep   [2]any // see schemaFor
 }
 
 // New returns an empty Validator.
-func New() *Validator { return &Validator{cache: map[[32]byte]compiled{}} }
+func New() *Validator {
+	return &Validator{cache: map[[32]byte]compiled{}, byIdentity: map[identity]compiled{}}
+}
 
 // Check validates args (a map, json.RawMessage or nil) against tool's input
 // schema. The error is an mcperr Invalid error naming every wrong argument.
@@ -70,6 +76,56 @@ func (v *Validator) Check(tool mcp.Tool, args any) error {
 }
 
 func (v *Validator) schemaFor(tool mcp.Tool) (*jsonschema.Schema, error) {
+	// Per call, a registered tool is found by the identity of its schema's
+	// storage (no encoding, no hash): encoding the schema on every call
+	// was most of the cost of validating a small call.
+	id, fast := identityOf(tool)
+	if fast {
+		v.mu.RLock()
+		c, ok := v.byIdentity[id]
+		v.mu.RUnlock()
+		if ok {
+			return c.schema, c.err
+		}
+	}
+	s, err := v.schemaByContent(tool)
+	if fast {
+		v.mu.Lock()
+		// keep holds the map and bytes the identity points at, so their
+		// addresses cannot be reused by another schema while cached.
+		v.byIdentity[id] = compiled{schema: s, err: err, keep: [2]any{tool.InputSchema.Properties, tool.RawInputSchema}}
+		v.mu.Unlock()
+	}
+	return s, err
+}
+
+// identity names a tool's schema by where it is stored: the Properties map
+// and Required slice of a structured schema, or the bytes of a raw one. A
+// tool is never changed in place once registered (mcp-go replaces a
+// re-added tool), so the same storage means the same schema.
+type identity struct {
+	name  string
+	props uintptr
+	req   *string
+	nreq  int
+	raw   *byte
+	nraw  int
+	typ   string
+}
+
+func identityOf(tool mcp.Tool) (identity, bool) {
+	id := identity{name: tool.Name, req: unsafe.SliceData(tool.InputSchema.Required), nreq: len(tool.InputSchema.Required),
+		raw: unsafe.SliceData(tool.RawInputSchema), nraw: len(tool.RawInputSchema), typ: tool.InputSchema.Type}
+	if tool.InputSchema.Properties != nil {
+		id.props = reflect.ValueOf(tool.InputSchema.Properties).Pointer()
+	}
+	// Other structured fields (definitions, additionalProperties) have no
+	// cheap identity: such schemas take the content path.
+	simple := tool.InputSchema.Defs == nil && tool.InputSchema.AdditionalProperties == nil
+	return id, (id.props != 0 || id.raw != nil) && (id.raw != nil || simple)
+}
+
+func (v *Validator) schemaByContent(tool mcp.Tool) (*jsonschema.Schema, error) {
 	raw := tool.RawInputSchema
 	if len(raw) == 0 {
 		b, err := json.Marshal(tool.InputSchema)

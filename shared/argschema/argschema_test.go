@@ -132,3 +132,39 @@ func TestMiddleware(t *testing.T) {
 		t.Fatal("unknown tools pass through to mcp-go")
 	}
 }
+
+// A tool registered again under the same name with another schema is
+// checked against the new one (the per-call cache is keyed by the schema's
+// storage, not the name), for structured and raw schemas alike.
+func TestReregisteredToolUsesItsNewSchema(t *testing.T) {
+	v := New()
+	old := mcp.NewTool("t", mcp.WithNumber("n", mcp.Required()))
+	now := mcp.NewTool("t", mcp.WithString("n", mcp.Required()))
+	args := map[string]any{"n": "text"}
+	if err := v.Check(old, args); err == nil {
+		t.Fatal("a string passed the number schema")
+	}
+	if err := v.Check(now, args); err != nil {
+		t.Fatalf("the new schema was not used: %v", err)
+	}
+	if err := v.Check(old, args); err == nil {
+		t.Fatal("the old schema was forgotten for the old tool value")
+	}
+	rawOld := mcp.NewToolWithRawSchema("r", "", []byte(`{"type":"object","properties":{"n":{"type":"integer"}}}`))
+	rawNew := mcp.NewToolWithRawSchema("r", "", []byte(`{"type":"object","properties":{"n":{"type":"string"}}}`))
+	if v.Check(rawOld, args) == nil || v.Check(rawNew, args) != nil {
+		t.Fatal("raw schemas of the same name were mixed up")
+	}
+}
+
+func BenchmarkCheckSmallCall(b *testing.B) {
+	v := New()
+	tool := mcp.NewTool("lookup", mcp.WithString("key", mcp.Required()), mcp.WithNumber("limit"))
+	args := map[string]any{"key": "k1", "limit": 5}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := v.Check(tool, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
