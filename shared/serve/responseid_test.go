@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -33,6 +34,25 @@ func TestResponseID(t *testing.T) {
 		id, ok := responseID([]byte(tc.msg))
 		if ok != (tc.id != "") || string(id) != tc.id {
 			t.Errorf("%.60s: got %q %v, want %q", tc.msg, id, ok, tc.id)
+		}
+	}
+}
+
+// The fast path of normalizeID gives exactly what decoding and encoding
+// gives, for every spelling it accepts, and leaves the rest to them.
+func TestNormalizeIDFastPathAgrees(t *testing.T) {
+	for _, raw := range []string{`1`, `0`, `-7`, `123456789012345`, `1234567890123456`, `01`, `-0`, `1.0`, `1e3`, ` 1`,
+		`"a"`, `""`, `"a b-c_9"`, `"\u0041"`, `"a\"b"`, `"<x>"`, `"é"`, `"a&b"`, `"tab\t"`, `null`, `true`} {
+		slow := func() string {
+			var v any
+			if json.Unmarshal([]byte(raw), &v) != nil {
+				return raw
+			}
+			b, _ := json.Marshal(v)
+			return string(b)
+		}()
+		if got := normalizeID(json.RawMessage(raw)); got != slow {
+			t.Errorf("normalizeID(%s) = %s, decoding and encoding gives %s", raw, got, slow)
 		}
 	}
 }

@@ -324,10 +324,49 @@ func responseID(msg []byte) (json.RawMessage, bool) {
 
 // normalizeID gives equal ids one spelling whatever their whitespace or escapes.
 func normalizeID(raw json.RawMessage) string {
+	if canonicalID(raw) {
+		return string(raw) // already the one spelling: skip decoding and encoding per message
+	}
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
 		return string(raw)
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// canonicalID reports whether raw is spelled as json.Marshal would spell
+// it: a small integer without sign oddities or leading zeros, or a string
+// of plain printable ASCII without escapes or characters Marshal escapes.
+func canonicalID(raw json.RawMessage) bool {
+	n := len(raw)
+	if n == 0 {
+		return false
+	}
+	if raw[0] == '"' {
+		if n < 2 || raw[n-1] != '"' {
+			return false
+		}
+		for _, c := range raw[1 : n-1] {
+			if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+		}
+		return true
+	}
+	digits := raw
+	if raw[0] == '-' {
+		digits = raw[1:]
+	}
+	// Up to 15 digits: exactly representable as float64, so Marshal
+	// prints them the same.
+	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) || (raw[0] == '-' && digits[0] == '0') {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
