@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -71,8 +72,14 @@ func BenchmarkReadToolPipeline(b *testing.B) {
 // its stdout, one at a time. It reports the median round trip (µs), with
 // metrics always on and tracing to a live OTLP receiver or off. Machine load
 // shows in the figure: compare runs made side by side.
+//
+// PING_BIN=/path/to/server measures another stdio server the same way (an
+// older build, a peer), side by side with this one.
 func BenchmarkStdioPing(b *testing.B) {
-	bin := e2e.Build(b, "internal/echoserver")
+	bin := os.Getenv("PING_BIN")
+	if bin == "" {
+		bin = e2e.Build(b, "internal/echoserver")
+	}
 	for _, traced := range []bool{false, true} {
 		b.Run(fmt.Sprintf("tracing=%v", traced), func(b *testing.B) {
 			cmd := exec.Command(bin)
