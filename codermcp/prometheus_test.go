@@ -91,10 +91,18 @@ func TestRealPrometheus(t *testing.T) {
 		q(`sum(mcpfleet_auth_failures_total{S,reason="missing"})`):                                                           3,
 		q(`sum(mcpfleet_auth_failures_total{S,reason="malformed"})`):                                                         2,
 		q(`mcpfleet_build_info{S}`): 1,
+		// Each turn was one CLI run; the refused one ended in the auth class.
+		q(`sum(mcpfleet_backend_requests_total{S,backend="codex",operation="exec",outcome="ok"})`):    2,
+		q(`sum(mcpfleet_backend_requests_total{S,backend="codex",operation="exec",outcome="auth"})`):  1,
+		q(`sum(mcpfleet_backend_request_duration_seconds_count{S,backend="codex",operation="exec"})`): 3,
 	})
 
 	// The model endpoint goes away: every turn now fails. The calls go on,
-	// as a client's would, until the alerts are active.
+	// as a client's would, until the alerts are active. A new outcome
+	// series needs two scrapes with failures between them before its rate
+	// counts, and a failing turn still starts the real CLI: on a loaded
+	// machine that takes a while.
+	prom.Timeout = 3 * time.Minute
 	h.Endpoint.Close()
 	failed := 0
 	stop := make(chan struct{})
@@ -113,12 +121,21 @@ func TestRealPrometheus(t *testing.T) {
 			}
 		}
 	}()
-	got := prom.WaitAlert(t, "MCPToolCallsFailing", map[string]string{"server": "codermcp", "tool": "coder"})
-	t.Logf("MCPToolCallsFailing is %s: %v", got.State, got.Labels)
+	for _, a := range []struct {
+		name   string
+		labels map[string]string
+	}{
+		{"MCPToolCallsFailing", map[string]string{"server": "codermcp", "tool": "coder"}},
+		{"MCPBackendFailing", map[string]string{"server": "codermcp", "backend": "codex"}},
+	} {
+		got := prom.WaitAlert(t, a.name, a.labels)
+		t.Logf("%s is %s: %v", a.name, got.State, got.Labels)
+	}
 	close(stop)
 	<-done
 	prom.Expect(t, map[string]float64{
-		q(`sum(mcpfleet_tool_calls_total{S,tool="coder",outcome="tool_error"})`): float64(1 + failed),
+		q(`sum(mcpfleet_tool_calls_total{S,tool="coder",outcome="tool_error"})`):                                             float64(1 + failed),
+		q(`sum(mcpfleet_backend_requests_total{S,backend="codex",operation="exec",outcome!~"ok|cancelled|unknown_thread"})`): float64(1 + failed),
 	})
 }
 

@@ -106,6 +106,11 @@ func TestRealPrometheus(t *testing.T) {
 		q(`sum(mcpfleet_auth_failures_total{S,reason="missing"})`):                                                                 3,
 		q(`sum(mcpfleet_auth_failures_total{S,reason="malformed"})`):                                                               2,
 		q(`mcpfleet_build_info{S}`): 1,
+		// Every answered query was one request to Trino; the two the engine
+		// refused were requests too; the DELETE the guard refused was not.
+		q(`count(sum(mcpfleet_backend_requests_total{S,backend="trino",outcome="ok"}) >= 6)`):                              1,
+		q(`sum(mcpfleet_backend_requests_total{S,backend="trino",operation="execute_query",outcome!="ok"})`):               2,
+		q(`count(sum(mcpfleet_backend_request_duration_seconds_count{S,backend="trino",operation="execute_query"}) >= 7)`): 1,
 	})
 
 	// The engine stops: every query now fails to reach it. The calls go
@@ -132,6 +137,7 @@ func TestRealPrometheus(t *testing.T) {
 		name   string
 		labels map[string]string
 	}{
+		{"MCPBackendFailing", map[string]string{"server": "sqlmcp", "backend": "trino"}},
 		{"MCPToolCallsFailing", map[string]string{"server": "sqlmcp", "tool": "execute_query"}},
 	} {
 		got := prom.WaitAlert(t, a.name, a.labels)
@@ -140,7 +146,8 @@ func TestRealPrometheus(t *testing.T) {
 	close(stop)
 	<-done
 	prom.Expect(t, map[string]float64{
-		q(`sum(mcpfleet_tool_calls_total{S,tool="execute_query",outcome="tool_error"})`): float64(3 + failed),
+		q(`sum(mcpfleet_tool_calls_total{S,tool="execute_query",outcome="tool_error"})`):                     float64(3 + failed),
+		q(`sum(mcpfleet_backend_requests_total{S,backend="trino",operation="execute_query",outcome!="ok"})`): float64(2 + failed),
 	})
 }
 
