@@ -2,10 +2,12 @@ package fleet_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -13,16 +15,34 @@ import (
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/fleet"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
 )
 
-// BenchmarkFleetShowStat reads show_stat from 1, 4 and 16 real HAProxy
-// processes with 200 servers each (plus the standard test backends), and
-// computes the divergence over every row, as fleet show_stat does below the
-// MCP layer. Asked concurrently, the time should follow the slowest
-// instance, not the sum: the log line gives the 16/1 ratio (target <= 2x).
+// BenchmarkFleetShowStatLocal reads show_stat from 1, 4 and 16 real
+// HAProxy processes with 200 servers each (plus the standard test backends)
+// on their Unix sockets, and computes the divergence over every row, as
+// fleet show_stat does below the MCP layer. Every instance is a local
+// process on the same cores as the benchmark, so on a small machine this
+// measures CPU (HAProxy printing, proxymcp parsing), not waiting: see
+// BenchmarkFleetShowStatLatency for the fan-out.
 //
-//	go test -run XXX -bench BenchmarkFleetShowStat -benchtime 100x ./proxymcp/internal/fleet/
-func BenchmarkFleetShowStat(b *testing.B) {
+//	go test -run XXX -bench BenchmarkFleetShowStatLocal -benchtime 100x ./proxymcp/internal/fleet/
+func BenchmarkFleetShowStatLocal(b *testing.B) {
+	benchFleetShowStat(b, 0)
+}
+
+// BenchmarkFleetShowStatLatency is BenchmarkFleetShowStatLocal with every
+// instance behind a relay that delivers each chunk 5 ms after it was sent,
+// both ways (a 10 ms round trip, like load balancers across a WAN or VPC).
+// Asked concurrently, the time should follow the slowest instance, not the
+// sum: the log line gives the 16/1 ratio (target <= 2x).
+//
+//	go test -run XXX -bench BenchmarkFleetShowStatLatency -benchtime 100x ./proxymcp/internal/fleet/
+func BenchmarkFleetShowStatLatency(b *testing.B) {
+	benchFleetShowStat(b, 5*time.Millisecond)
+}
+
+func benchFleetShowStat(b *testing.B, delay time.Duration) {
 	needHAProxy(b)
 	opts := make([]haproxytest.Options, 16)
 	for i := range opts {
@@ -31,6 +51,19 @@ func BenchmarkFleetShowStat(b *testing.B) {
 	hs := startFleet(b, opts...)
 	f, names := newFleet(b, hs)
 	members := f.Members()
+	if delay > 0 {
+		members = nil
+		for i, h := range hs {
+			addr := startDelayRelay(b, h.Socket, delay)
+			members = append(members, fleet.Member{Name: names[i], ReadTimeout: 10 * time.Second, Client: haproxy.New(
+				&runtimeapi.Client{Network: "tcp4", Address: addr, Timeout: 5 * time.Second, MaxConns: 2}, nil)})
+		}
+		b.Cleanup(func() {
+			for _, m := range members {
+				_ = m.Client.Runtime.Close()
+			}
+		})
+	}
 	var pids []int
 	for _, h := range hs {
 		pids = append(pids, pidOf(b, h))
@@ -86,9 +119,92 @@ func BenchmarkFleetShowStat(b *testing.B) {
 		})
 	}
 	if perOp["instances=1"] > 0 && perOp["instances=16"] > 0 {
-		b.Logf("show_stat per call: 1 instance %s, 4 instances %s, 16 instances %s (one after the other: %s); 16/1 = %.2fx (target <= 2x), %d CPUs",
-			perOp["instances=1"], perOp["instances=4"], perOp["instances=16"], perOp["sequential/instances=16"],
+		b.Logf("show_stat per call (one-way delay %s): 1 instance %s, 4 instances %s, 16 instances %s (one after the other: %s); 16/1 = %.2fx (target <= 2x), %d CPUs",
+			delay, perOp["instances=1"], perOp["instances=4"], perOp["instances=16"], perOp["sequential/instances=16"],
 			float64(perOp["instances=16"])/float64(perOp["instances=1"]), runtime.NumCPU())
+	}
+}
+
+// startDelayRelay listens on a loopback TCP port and relays each connection
+// to the Unix socket target, delivering every chunk read in either
+// direction delay after it was read. It is a small fake for what one
+// machine cannot show: HAProxy instances on their own hosts, a network
+// round trip away. Chunks are pipelined (a delay line, not a sleep per
+// read in series), so a long answer costs one delay plus its transfer, as
+// over a real link. It returns the address to dial.
+func startDelayRelay(tb testing.TB, target string, delay time.Duration) string {
+	tb.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	var wg sync.WaitGroup
+	tb.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("unix", target)
+			if err != nil {
+				_ = in.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, in, out)
+			mu.Unlock()
+			wg.Add(2)
+			go func() { defer wg.Done(); delayCopy(out, in, delay) }()
+			go func() { defer wg.Done(); delayCopy(in, out, delay) }()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// delayCopy copies src to dst, each chunk written delay after it was read;
+// when either side ends it closes both, ending the other direction too.
+func delayCopy(dst, src net.Conn, delay time.Duration) {
+	type chunk struct {
+		due time.Time
+		b   []byte
+	}
+	ch := make(chan chunk, 4096)
+	go func() {
+		defer close(ch)
+		for {
+			buf := make([]byte, 64<<10)
+			n, err := src.Read(buf)
+			if n > 0 {
+				ch <- chunk{time.Now().Add(delay), buf[:n]}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for c := range ch {
+		time.Sleep(time.Until(c.due))
+		if _, err := dst.Write(c.b); err != nil {
+			break
+		}
+	}
+	_ = dst.Close()
+	_ = src.Close()
+	for range ch {
+		// the reader ends on the closed src; let it finish
 	}
 }
 
