@@ -65,14 +65,37 @@ func ParseStatCSV(data []byte) ([]StatRow, error) {
 			h.typ = i
 		}
 	}
-	rows := make([]StatRow, 0, strings.Count(rest, "\n")+1)
+	nrows := strings.Count(rest, "\n") + 1
+	rows := make([]StatRow, 0, nrows)
+	// Every row's cells share one backing array, split in one pass:
+	// strings.Split per row (a count pass, a split pass, an allocation)
+	// was a quarter of a fleet show_stat's client CPU.
+	slab := make([]string, 0, nrows*len(h.names))
 	for rest != "" {
 		var rec []string
-		if rec, rest, err = nextRecord(rest); err != nil {
-			return nil, fmt.Errorf("statistics CSV: %w", err)
-		}
-		if rec == nil {
+		line, after, _ := strings.Cut(rest, "\n")
+		line = strings.TrimSuffix(line, "\r")
+		switch {
+		case line == "":
+			rest = after
 			continue // empty line
+		case !strings.Contains(line, `"`):
+			start := len(slab)
+			for {
+				i := strings.IndexByte(line, ',')
+				if i < 0 {
+					slab = append(slab, line)
+					break
+				}
+				slab = append(slab, line[:i])
+				line = line[i+1:]
+			}
+			// capped: an append to one row never writes into the next
+			rec, rest = slab[start:len(slab):len(slab)], after
+		default:
+			if rec, rest, err = nextRecord(rest); err != nil {
+				return nil, fmt.Errorf("statistics CSV: %w", err)
+			}
 		}
 		if len(rec) > len(h.names) {
 			rec = rec[:len(h.names)]
