@@ -14,6 +14,8 @@
 //	[[burst:N]]       ask for N commands (echo burst-i) in one response, then
 //	                  answer "ran N commands": a flood of CLI events
 //	[[reply:TEXT]]    answer TEXT
+//	[[gate:NAME]]     wait until Open(NAME) (or the client goes away), then
+//	                  answer "through gate NAME": runs held open at will
 //	anything else     answer Prefix + "reply to: <prompt>"
 //
 // A request for the model MissingModel is answered 400 model_not_found.
@@ -60,9 +62,12 @@ type Endpoint struct {
 	stop chan struct{}
 	once sync.Once
 
-	mu    sync.Mutex
-	reqs  []Request
-	calls int
+	mu          sync.Mutex
+	reqs        []Request
+	calls       int
+	inFlight    int                      // requests being answered now
+	maxInFlight int                      // the most answered at once
+	gates       map[string]chan struct{} // [[gate:NAME]], closed by Open
 }
 
 // Start serves an endpoint on addr ("127.0.0.1:0" for any free port).
@@ -103,6 +108,40 @@ func (e *Endpoint) Requests() []Request {
 	return append([]Request(nil), e.reqs...)
 }
 
+// InFlight returns how many requests are being answered now, and the most
+// that were at once since the endpoint started: each running CLI turn
+// holds one, so it counts the CLI runs that overlapped.
+func (e *Endpoint) InFlight() (now, most int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.inFlight, e.maxInFlight
+}
+
+// Open lets the requests waiting at [[gate:name]], and any later ones,
+// through.
+func (e *Endpoint) Open(name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	g := e.gateLocked(name)
+	select {
+	case <-g:
+	default:
+		close(g)
+	}
+}
+
+func (e *Endpoint) gateLocked(name string) chan struct{} {
+	if e.gates == nil {
+		e.gates = map[string]chan struct{}{}
+	}
+	g, ok := e.gates[name]
+	if !ok {
+		g = make(chan struct{})
+		e.gates[name] = g
+	}
+	return g
+}
+
 // RequestsWith returns the requests whose prompt contains s.
 func (e *Endpoint) RequestsWith(s string) []Request {
 	var out []Request
@@ -126,7 +165,7 @@ type contentPart struct {
 	Text string `json:"text"`
 }
 
-var directiveRE = regexp.MustCompile(`\[\[(401|hang|shell|reply|burst)(?::((?s).*?))?\]\]`)
+var directiveRE = regexp.MustCompile(`\[\[(401|hang|shell|reply|burst|gate)(?::((?s).*?))?\]\]`)
 
 func (e *Endpoint) responses(w http.ResponseWriter, r *http.Request) {
 	var body struct {
@@ -163,7 +202,14 @@ func (e *Endpoint) responses(w http.ResponseWriter, r *http.Request) {
 	e.reqs = append(e.reqs, req)
 	e.calls++
 	n := e.calls
+	e.inFlight++
+	e.maxInFlight = max(e.maxInFlight, e.inFlight)
 	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		e.inFlight--
+		e.mu.Unlock()
+	}()
 
 	if body.Model == MissingModel {
 		writeError(w, http.StatusBadRequest, "model_not_found", "model",
@@ -203,6 +249,16 @@ func (e *Endpoint) responses(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		e.stream(w, n, message(n, fmt.Sprintf("ran %d commands", len(req.Outputs))))
+	case "gate":
+		e.mu.Lock()
+		g := e.gateLocked(arg)
+		e.mu.Unlock()
+		select {
+		case <-g:
+			e.stream(w, n, message(n, "through gate "+arg))
+		case <-r.Context().Done():
+		case <-e.stop:
+		}
 	case "reply":
 		e.stream(w, n, message(n, arg))
 	default:
