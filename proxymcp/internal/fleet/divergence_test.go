@@ -39,6 +39,17 @@ func TestDiverge(t *testing.T) {
 			"a": {{Kind: KindMapEntry, Key: "k", Fields: []Field{{FieldValue, "v1"}}}, {Kind: KindMapEntry, Key: "k", Fields: []Field{{FieldValue, "v2"}}}},
 			"b": {{Kind: KindMapEntry, Key: "k", Fields: []Field{{FieldValue, "v1"}}}}},
 			[]string{"k: a value v1 | v2, b value v1"}},
+		// the comparison stops at the first differing value; the report
+		// still names every instance's value
+		{"only the last of four differs", []string{"a", "b", "c", "d"}, map[string][]Item{
+			"a": {srvItem("b/s", "UP", "1")}, "b": {srvItem("b/s", "UP", "1")}, "c": {srvItem("b/s", "UP", "1")}, "d": {srvItem("b/s", "UP", "3")}},
+			[]string{"b/s: a weight 1, b weight 1, c weight 1, d weight 3"}},
+		{"first absent, the others agree", []string{"a", "b", "c"}, map[string][]Item{
+			"b": {srvItem("b/s", "UP", "1")}, "c": {srvItem("b/s", "UP", "1")}},
+			[]string{"b/s: a absent, b present, c present"}},
+		{"first absent, the others differ", []string{"a", "b", "c"}, map[string][]Item{
+			"b": {srvItem("b/s", "UP", "1")}, "c": {srvItem("b/s", "DOWN", "1")}},
+			[]string{"b/s: a absent, b UP, c DOWN"}},
 		{"empty value", []string{"a", "b"}, map[string][]Item{
 			"a": {{Kind: KindMapEntry, Key: "k", Fields: []Field{{FieldValue, ""}}}},
 			"b": {{Kind: KindMapEntry, Key: "k", Fields: []Field{{FieldValue, "v"}}}}},
@@ -53,6 +64,12 @@ func TestDiverge(t *testing.T) {
 	want := map[string]map[string]string{FieldPresent: {"a": "yes", "b": "yes", "c": "no"}, FieldWeight: {"a": "1", "b": "2"}}
 	if !reflect.DeepEqual(d[0].Differences, want) || d[0].Kind != KindServer || d[0].Object != "b/s" {
 		t.Errorf("%+v", d[0])
+	}
+	d = Diverge([]string{"a", "b", "c", "d"}, map[string][]Item{
+		"a": {srvItem("b/s", "UP", "1")}, "b": {srvItem("b/s", "UP", "1")}, "c": {srvItem("b/s", "DOWN", "1")}, "d": {srvItem("b/s", "UP", "1")}})
+	want = map[string]map[string]string{FieldStatus: {"a": "UP", "b": "UP", "c": "DOWN", "d": "UP"}}
+	if len(d) != 1 || !reflect.DeepEqual(d[0].Differences, want) {
+		t.Errorf("one differing field of four instances: %+v, want only %v", d, want)
 	}
 }
 
