@@ -11,6 +11,7 @@ package metrics
 import (
 	"net/http"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,6 +41,49 @@ type Metrics struct {
 	approvals    *prometheus.CounterVec
 	backendReqs  *prometheus.CounterVec
 	backendDur   *prometheus.HistogramVec
+
+	// The children of requests and tool calls, looked up once per label
+	// set: every call records on them, and a Vec's lookup hashes the label
+	// values under its own lock each time. The label sets are closed
+	// (methods, registered tools), so the caches stay small; a series still
+	// appears only once recorded.
+	mu        sync.RWMutex
+	counters  map[childKey]prometheus.Counter
+	observers map[childKey]prometheus.Observer
+}
+
+// childKey names a child: its family (the Vec) and label values.
+type childKey struct {
+	vec  any
+	a, b string
+}
+
+func (m *Metrics) counter(v *prometheus.CounterVec, a, b string) prometheus.Counter {
+	k := childKey{v, a, b}
+	m.mu.RLock()
+	c, ok := m.counters[k]
+	m.mu.RUnlock()
+	if !ok {
+		c = v.WithLabelValues(a, b)
+		m.mu.Lock()
+		m.counters[k] = c
+		m.mu.Unlock()
+	}
+	return c
+}
+
+func (m *Metrics) observer(v *prometheus.HistogramVec, a string) prometheus.Observer {
+	k := childKey{v, a, ""}
+	m.mu.RLock()
+	o, ok := m.observers[k]
+	m.mu.RUnlock()
+	if !ok {
+		o = v.WithLabelValues(a)
+		m.mu.Lock()
+		m.observers[k] = o
+		m.mu.Unlock()
+	}
+	return o
 }
 
 // Sub-millisecond to a minute: a ping takes microseconds, a query minutes.
@@ -53,7 +97,7 @@ func New(server, version string) *Metrics {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	f := func(c prometheus.Collector) { reg.MustRegister(c) }
 	l := prometheus.Labels{"server": server}
-	m := &Metrics{reg: reg}
+	m := &Metrics{reg: reg, counters: map[childKey]prometheus.Counter{}, observers: map[childKey]prometheus.Observer{}}
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcpfleet_build_info", Help: "Always 1: the server's name, version and Go version.", ConstLabels: l},
 		[]string{"version", "goversion"})
 	build.WithLabelValues(version, runtime.Version()).Set(1)
@@ -94,14 +138,14 @@ func (m *Metrics) Handler() http.Handler {
 
 // Request records one answered MCP request.
 func (m *Metrics) Request(method, outcome string, d time.Duration) {
-	m.requests.WithLabelValues(method, outcome).Inc()
-	m.requestDur.WithLabelValues(method).Observe(d.Seconds())
+	m.counter(m.requests, method, outcome).Inc()
+	m.observer(m.requestDur, method).Observe(d.Seconds())
 }
 
 // ToolCall records one finished tool call.
 func (m *Metrics) ToolCall(tool, outcome string, d time.Duration) {
-	m.toolCalls.WithLabelValues(tool, outcome).Inc()
-	m.toolDur.WithLabelValues(tool).Observe(d.Seconds())
+	m.counter(m.toolCalls, tool, outcome).Inc()
+	m.observer(m.toolDur, tool).Observe(d.Seconds())
 }
 
 // Inflight adds delta to the calls running now.

@@ -74,7 +74,9 @@ func BenchmarkReadToolPipeline(b *testing.B) {
 // shows in the figure: compare runs made side by side.
 //
 // PING_BIN=/path/to/server measures another stdio server the same way (an
-// older build, a peer), side by side with this one.
+// older build, a peer, internal/bareping: bare mcp-go, the floor), side by
+// side with this one; PING_ENV adds space-separated NAME=value settings the
+// server needs (PING_ENV=STREAM_BROKERS=127.0.0.1:1 for streammcp).
 func BenchmarkStdioPing(b *testing.B) {
 	bin := os.Getenv("PING_BIN")
 	if bin == "" {
@@ -83,7 +85,7 @@ func BenchmarkStdioPing(b *testing.B) {
 	for _, traced := range []bool{false, true} {
 		b.Run(fmt.Sprintf("tracing=%v", traced), func(b *testing.B) {
 			cmd := exec.Command(bin)
-			cmd.Env = []string{"MCP_AUDIT_LOG=off", "LOG_LEVEL=warn"}
+			cmd.Env = append([]string{"MCP_AUDIT_LOG=off", "LOG_LEVEL=warn"}, strings.Fields(os.Getenv("PING_ENV"))...)
 			if traced {
 				rcv := otlptest.Start(b)
 				cmd.Env = append(cmd.Env, "OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.URL)

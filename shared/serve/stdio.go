@@ -171,6 +171,92 @@ func (g *stdioGate) admit(line []byte) []byte {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return line
 	}
+	if id, decided := g.admitFast(trimmed); decided {
+		if id != nil {
+			g.mu.Lock()
+			g.pending[normalizeID(id)]++
+			g.mu.Unlock()
+		}
+		return line
+	}
+	return g.admitSlow(line, trimmed)
+}
+
+// admitFast is admitSlow for the common line — valid JSON, plain keys, a
+// plain method that is no alias and not a cancellation — without decoding
+// it: it returns the id to await (nil for none) and decided true, or
+// decided false to leave the line to admitSlow. TestAdmitFastAgrees holds
+// it to admitSlow's answers.
+func (g *stdioGate) admitFast(trimmed []byte) (id json.RawMessage, decided bool) {
+	if !json.Valid(trimmed) {
+		return nil, true // admitSlow's decoding fails too: nothing to await
+	}
+	var f [maxTopFields]topField
+	n, ok := topFields(trimmed, &f)
+	if !ok {
+		return nil, false
+	}
+	// The alias rewrite reads the exact key "method" (a map), the request
+	// the case-insensitive one (a struct). A member named twice goes to
+	// admitSlow: encoding/json's rules for repeats are its own.
+	var exactMethod, method, params, rawID []byte
+	for _, m := range f[:n] {
+		var slot *[]byte
+		switch {
+		case bytes.EqualFold(m.key, []byte("method")):
+			slot = &method
+			if string(m.key) == "method" {
+				if exactMethod != nil {
+					return nil, false
+				}
+				exactMethod = m.val
+			}
+		case bytes.EqualFold(m.key, []byte("id")):
+			slot = &rawID
+		case bytes.EqualFold(m.key, []byte("params")):
+			slot = &params
+		default:
+			continue
+		}
+		if *slot != nil {
+			return nil, false
+		}
+		*slot = m.val
+	}
+	if len(g.aliases) > 0 && exactMethod != nil {
+		name, plain := plainString(exactMethod)
+		if !plain {
+			return nil, false
+		}
+		if _, alias := g.aliases[string(name)]; alias {
+			return nil, false
+		}
+	}
+	if params != nil && params[0] != '{' && string(params) != "null" {
+		return nil, true // params is no object: the decoding fails
+	}
+	if method == nil || string(method) == "null" {
+		return nil, true // no method: nothing to await
+	}
+	name, plain := plainString(method)
+	switch {
+	case !plain && method[0] == '"':
+		return nil, false // escapes
+	case !plain:
+		return nil, true // not a string: the decoding fails
+	case len(name) == 0:
+		return nil, true
+	case string(name) == "notifications/cancelled":
+		return nil, false
+	}
+	if len(rawID) == 0 || string(rawID) == "null" {
+		return nil, true
+	}
+	return rawID, true
+}
+
+// admitSlow is admit with encoding/json, for every line admitFast leaves.
+func (g *stdioGate) admitSlow(line, trimmed []byte) []byte {
 	if len(g.aliases) > 0 {
 		if re := rewriteMethod(trimmed, g.aliases); !bytes.Equal(re, trimmed) {
 			line = append(re, '\n')
@@ -262,6 +348,23 @@ func (t *stdoutTap) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n, err := t.w.Write(p)
+	if len(t.line) == 0 {
+		// The usual write is whole lines (mcp-go writes one message and
+		// its newline at once): inspect them in place, keep only a rest.
+		rest := p[:n]
+		for {
+			i := bytes.IndexByte(rest, '\n')
+			if i < 0 {
+				break
+			}
+			t.inspect(rest[:i])
+			rest = rest[i+1:]
+		}
+		if len(rest) > 0 {
+			t.line = append(t.line, rest...)
+		}
+		return n, err
+	}
 	t.line = append(t.line, p[:n]...)
 	for {
 		i := bytes.IndexByte(t.line, '\n')
@@ -288,6 +391,82 @@ func (t *stdoutTap) inspect(msg []byte) {
 // "error" once the id is known, so a large result (mcp-go writes the id
 // first) is not parsed a second time.
 func responseID(msg []byte) (json.RawMessage, bool) {
+	if id, isResp, ok := responseIDFast(msg); ok {
+		return id, isResp
+	}
+	return responseIDSlow(msg)
+}
+
+// responseIDFast is responseIDSlow by scanning bytes (see topFields); ok
+// false leaves msg to responseIDSlow (a key with escapes, text it cannot
+// scan). TestResponseIDFastAgrees holds it to responseIDSlow's answers.
+func responseIDFast(msg []byte) (id json.RawMessage, isResp, ok bool) {
+	i := skipWS(msg, 0)
+	if i >= len(msg) || msg[i] != '{' {
+		return nil, false, false
+	}
+	i = skipWS(msg, i+1)
+	if i < len(msg) && msg[i] == '}' {
+		return nil, false, false
+	}
+	for {
+		if i >= len(msg) || msg[i] != '"' {
+			return nil, false, false
+		}
+		k := i + 1
+		for k < len(msg) && msg[k] != '"' {
+			if c := msg[k]; c == '\\' || c < 0x20 {
+				return nil, false, false
+			}
+			k++
+		}
+		if k >= len(msg) {
+			return nil, false, false
+		}
+		key := msg[i+1 : k]
+		i = skipWS(msg, k+1)
+		if i >= len(msg) || msg[i] != ':' {
+			return nil, false, false
+		}
+		i = skipWS(msg, i+1)
+		switch string(key) {
+		case "method":
+			return nil, false, true
+		case "result", "error":
+			if len(id) > 0 {
+				return id, true, true
+			}
+		}
+		end, good := skipValue(msg, i)
+		if !good {
+			return nil, false, false
+		}
+		if !json.Valid(msg[i:end]) {
+			return nil, false, false
+		}
+		if string(key) == "id" {
+			id = msg[i:end]
+		}
+		i = skipWS(msg, end)
+		if i >= len(msg) {
+			return nil, false, false
+		}
+		switch msg[i] {
+		case ',':
+			i = skipWS(msg, i+1)
+		case '}':
+			if skipWS(msg, i+1) != len(msg) {
+				return nil, false, false
+			}
+			return id, len(id) > 0, true
+		default:
+			return nil, false, false
+		}
+	}
+}
+
+// responseIDSlow is responseID with encoding/json's decoder.
+func responseIDSlow(msg []byte) (json.RawMessage, bool) {
 	dec := json.NewDecoder(bytes.NewReader(msg))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil, false
