@@ -159,6 +159,9 @@ func previewText(name string, pl Plan, pv Preview) string {
 type confirmation struct {
 	Code    string    `json:"code"`
 	Expires time.Time `json:"expires"`
+	// InTask is set when the call runs as a task: the text says why the
+	// client was not asked even if it declared elicitation.
+	InTask bool `json:"-"`
 }
 
 // PreviewResult is the structured content of a dry run or of a
@@ -199,6 +202,10 @@ func (p *Pipeline) previewResult(name string, pl Plan, pv Preview, conf *confirm
 		fmt.Fprintf(&b, "\n\nShow this preview to the user. If they approve, call %s again with the same arguments and confirm: %q. "+
 			"The code works once, only for these arguments and this target, until %s.",
 			name, conf.Code, conf.Expires.UTC().Format(time.RFC3339))
+	}
+	if conf != nil && conf.InTask {
+		b.WriteString(" This call runs as a task, and a task cannot ask the user for approval on this server " +
+			"(a request from inside a task has no stream to reach the client on), so it needs a confirmation code even if your client supports elicitation.")
 	}
 	return mcp.NewToolResultStructured(out, b.String())
 }

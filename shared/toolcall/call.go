@@ -110,7 +110,16 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 		return p.run(ctx, rec, start, pl, audit.ByConfirmationCode)
 	}
 
-	switch p.askVia(ctx) {
+	// A task's run outlives its request: mcp-go v1.2.1 has no input_required
+	// task status and loses an elicitation/create sent from inside a task
+	// (the client is never asked and the task hangs until
+	// MCP_APPROVAL_TIMEOUT), so a task never asks; it takes the fallback.
+	inTask := req.Params.Task != nil
+	ask := askNone
+	if !inTask {
+		ask = p.askVia(ctx)
+	}
+	switch ask {
 	case askRoundTrip:
 		return p.roundTrip(ctx, rec, start, tool.Name, pl, binding, req)
 	case askSession:
@@ -121,6 +130,11 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 		return res, err
 	}
 
+	if p.cfg.Approval.Fallback == approval.Refuse && inTask {
+		return finish(nil, audit.Refused, &mcperr.Error{Kind: mcperr.Permission,
+			Op:   fmt.Sprintf("refused %s: this %s call needs a person's approval, a task cannot ask one (run as a task, the call has no way to reach the client), and MCP_APPROVAL_FALLBACK=refuse; nothing was changed", tool.Name, pl.Class),
+			Hint: "call it without a task, from a client that supports elicitation, or ask the operator to allow confirmation codes (MCP_APPROVAL_FALLBACK=confirm)"})
+	}
 	if p.cfg.Approval.Fallback == approval.Refuse {
 		return finish(nil, audit.Refused, &mcperr.Error{Kind: mcperr.Permission,
 			Op:   fmt.Sprintf("refused %s: this %s call needs a person's approval and this client cannot ask one (it did not declare elicitation), and MCP_APPROVAL_FALLBACK=refuse; nothing was changed", tool.Name, pl.Class),
@@ -136,7 +150,7 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 	if err != nil {
 		return finish(nil, audit.Refused, mcperr.Wrap(err, "issue a confirmation code for "+tool.Name, ""))
 	}
-	return finish(p.previewResult(tool.Name, pl, pv, &confirmation{Code: c, Expires: p.now().Add(p.cfg.Approval.Timeout)}), audit.Pending, nil)
+	return finish(p.previewResult(tool.Name, pl, pv, &confirmation{Code: c, Expires: p.now().Add(p.cfg.Approval.Timeout), InTask: inTask}), audit.Pending, nil)
 }
 
 // run writes the intent record (synced), runs the plan, and writes the

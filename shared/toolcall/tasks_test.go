@@ -265,3 +265,66 @@ func readAudit(t *testing.T, path string) []map[string]any {
 	e := &env{t: t, audit: path}
 	return e.records()
 }
+
+// TestTaskNeverElicits: a task's run outlives its request, and mcp-go
+// v1.2.1 loses an elicitation/create sent from inside a task (the person
+// is never asked, the task hangs until the approval timeout). So a
+// destructive call run as a task, from a client that declared elicitation,
+// takes the fallback: the preview and a code saying why (confirm), or a
+// refusal naming the task (refuse); nothing is changed either way.
+func TestTaskNeverElicits(t *testing.T) {
+	for _, tc := range []struct {
+		fallback approval.Fallback
+		want     []string
+		isError  bool
+	}{
+		{approval.Confirm, []string{"Approval needed — nothing was changed yet.", `confirm: \"mcpc`, "This call runs as a task, and a task cannot ask the user"}, false},
+		{approval.Refuse, []string{"a task cannot ask one", "MCP_APPROVAL_FALLBACK=refuse; nothing was changed", "call it without a task"}, true},
+	} {
+		t.Run(string(tc.fallback), func(t *testing.T) {
+			e := newTaskEnv(t, toolcall.Config{Approval: approval.Config{Policy: approval.Destructive, Fallback: tc.fallback}}, true)
+			s := &rawSession{t: t, url: e.url}
+			s.rpc("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}`)
+			s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			before, _ := e.store.snapshot()
+			done := make(chan string, 1)
+			go func() {
+				// A task that elicited would never finish: tasks/result would wait.
+				a := s.rpc("tools/call", `{"name":"delete_value","arguments":{"key":"b"},"task":{}}`)
+				var created struct{ Task struct{ TaskID string } }
+				json.Unmarshal(a.Result, &created)
+				done <- created.Task.TaskID
+			}()
+			var id string
+			select {
+			case id = <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("no task created")
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			var got rpcAnswer
+			for {
+				got = s.rpc("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))
+				if !strings.Contains(string(got.Result), `"status":"working"`) || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if !strings.Contains(string(got.Result), `"status":"completed"`) {
+				t.Fatalf("task %s, want completed without asking anyone", got.Result)
+			}
+			r := s.rpc("tasks/result", fmt.Sprintf(`{"taskId":%q}`, id))
+			for _, w := range tc.want {
+				if !strings.Contains(string(r.Result), w) {
+					t.Errorf("task result lacks %q: %s", w, r.Result)
+				}
+			}
+			if strings.Contains(string(r.Result), `"isError":true`) != tc.isError {
+				t.Errorf("task result isError, want %v: %s", tc.isError, r.Result)
+			}
+			if after, _ := e.store.snapshot(); fmt.Sprint(after) != fmt.Sprint(before) {
+				t.Errorf("the task changed the store: %v -> %v", before, after)
+			}
+		})
+	}
+}

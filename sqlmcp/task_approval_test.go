@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpfleet/mcpfleet/shared/e2e"
+)
+
+// asker is a person behind an eliciting client: each request is handed to
+// the test, which answers it.
+type asker struct {
+	asked  chan mcp.ElicitationRequest
+	answer chan mcp.ElicitationResponseAction
+}
+
+func (a *asker) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	a.asked <- req
+	select {
+	case act := <-a.answer:
+		return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: act}}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// dialEliciting is dialTasks with mcp-go's client declaring elicitation
+// and keeping the standalone GET stream open (the only stream a request
+// from a task, which outlives its POST, can reach the client on).
+func dialEliciting(t *testing.T, url string, a *asker) *taskClient {
+	t.Helper()
+	conn := &http.Transport{}
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(&http.Client{Transport: conn}), transport.WithContinuousListening())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION), client.WithElicitationHandler(a))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "sqlmcp-task-approval-test", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	tc := &taskClient{t: t, c: c, tr: tr, conn: conn}
+	tc.n.Store(1000)
+	t.Cleanup(func() { c.Close() })
+	return tc
+}
+
+// TestApprovalInsideATask: a task-augmented DROP TABLE goes through the
+// same approval as a plain call. A client without elicitation gets the
+// preview and a confirmation code as the task's result, nothing dropped;
+// a second task with confirm drops the table, and the code cannot be
+// replayed. mcp-go v1.2.1 has no input_required task status and loses an
+// elicitation sent from inside a task, so a client that elicits (mcp-go's,
+// listening on the GET stream) gets the code in a task too, with the
+// reason, while a plain call from it asks the person.
+func TestApprovalInsideATask(t *testing.T) {
+	ctx := t.Context()
+	for _, s := range []string{"CREATE SCHEMA sales.e2etaskappr",
+		"CREATE TABLE sales.e2etaskappr.coded (id INTEGER)", "CREATE TABLE sales.e2etaskappr.asked (id INTEGER)"} {
+		if err := trino.Exec(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { trino.Exec(context.Background(), "DROP SCHEMA sales.e2etaskappr CASCADE") })
+	exists := func(table string) bool {
+		t.Helper()
+		d, err := trino.Dump(ctx, "sales", "e2etaskappr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(d, table)
+	}
+	bin := e2e.Build(t, ".")
+	srv := e2e.StartHTTP(t, bin, engineEnv(t, "SQLENGINE_ALLOW_WRITE_QUERIES=true", "SQLENGINE_SCHEMA=e2etaskappr"))
+	result := func(tc *taskClient, id string) string {
+		t.Helper()
+		if st, _ := tc.poll(id); st[len(st)-1] != "completed" {
+			t.Fatalf("task %s: statuses %v, want completed", id, st)
+		}
+		res, err := tc.raw("tasks/result", map[string]any{"taskId": id})
+		if err != nil {
+			t.Fatalf("tasks/result: %v", err)
+		}
+		return string(res)
+	}
+
+	t.Run("no elicitation: confirmation code", func(t *testing.T) {
+		tc := dialTasks(t, srv.MCPURL(), 30*time.Second)
+		drop := "DROP TABLE coded"
+		res := result(tc, tc.create(map[string]any{"query": drop}).TaskId)
+		var r mcp.CallToolResult
+		if err := json.Unmarshal([]byte(res), &r); err != nil || r.IsError || len(r.Content) == 0 {
+			t.Fatalf("first task's result %s (%v)", res, err)
+		}
+		text := r.Content[0].(mcp.TextContent).Text
+		if !strings.Contains(text, "Approval needed — nothing was changed yet.") || !strings.Contains(text, "sales.e2etaskappr.coded") || !strings.Contains(text, `confirm: "`) {
+			t.Fatalf("first task's result, want the preview and a code: %s", text)
+		}
+		if !exists("coded") {
+			t.Fatal("the first task dropped the table before approval")
+		}
+		i := strings.Index(text, `confirm: "`) + len(`confirm: "`)
+		code := text[i : i+strings.Index(text[i:], `"`)]
+		res = result(tc, tc.create(map[string]any{"query": drop, "confirm": code}).TaskId)
+		if strings.Contains(res, `"isError":true`) {
+			t.Fatalf("the confirmed task failed: %s", res)
+		}
+		if exists("coded") {
+			t.Errorf("the confirmed task did not drop the table: %s", res)
+		}
+		// The code was used up by the task: a replay is refused.
+		res = result(tc, tc.create(map[string]any{"query": drop, "confirm": code}).TaskId)
+		if !strings.Contains(res, `"isError":true`) {
+			t.Errorf("a replayed code: %s, want a refusal", res)
+		}
+	})
+
+	t.Run("eliciting client: a code in a task, asked in a plain call", func(t *testing.T) {
+		a := &asker{asked: make(chan mcp.ElicitationRequest, 1), answer: make(chan mcp.ElicitationResponseAction, 1)}
+		cl := dialEliciting(t, srv.MCPURL(), a)
+		drop := "DROP TABLE asked"
+		res := result(cl, cl.create(map[string]any{"query": drop}).TaskId)
+		select {
+		case <-a.asked:
+			t.Error("the person was asked from inside the task")
+		default:
+		}
+		if !strings.Contains(res, "Approval needed — nothing was changed yet.") || !strings.Contains(res, "This call runs as a task, and a task cannot ask the user") ||
+			!strings.Contains(res, `confirm: \"`) || strings.Contains(res, `"isError":true`) {
+			t.Fatalf("the task's result, want the preview, a code and why: %s", res)
+		}
+		if !exists("asked") {
+			t.Fatal("the task dropped the table before approval")
+		}
+		var r mcp.CallToolResult
+		if err := json.Unmarshal([]byte(res), &r); err != nil {
+			t.Fatal(err)
+		}
+		text := r.Content[0].(mcp.TextContent).Text
+		i := strings.Index(text, `confirm: "`) + len(`confirm: "`)
+		code := text[i : i+strings.Index(text[i:], `"`)]
+		// The same client in a plain call is asked (and declines): the
+		// fallback is for tasks only.
+		a.answer <- mcp.ElicitationResponseActionDecline
+		plain, err := cl.raw("tools/call", map[string]any{"name": "execute_query", "arguments": map[string]any{"query": drop}})
+		select {
+		case req := <-a.asked:
+			if !strings.Contains(req.Params.Message, "sales.e2etaskappr.asked") {
+				t.Errorf("elicitation message %q, want the table named", req.Params.Message)
+			}
+		default:
+			t.Errorf("the plain call did not ask the person: %s %v", plain, err)
+		}
+		if !exists("asked") {
+			t.Fatalf("the declined plain call dropped the table: %s", plain)
+		}
+		res = result(cl, cl.create(map[string]any{"query": drop, "confirm": code}).TaskId)
+		if strings.Contains(res, `"isError":true`) || exists("asked") {
+			t.Errorf("the confirmed task did not drop the table: %s", res)
+		}
+	})
+}
