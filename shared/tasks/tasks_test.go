@@ -15,6 +15,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/shared/e2e/rawmcp"
 )
 
 // rig is an mcp-go server with one task-capable tool "slow" behind
@@ -88,72 +90,21 @@ func (rg *rig) ended() []string {
 }
 
 // session is one MCP session over raw HTTP requests: each call is a new
-// request (a client may disconnect between them).
+// request (a client may disconnect between them), with a short client
+// timeout of 2 s.
 type session struct {
-	t   *testing.T
-	url string
-	id  string
-	n   int
+	*rawmcp.Session
+	t *testing.T
 }
 
 func (rg *rig) connect(t *testing.T) *session {
-	s := &session{t: t, url: rg.url}
-	s.rpc("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
-	s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s := &session{Session: rawmcp.New(t, rg.url+"/mcp", &http.Client{Timeout: 2 * time.Second}), t: t}
+	s.RPC("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	s.Post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return s
 }
 
-func (s *session) post(body string) []byte {
-	s.t.Helper()
-	req, _ := http.NewRequest("POST", s.url+"/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if s.id != "" {
-		req.Header.Set("Mcp-Session-Id", s.id)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // a short client timeout
-	defer cancel()
-	res, err := http.DefaultClient.Do(req.WithContext(ctx))
-	if err != nil {
-		s.t.Fatalf("POST %s: %v", body, err)
-	}
-	defer res.Body.Close()
-	if id := res.Header.Get("Mcp-Session-Id"); id != "" {
-		s.id = id
-	}
-	b, _ := io.ReadAll(res.Body)
-	// An SSE answer carries the JSON in data lines, after any notifications.
-	if bytes.HasPrefix(b, []byte("event:")) || bytes.HasPrefix(b, []byte("data:")) {
-		var last []byte
-		for _, line := range bytes.Split(b, []byte("\n")) {
-			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok && bytes.Contains(d, []byte(`"id"`)) {
-				last = d
-			}
-		}
-		b = last
-	}
-	return b
-}
-
-type answer struct {
-	Result json.RawMessage
-	Error  *struct {
-		Code    int
-		Message string
-	}
-}
-
-func (s *session) rpc(method, params string) answer {
-	s.t.Helper()
-	s.n++
-	b := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, s.n, method, params))
-	var a answer
-	if err := json.Unmarshal(b, &a); err != nil {
-		s.t.Fatalf("%s: answer %q: %v", method, b, err)
-	}
-	return a
-}
+type answer = rawmcp.Answer
 
 type task struct {
 	TaskID        string `json:"taskId"`
@@ -164,7 +115,7 @@ type task struct {
 
 func (s *session) create(params string) (task, answer) {
 	s.t.Helper()
-	a := s.rpc("tools/call", params)
+	a := s.RPC("tools/call", params)
 	var r struct{ Task task }
 	if a.Error == nil {
 		json.Unmarshal(a.Result, &r)
@@ -173,7 +124,7 @@ func (s *session) create(params string) (task, answer) {
 }
 
 func (s *session) get(id string) (task, answer) {
-	a := s.rpc("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))
+	a := s.RPC("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))
 	var tk task
 	if a.Error == nil {
 		json.Unmarshal(a.Result, &tk)
@@ -216,7 +167,7 @@ func TestTaskOutlivesItsRequestAndCompletes(t *testing.T) {
 		t.Fatalf("status after the request ended = %q (%s), want working", got.Status, got.StatusMessage)
 	}
 	close(rg.release)
-	a = s.rpc("tasks/result", fmt.Sprintf(`{"taskId":%q}`, tk.TaskID))
+	a = s.RPC("tasks/result", fmt.Sprintf(`{"taskId":%q}`, tk.TaskID))
 	if a.Error != nil || !strings.Contains(string(a.Result), "echo: hi") {
 		t.Fatalf("tasks/result = %s %+v", a.Result, a.Error)
 	}
@@ -284,7 +235,7 @@ func TestTaskLimit(t *testing.T) {
 	}
 	// A plain call is not a task and still runs.
 	close(rg.release)
-	if a := s.rpc("tools/call", `{"name":"slow","arguments":{"echo":"sync"}}`); a.Error != nil || !strings.Contains(string(a.Result), "echo: sync") {
+	if a := s.RPC("tools/call", `{"name":"slow","arguments":{"echo":"sync"}}`); a.Error != nil || !strings.Contains(string(a.Result), "echo: sync") {
 		t.Errorf("plain call at the limit: %s %+v", a.Result, a.Error)
 	}
 	// Calls mcp-go refuses store nothing.
@@ -305,7 +256,7 @@ func TestTaskCancelEndsHandler(t *testing.T) {
 	rg := newRig(t, g)
 	s := rg.connect(t)
 	tk, _ := s.create(`{"name":"slow","arguments":{},"task":{}}`)
-	if a := s.rpc("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, tk.TaskID)); a.Error != nil {
+	if a := s.RPC("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, tk.TaskID)); a.Error != nil {
 		t.Fatalf("cancel: %+v", a.Error)
 	}
 	deadline := time.Now().Add(5 * time.Second)
@@ -325,12 +276,12 @@ func TestOtherSessionGetsNotFound(t *testing.T) {
 	owner, other := rg.connect(t), rg.connect(t)
 	tk, _ := owner.create(`{"name":"slow","arguments":{},"task":{}}`)
 	for _, m := range []string{"tasks/get", "tasks/result", "tasks/cancel"} {
-		a := other.rpc(m, fmt.Sprintf(`{"taskId":%q}`, tk.TaskID))
+		a := other.RPC(m, fmt.Sprintf(`{"taskId":%q}`, tk.TaskID))
 		if a.Error == nil || !strings.Contains(a.Error.Message, "not found") {
 			t.Errorf("%s from another session: %s %+v, want not found", m, a.Result, a.Error)
 		}
 	}
-	if a := other.rpc("tasks/list", `{}`); strings.Contains(string(a.Result), tk.TaskID) {
+	if a := other.RPC("tasks/list", `{}`); strings.Contains(string(a.Result), tk.TaskID) {
 		t.Errorf("tasks/list from another session shows the task: %s", a.Result)
 	}
 	if got, _ := owner.get(tk.TaskID); got.Status != "working" {
@@ -360,7 +311,7 @@ func TestStatusMessageFromProgress(t *testing.T) {
 	if got.Status != "working" {
 		t.Errorf("status %q with the progress message, want working", got.Status)
 	}
-	l := s.rpc("tasks/list", `{}`)
+	l := s.RPC("tasks/list", `{}`)
 	var list struct{ Tasks []task }
 	if l.Error != nil || json.Unmarshal(l.Result, &list) != nil || len(list.Tasks) != 1 || list.Tasks[0].StatusMessage != "running: go test ./..." {
 		t.Errorf("tasks/list: %s %+v", l.Result, l.Error)
@@ -371,7 +322,7 @@ func TestStatusMessageFromProgress(t *testing.T) {
 		t.Errorf("another session: %+v", a.Error)
 	}
 	close(rg.release)
-	r := s.rpc("tasks/result", fmt.Sprintf(`{"taskId":%q}`, tk.TaskID))
+	r := s.RPC("tasks/result", fmt.Sprintf(`{"taskId":%q}`, tk.TaskID))
 	if r.Error != nil || !strings.Contains(string(r.Result), "reported active=true notifies=false") {
 		t.Fatalf("tasks/result: %s %+v", r.Result, r.Error)
 	}
@@ -387,12 +338,12 @@ func TestProgressNotificationsPlainCall(t *testing.T) {
 	rg := newRig(t, NewKeeper(Config{}))
 	close(rg.release)
 	s := rg.connect(t)
-	s.n++
-	req, _ := http.NewRequest("POST", s.url+"/mcp", strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"report","arguments":{},"_meta":{"progressToken":"tok-1"}}}`, s.n)))
+	s.N++
+	req, _ := http.NewRequest("POST", s.URL, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"report","arguments":{},"_meta":{"progressToken":"tok-1"}}}`, s.N)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	req.Header.Set("Mcp-Session-Id", s.id)
+	req.Header.Set("Mcp-Session-Id", s.ID)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -407,7 +358,7 @@ func TestProgressNotificationsPlainCall(t *testing.T) {
 	if !bytes.Contains(body, []byte("reported active=true notifies=true")) {
 		t.Errorf("result: %s", body)
 	}
-	if a := s.rpc("tools/call", `{"name":"report","arguments":{}}`); !strings.Contains(string(a.Result), "reported active=false notifies=false") {
+	if a := s.RPC("tools/call", `{"name":"report","arguments":{}}`); !strings.Contains(string(a.Result), "reported active=false notifies=false") {
 		t.Errorf("without a token: %s %+v", a.Result, a.Error)
 	}
 }

@@ -1,10 +1,8 @@
 package toolcall_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpfleet/mcpfleet/shared/approval"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/rawmcp"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
@@ -52,72 +51,26 @@ func newTaskEnv(t *testing.T, cfg toolcall.Config, offer bool) *taskEnv {
 
 // rawSession is one MCP session over separate HTTP requests.
 type rawSession struct {
-	t   *testing.T
-	url string
-	id  string
-	n   int
+	*rawmcp.Session
+	t *testing.T
 }
+
+type rpcAnswer = rawmcp.Answer
+
+// rawClient gives each request 10 s.
+func rawClient() *http.Client { return &http.Client{Timeout: 10 * time.Second} }
 
 func (e *taskEnv) connect(t *testing.T) *rawSession {
-	s := &rawSession{t: t, url: e.url}
-	s.rpc("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
-	s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s := &rawSession{Session: rawmcp.New(t, e.url, rawClient()), t: t}
+	s.RPC("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	s.Post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return s
-}
-
-func (s *rawSession) post(body string) []byte {
-	s.t.Helper()
-	req, _ := http.NewRequest("POST", s.url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if s.id != "" {
-		req.Header.Set("Mcp-Session-Id", s.id)
-	}
-	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		s.t.Fatalf("POST %s: %v", body, err)
-	}
-	defer res.Body.Close()
-	if id := res.Header.Get("Mcp-Session-Id"); id != "" {
-		s.id = id
-	}
-	b, _ := io.ReadAll(res.Body)
-	if bytes.HasPrefix(b, []byte("event:")) || bytes.HasPrefix(b, []byte("data:")) {
-		var last []byte
-		for _, line := range bytes.Split(b, []byte("\n")) {
-			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok && bytes.Contains(d, []byte(`"id"`)) {
-				last = d
-			}
-		}
-		b = last
-	}
-	return b
-}
-
-type rpcAnswer struct {
-	Result json.RawMessage
-	Error  *struct {
-		Code    int
-		Message string
-	}
-}
-
-func (s *rawSession) rpc(method, params string) rpcAnswer {
-	s.t.Helper()
-	s.n++
-	b := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, s.n, method, params))
-	var a rpcAnswer
-	if err := json.Unmarshal(b, &a); err != nil {
-		s.t.Fatalf("%s: answer %q: %v", method, b, err)
-	}
-	return a
 }
 
 // call runs a plain call and returns its result as JSON.
 func (s *rawSession) call(tool string, args string) string {
 	s.t.Helper()
-	a := s.rpc("tools/call", fmt.Sprintf(`{"name":%q,"arguments":%s}`, tool, args))
+	a := s.RPC("tools/call", fmt.Sprintf(`{"name":%q,"arguments":%s}`, tool, args))
 	if a.Error != nil {
 		s.t.Fatalf("%s: %+v", tool, a.Error)
 	}
@@ -128,14 +81,14 @@ func (s *rawSession) call(tool string, args string) string {
 // JSON.
 func (s *rawSession) task(tool string, args string) string {
 	s.t.Helper()
-	a := s.rpc("tools/call", fmt.Sprintf(`{"name":%q,"arguments":%s,"task":{}}`, tool, args))
+	a := s.RPC("tools/call", fmt.Sprintf(`{"name":%q,"arguments":%s,"task":{}}`, tool, args))
 	var created struct {
 		Task struct{ TaskID, Status string }
 	}
 	if a.Error != nil || json.Unmarshal(a.Result, &created) != nil || created.Task.TaskID == "" || created.Task.Status != "working" {
 		s.t.Fatalf("create a %s task: %s %+v", tool, a.Result, a.Error)
 	}
-	r := s.rpc("tasks/result", fmt.Sprintf(`{"taskId":%q}`, created.Task.TaskID))
+	r := s.RPC("tasks/result", fmt.Sprintf(`{"taskId":%q}`, created.Task.TaskID))
 	if r.Error != nil {
 		s.t.Fatalf("tasks/result: %+v", r.Error)
 	}
@@ -187,7 +140,7 @@ func TestAsTaskDeclaresTaskSupport(t *testing.T) {
 			}
 		}
 		s := e.connect(t)
-		a := s.rpc("tools/call", `{"name":"get_value","arguments":{"key":"a"},"task":{}}`)
+		a := s.RPC("tools/call", `{"name":"get_value","arguments":{"key":"a"},"task":{}}`)
 		// Without task support mcp-go answers a task-augmented call as a
 		// plain one.
 		isTask := a.Error == nil && strings.Contains(string(a.Result), `"taskId"`)
@@ -283,14 +236,14 @@ func TestTaskNeverElicits(t *testing.T) {
 	} {
 		t.Run(string(tc.fallback), func(t *testing.T) {
 			e := newTaskEnv(t, toolcall.Config{Approval: approval.Config{Policy: approval.Destructive, Fallback: tc.fallback}}, true)
-			s := &rawSession{t: t, url: e.url}
-			s.rpc("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}`)
-			s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			s := &rawSession{Session: rawmcp.New(t, e.url, rawClient()), t: t}
+			s.RPC("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}`)
+			s.Post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 			before, _ := e.store.snapshot()
 			done := make(chan string, 1)
 			go func() {
 				// A task that elicited would never finish: tasks/result would wait.
-				a := s.rpc("tools/call", `{"name":"delete_value","arguments":{"key":"b"},"task":{}}`)
+				a := s.RPC("tools/call", `{"name":"delete_value","arguments":{"key":"b"},"task":{}}`)
 				var created struct{ Task struct{ TaskID string } }
 				json.Unmarshal(a.Result, &created)
 				done <- created.Task.TaskID
@@ -304,7 +257,7 @@ func TestTaskNeverElicits(t *testing.T) {
 			deadline := time.Now().Add(20 * time.Second)
 			var got rpcAnswer
 			for {
-				got = s.rpc("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))
+				got = s.RPC("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))
 				if !strings.Contains(string(got.Result), `"status":"working"`) || time.Now().After(deadline) {
 					break
 				}
@@ -313,7 +266,7 @@ func TestTaskNeverElicits(t *testing.T) {
 			if !strings.Contains(string(got.Result), `"status":"completed"`) {
 				t.Fatalf("task %s, want completed without asking anyone", got.Result)
 			}
-			r := s.rpc("tasks/result", fmt.Sprintf(`{"taskId":%q}`, id))
+			r := s.RPC("tasks/result", fmt.Sprintf(`{"taskId":%q}`, id))
 			for _, w := range tc.want {
 				if !strings.Contains(string(r.Result), w) {
 					t.Errorf("task result lacks %q: %s", w, r.Result)

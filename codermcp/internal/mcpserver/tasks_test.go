@@ -1,17 +1,16 @@
 package mcpserver_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/rawmcp"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
 )
 
@@ -19,73 +18,19 @@ import (
 // new connection with a 2 s timeout, like a client that gives a call 2 s,
 // disconnects, and comes back later to poll.
 type rawSession struct {
-	t   *testing.T
-	url string
-	id  string
-	n   int
+	*rawmcp.Session
+	t *testing.T
 	// messages are the statusMessages runTask saw while its task worked.
 	messages []string
 }
 
 func (e *env) rawConnect(t *testing.T) *rawSession {
 	t.Helper()
-	s := &rawSession{t: t, url: e.url + "/mcp"}
-	if a := s.rpc("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}`); a.Error != nil {
-		t.Fatalf("initialize: %+v", a.Error)
-	}
-	s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return s
-}
-
-func (s *rawSession) post(body string) []byte {
-	s.t.Helper()
-	req, _ := http.NewRequest("POST", s.url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	if s.id != "" {
-		req.Header.Set("Mcp-Session-Id", s.id)
-	}
 	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	res, err := c.Do(req)
-	if err != nil {
-		s.t.Fatalf("POST %.80s: %v", body, err)
-	}
-	defer res.Body.Close()
-	if id := res.Header.Get("Mcp-Session-Id"); id != "" {
-		s.id = id
-	}
-	b, _ := io.ReadAll(res.Body)
-	if bytes.HasPrefix(b, []byte("event:")) || bytes.HasPrefix(b, []byte("data:")) {
-		var last []byte
-		for _, line := range bytes.Split(b, []byte("\n")) {
-			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok && bytes.Contains(d, []byte(`"id"`)) {
-				last = d
-			}
-		}
-		b = last
-	}
-	return b
+	return &rawSession{Session: rawmcp.Connect(t, e.url+"/mcp", c, "raw"), t: t}
 }
 
-type rawAnswer struct {
-	Result json.RawMessage
-	Error  *struct {
-		Code    int
-		Message string
-	}
-}
-
-func (s *rawSession) rpc(method, params string) rawAnswer {
-	s.t.Helper()
-	s.n++
-	b := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, s.n, method, params))
-	var a rawAnswer
-	if err := json.Unmarshal(b, &a); err != nil {
-		s.t.Fatalf("%s: answer %q: %v", method, b, err)
-	}
-	return a
-}
+type rawAnswer = rawmcp.Answer
 
 type taskInfo struct {
 	TaskID        string `json:"taskId"`
@@ -106,7 +51,7 @@ type toolResult struct {
 func (s *rawSession) runTask(tool string, args map[string]any) ([]string, toolResult) {
 	s.t.Helper()
 	ab, _ := json.Marshal(args)
-	a := s.rpc("tools/call", fmt.Sprintf(`{"name":%q,"arguments":%s,"task":{}}`, tool, ab))
+	a := s.RPC("tools/call", fmt.Sprintf(`{"name":%q,"arguments":%s,"task":{}}`, tool, ab))
 	var created struct{ Task taskInfo }
 	if a.Error != nil || json.Unmarshal(a.Result, &created) != nil || created.Task.TaskID == "" {
 		s.t.Fatalf("create %s task: %s %+v", tool, a.Result, a.Error)
@@ -115,7 +60,7 @@ func (s *rawSession) runTask(tool string, args map[string]any) ([]string, toolRe
 	deadline := time.Now().Add(90 * time.Second)
 	for {
 		var tk taskInfo
-		g := s.rpc("tasks/get", fmt.Sprintf(`{"taskId":%q}`, created.Task.TaskID))
+		g := s.RPC("tasks/get", fmt.Sprintf(`{"taskId":%q}`, created.Task.TaskID))
 		if g.Error != nil || json.Unmarshal(g.Result, &tk) != nil {
 			s.t.Fatalf("tasks/get: %s %+v", g.Result, g.Error)
 		}
@@ -133,7 +78,7 @@ func (s *rawSession) runTask(tool string, args map[string]any) ([]string, toolRe
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	r := s.rpc("tasks/result", fmt.Sprintf(`{"taskId":%q}`, created.Task.TaskID))
+	r := s.RPC("tasks/result", fmt.Sprintf(`{"taskId":%q}`, created.Task.TaskID))
 	var res toolResult
 	if r.Error != nil || json.Unmarshal(r.Result, &res) != nil {
 		s.t.Fatalf("tasks/result: %s %+v", r.Result, r.Error)
@@ -213,7 +158,7 @@ func TestCoderTaskSerialisedWithPlainCalls(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{tasks: &tasks.Config{}})
 	s := e.rawConnect(t)
-	a := s.rpc("tools/call", `{"name":"coder","arguments":{"prompt":"[[shell:sleep 2; echo first]]","sessionId":"ser"},"task":{}}`)
+	a := s.RPC("tools/call", `{"name":"coder","arguments":{"prompt":"[[shell:sleep 2; echo first]]","sessionId":"ser"},"task":{}}`)
 	if a.Error != nil {
 		t.Fatalf("create: %+v", a.Error)
 	}
@@ -243,7 +188,7 @@ func TestCoderTaskCancelStopsEverything(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{tasks: &tasks.Config{}})
 	s := e.rawConnect(t)
-	a := s.rpc("tools/call", `{"name":"coder","arguments":{"prompt":"task never answered [[hang]]"},"task":{}}`)
+	a := s.RPC("tools/call", `{"name":"coder","arguments":{"prompt":"task never answered [[hang]]"},"task":{}}`)
 	var created struct{ Task taskInfo }
 	if a.Error != nil || json.Unmarshal(a.Result, &created) != nil {
 		t.Fatalf("create: %s %+v", a.Result, a.Error)
@@ -258,12 +203,12 @@ func TestCoderTaskCancelStopsEverything(t *testing.T) {
 	if len(codertest.Leftovers(e.h.Marker)) == 0 {
 		t.Fatal("no CLI process is running for the task")
 	}
-	if c := s.rpc("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, created.Task.TaskID)); c.Error != nil {
+	if c := s.RPC("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, created.Task.TaskID)); c.Error != nil {
 		t.Fatalf("tasks/cancel: %+v", c.Error)
 	}
 	waitNoLeftovers(t, e.h.Marker, 10*time.Second)
 	var tk taskInfo
-	g := s.rpc("tasks/get", fmt.Sprintf(`{"taskId":%q}`, created.Task.TaskID))
+	g := s.RPC("tasks/get", fmt.Sprintf(`{"taskId":%q}`, created.Task.TaskID))
 	if json.Unmarshal(g.Result, &tk) != nil || tk.Status != "cancelled" {
 		t.Errorf("status after cancel: %s %+v", g.Result, g.Error)
 	}

@@ -1,0 +1,111 @@
+// Package rawmcp is a test client that speaks MCP's streamable HTTP
+// transport with plain HTTP requests, one request per message. Tests use it
+// where an SDK client would hide what they check: a client that disconnects
+// between calls and polls a task later, raw task-augmented requests, the
+// exact JSON-RPC answer. Only _test files import it.
+package rawmcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// ProtocolVersion is the MCP protocol version the session announces.
+const ProtocolVersion = "2025-11-25"
+
+// Session is one MCP session over separate HTTP requests to one endpoint.
+type Session struct {
+	t testing.TB
+	// URL is the MCP endpoint every message is POSTed to.
+	URL string
+	// ID is the Mcp-Session-Id the server gave; empty before initialize.
+	ID string
+	// N is the JSON-RPC id of the last request RPC sent.
+	N int
+	// Client sends the requests; its timeout is the caller's patience.
+	Client *http.Client
+}
+
+// Answer is a JSON-RPC response: a result or an error.
+type Answer struct {
+	Result json.RawMessage
+	Error  *struct {
+		Code    int
+		Message string
+	}
+}
+
+// New returns a session that has not initialized yet (Connect does both).
+func New(t testing.TB, url string, client *http.Client) *Session {
+	return &Session{t: t, URL: url, Client: client}
+}
+
+// Connect returns a session that has sent initialize (as clientName) and
+// notifications/initialized; an initialize error fails the test.
+func Connect(t testing.TB, url string, client *http.Client, clientName string) *Session {
+	t.Helper()
+	s := New(t, url, client)
+	s.Initialize(clientName)
+	return s
+}
+
+// Initialize sends initialize and notifications/initialized; an error
+// answer fails the test.
+func (s *Session) Initialize(clientName string) {
+	s.t.Helper()
+	if a := s.RPC("initialize", fmt.Sprintf(`{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":%q,"version":"1"}}`, ProtocolVersion, clientName)); a.Error != nil {
+		s.t.Fatalf("initialize: %+v", a.Error)
+	}
+	s.Post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+// Post sends one message and returns the JSON-RPC answer's bytes: the body
+// of a JSON answer, or of an SSE answer the last data line that carries an
+// id (notifications come before it). It remembers the session id.
+func (s *Session) Post(body string) []byte {
+	s.t.Helper()
+	req, _ := http.NewRequest("POST", s.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", ProtocolVersion)
+	if s.ID != "" {
+		req.Header.Set("Mcp-Session-Id", s.ID)
+	}
+	res, err := s.Client.Do(req)
+	if err != nil {
+		s.t.Fatalf("POST %.200s: %v", body, err)
+	}
+	defer res.Body.Close()
+	if id := res.Header.Get("Mcp-Session-Id"); id != "" {
+		s.ID = id
+	}
+	b, _ := io.ReadAll(res.Body)
+	if bytes.HasPrefix(b, []byte("event:")) || bytes.HasPrefix(b, []byte("data:")) {
+		var last []byte
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok && bytes.Contains(d, []byte(`"id"`)) {
+				last = d
+			}
+		}
+		b = last
+	}
+	return b
+}
+
+// RPC sends a request with the next id and decodes the answer; an answer
+// that is not JSON-RPC fails the test.
+func (s *Session) RPC(method, params string) Answer {
+	s.t.Helper()
+	s.N++
+	b := s.Post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, s.N, method, params))
+	var a Answer
+	if err := json.Unmarshal(b, &a); err != nil {
+		s.t.Fatalf("%s: answer %q: %v", method, b, err)
+	}
+	return a
+}
