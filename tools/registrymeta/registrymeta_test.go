@@ -298,6 +298,29 @@ var notServerConfig = map[string]string{
 	"XDG_CONFIG_HOME": "the XDG base directory where sqlmcp finds its profile file; the user's desktop setting, not sqlmcp's",
 }
 
+// taskVars are read by tasks.FromEnv, in shared/tasks, which every server
+// links through the tool-call pipeline; only a server that offers tasks
+// (calls tasks.FromEnv in its own module) reads them.
+var taskVars = map[string]bool{"MCP_TASK_TTL": true, "MCP_MAX_TASKS": true}
+
+// offersTasks reports whether server's own module calls tasks.FromEnv.
+func offersTasks(t *testing.T, server string) bool {
+	t.Helper()
+	found := false
+	err := filepath.WalkDir(filepath.Join(root(t), server), func(p string, d os.DirEntry, err error) error {
+		if err != nil || found || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		found = err == nil && bytes.Contains(b, []byte("tasks.FromEnv("))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
 // read is one variable read found in a server's linked code.
 type read struct {
 	name, how, where string
@@ -410,11 +433,16 @@ func TestServerJSONListsEveryVariable(t *testing.T) {
 				secret[e.Name] = e.IsSecret
 			}
 			rs := reads(t, s)
+			tasksOffered := offersTasks(t, s)
 			var names []string
 			for _, r := range rs {
 				names = append(names, r.name)
 				if why, ok := notServerConfig[r.name]; ok {
 					t.Logf("%s read at %s is not server configuration: %s", r.name, r.where, why)
+					continue
+				}
+				if taskVars[r.name] && !tasksOffered {
+					t.Logf("%s read at %s: %s offers no tasks (never calls tasks.FromEnv)", r.name, r.where, s)
 					continue
 				}
 				if !listed[r.name] {
