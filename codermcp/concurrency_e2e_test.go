@@ -105,12 +105,12 @@ func (c *caller) callAsync(params string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	body := `{"jsonrpc":"2.0","id":1000,"method":"tools/call","params":` + params + `}`
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.url, strings.NewReader(body))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
 	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Mcp-Session-Id", c.session)
+	req.Header.Set("Mcp-Session-Id", c.ID)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return "error: " + err.Error()

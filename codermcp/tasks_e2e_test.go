@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,71 +10,43 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/rawmcp"
 )
 
 // caller is one MCP session over separate HTTP requests with a bearer
 // token (each request a new connection, 10 s client timeout).
 type caller struct {
-	t       *testing.T
-	url     string
-	token   string
-	session string
-	n       int
+	*rawmcp.Session
+	t     *testing.T
+	token string
+}
+
+// newCaller is a caller that has not initialized, on session id session.
+func newCaller(t *testing.T, url, token, session string) *caller {
+	s := rawmcp.New(t, url, &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}})
+	s.Header = http.Header{"Authorization": {"Bearer " + token}}
+	s.ID = session
+	return &caller{Session: s, t: t, token: token}
 }
 
 func dial(t *testing.T, url, subject string) *caller {
 	t.Helper()
-	c := &caller{t: t, url: url, token: e2e.OAuthToken(subject)}
+	c := newCaller(t, url, e2e.OAuthToken(subject), "")
 	if _, a := c.rpc("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"`+subject+`","version":"1"}}`); a.Error != nil {
 		t.Fatalf("initialize as %s: %+v", subject, a.Error)
 	}
-	c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.Post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return c
 }
 
-func (c *caller) post(body string) (int, []byte) {
-	c.t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	if c.session != "" {
-		req.Header.Set("Mcp-Session-Id", c.session)
-	}
-	res, err := (&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
-	if err != nil {
-		c.t.Fatalf("POST %.80s: %v", body, err)
-	}
-	defer res.Body.Close()
-	if id := res.Header.Get("Mcp-Session-Id"); id != "" && c.session == "" {
-		c.session = id
-	}
-	b, _ := io.ReadAll(res.Body)
-	if bytes.HasPrefix(b, []byte("event:")) || bytes.HasPrefix(b, []byte("data:")) {
-		var last []byte
-		for _, line := range bytes.Split(b, []byte("\n")) {
-			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok && bytes.Contains(d, []byte(`"id"`)) {
-				last = d
-			}
-		}
-		b = last
-	}
-	return res.StatusCode, b
-}
+type answer = rawmcp.Answer
 
-type answer struct {
-	Result json.RawMessage
-	Error  *struct {
-		Code    int
-		Message string
-	}
-}
-
+// rpc sends a request; an answer other than 200 OK is returned with its
+// status and an empty answer.
 func (c *caller) rpc(method, params string) (int, answer) {
 	c.t.Helper()
-	c.n++
-	status, b := c.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.n, method, params))
+	c.N++
+	status, b := c.Do(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.N, method, params))
 	var a answer
 	if status == http.StatusOK {
 		if err := json.Unmarshal(b, &a); err != nil {
@@ -160,8 +130,8 @@ func TestTaskBelongsToItsIdentity(t *testing.T) {
 		t.Errorf("bob's tasks/list shows alice's task: %s", a.Result)
 	}
 	// Bob naming alice's session is refused before any MCP message.
-	stolen := &caller{t: t, url: url, token: bob.token, session: alice.session}
-	if status, b := stolen.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":%q}}`, id)); status != http.StatusNotFound || !strings.Contains(string(b), "not found") {
+	stolen := newCaller(t, url, bob.token, alice.ID)
+	if status, b := stolen.Do(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":%q}}`, id)); status != http.StatusNotFound || !strings.Contains(string(b), "not found") {
 		t.Errorf("bob on alice's session: HTTP %d %s, want 404 not found", status, b)
 	}
 	_, g := alice.rpc("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))
@@ -229,9 +199,9 @@ func TestShutdownStopsRunningTask(t *testing.T) {
 	bin := e2e.Build(t, ".")
 	srv := e2e.StartHTTP(t, bin, append(append([]string(nil), h.Env...), "MCP_SHUTDOWN_TIMEOUT=1s",
 		"CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_MODELS="+codertest.Model, "CODER_DEFAULT_MODEL="+codertest.Model))
-	c := &caller{t: t, url: srv.MCPURL()}
+	c := newCaller(t, srv.MCPURL(), "", "")
 	c.rpc("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
-	c.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.Post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	if id, a := c.createTask(`{"prompt":"task at shutdown [[hang]]"}`); a.Error != nil || id == "" {
 		t.Fatalf("task: %s %+v", a.Result, a.Error)
 	}

@@ -29,6 +29,8 @@ type Session struct {
 	N int
 	// Client sends the requests; its timeout is the caller's patience.
 	Client *http.Client
+	// Header holds extra headers sent with every request (Authorization).
+	Header http.Header
 }
 
 // Answer is a JSON-RPC response: a result or an error.
@@ -69,12 +71,22 @@ func (s *Session) Initialize(clientName string) {
 // id (notifications come before it). It remembers the session id.
 func (s *Session) Post(body string) []byte {
 	s.t.Helper()
+	_, b := s.Do(body)
+	return b
+}
+
+// Do is Post that also returns the HTTP status, for tests of refusals.
+func (s *Session) Do(body string) (int, []byte) {
+	s.t.Helper()
 	req, _ := http.NewRequest("POST", s.URL, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", ProtocolVersion)
 	if s.ID != "" {
 		req.Header.Set("Mcp-Session-Id", s.ID)
+	}
+	for k, v := range s.Header {
+		req.Header[k] = v
 	}
 	res, err := s.Client.Do(req)
 	if err != nil {
@@ -94,7 +106,7 @@ func (s *Session) Post(body string) []byte {
 		}
 		b = last
 	}
-	return b
+	return res.StatusCode, b
 }
 
 // RPC sends a request with the next id and decodes the answer; an answer
