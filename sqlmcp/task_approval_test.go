@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -37,27 +36,7 @@ func (a *asker) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.El
 // from a task, which outlives its POST, can reach the client on).
 func dialEliciting(t *testing.T, url string, a *asker) *taskClient {
 	t.Helper()
-	conn := &http.Transport{}
-	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(&http.Client{Transport: conn}), transport.WithContinuousListening())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION), client.WithElicitationHandler(a))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "sqlmcp-task-approval-test", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
-	tc := &taskClient{t: t, c: c, tr: tr, conn: conn}
-	tc.n.Store(1000)
-	t.Cleanup(func() { c.Close() })
-	return tc
+	return newTaskClient(t, url, "sqlmcp-task-approval-test", 0, []transport.StreamableHTTPCOption{transport.WithContinuousListening()}, client.WithElicitationHandler(a))
 }
 
 // TestApprovalInsideATask: a task-augmented DROP TABLE goes through the

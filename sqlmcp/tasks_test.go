@@ -35,12 +35,20 @@ type taskClient struct {
 
 func dialTasks(t *testing.T, url string, timeout time.Duration) *taskClient {
 	t.Helper()
+	return newTaskClient(t, url, "sqlmcp-task-test", timeout, nil)
+}
+
+// newTaskClient starts an mcp-go client on url (HTTP client timeout
+// timeout, none if 0; trOpts and opts added to the defaults) and
+// initializes it as name.
+func newTaskClient(t *testing.T, url, name string, timeout time.Duration, trOpts []transport.StreamableHTTPCOption, opts ...client.ClientOption) *taskClient {
+	t.Helper()
 	conn := &http.Transport{}
-	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPBasicClient(&http.Client{Timeout: timeout, Transport: conn}))
+	tr, err := transport.NewStreamableHTTP(url, append([]transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(&http.Client{Timeout: timeout, Transport: conn})}, trOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	c := client.NewClient(tr, append([]client.ClientOption{client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION)}, opts...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := c.Start(ctx); err != nil {
@@ -48,7 +56,7 @@ func dialTasks(t *testing.T, url string, timeout time.Duration) *taskClient {
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "sqlmcp-task-test", Version: "1"}
+	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		t.Fatal(err)
 	}
