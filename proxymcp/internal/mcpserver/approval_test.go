@@ -40,27 +40,9 @@ func newApEnv(t *testing.T, h *haproxytest.HAProxy, cfg toolcall.Config, copts .
 	if cfg.Audit.Dest == "" {
 		cfg.Audit.Dest = filepath.Join(t.TempDir(), "audit.log")
 	}
-	srv := server.NewMCPServer("proxymcp", "test", server.WithHooks(&server.Hooks{}))
-	p, err := toolcall.New(srv, cfg, toolcall.Options{Server: "proxymcp", Version: "test", Local: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	Register(p, haproxy.New(h.Runtime("unix"), statsClient(h)), Options{})
-	c, err := client.NewInProcessClientWithOptions(srv, copts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "approval-test", Version: "1.0"}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
+	srv, c := pipelineClient(t, cfg, "approval-test", func(p *toolcall.Pipeline) {
+		Register(p, haproxy.New(h.Runtime("unix"), statsClient(h)), Options{})
+	}, copts...)
 	return &apEnv{t: t, h: h, srv: srv, c: c, audit: cfg.Audit.Dest}
 }
 
@@ -602,26 +584,9 @@ func TestConfirmationRefusals(t *testing.T) {
 func newApEnvRuntime(t *testing.T, h *haproxytest.HAProxy, cfg toolcall.Config, mode string) *apEnv {
 	t.Helper()
 	cfg.Audit.Dest = filepath.Join(t.TempDir(), "audit.log")
-	srv := server.NewMCPServer("proxymcp", "test", server.WithHooks(&server.Hooks{}))
-	p, err := toolcall.New(srv, cfg, toolcall.Options{Server: "proxymcp", Version: "test", Local: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	Register(p, haproxy.New(h.Runtime(mode), nil), Options{})
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
+	srv, c := pipelineClient(t, cfg, "", func(p *toolcall.Pipeline) {
+		Register(p, haproxy.New(h.Runtime(mode), nil), Options{})
+	})
 	return &apEnv{t: t, h: h, srv: srv, c: c, audit: cfg.Audit.Dest}
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/fleet"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
@@ -74,27 +73,9 @@ func newFleetEnv(t *testing.T, hs []*haproxytest.HAProxy, cfg toolcall.Config) *
 	if cfg.Audit.Dest == "" {
 		cfg.Audit.Dest = "off"
 	}
-	srv := server.NewMCPServer("proxymcp", "test", server.WithHooks(&server.Hooks{}))
-	p, err := toolcall.New(srv, cfg, toolcall.Options{Server: "proxymcp", Version: "test", Local: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	RegisterFleet(p, f, Options{ServerVersion: "test"})
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "fleet-test", Version: "1.0"}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
+	_, c := pipelineClient(t, cfg, "fleet-test", func(p *toolcall.Pipeline) {
+		RegisterFleet(p, f, Options{ServerVersion: "test"})
+	})
 	e.c = c
 	return e
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -202,4 +203,36 @@ func waitStatus(t *testing.T, h *haproxytest.HAProxy, backend, srv, prefix strin
 	if err := h.WaitServerStatus(ctx, backend, srv, prefix); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// pipelineClient is proxymcp's server behind a tool-call pipeline
+// configured by cfg (a local server), its tools added by register, and an
+// initialized in-process mcp-go client (clientInfo name clientName, none
+// if empty; protocol mcp.LATEST_PROTOCOL_VERSION).
+func pipelineClient(t *testing.T, cfg toolcall.Config, clientName string, register func(*toolcall.Pipeline), copts ...client.ClientOption) (*server.MCPServer, *client.Client) {
+	t.Helper()
+	srv := server.NewMCPServer("proxymcp", "test", server.WithHooks(&server.Hooks{}))
+	p, err := toolcall.New(srv, cfg, toolcall.Options{Server: "proxymcp", Version: "test", Local: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	register(p)
+	c, err := client.NewInProcessClientWithOptions(srv, copts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	if clientName != "" {
+		init.Params.ClientInfo = mcp.Implementation{Name: clientName, Version: "1.0"}
+	}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+	return srv, c
 }
