@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
@@ -130,28 +128,11 @@ func TestPlannedCommandsAreSent(t *testing.T) {
 	h := settled(t)
 	t.Cleanup(h.Release)
 	rec, addr := newRecorder(t, h.RuntimeTCP)
-	srv := server.NewMCPServer("proxymcp", "test", server.WithHooks(&server.Hooks{}))
-	p, err := toolcall.New(srv, toolcall.Config{Approval: approval.Config{Policy: approval.None}, Audit: audit.Config{Dest: "off"}}, toolcall.Options{Server: "proxymcp", Version: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	// One connection per command, so each command's line is recorded when
-	// its answer is complete.
-	Register(p, haproxy.New(&runtimeapi.Client{Network: "tcp4", Address: addr, Timeout: 5 * time.Second}, nil), Options{})
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
+	_, c := pipelineClient(t, toolcall.Config{Approval: approval.Config{Policy: approval.None}, Audit: audit.Config{Dest: "off"}}, "", func(p *toolcall.Pipeline) {
+		// One connection per command, so each command's line is recorded
+		// when its answer is complete.
+		Register(p, haproxy.New(&runtimeapi.Client{Network: "tcp4", Address: addr, Timeout: 5 * time.Second}, nil), Options{})
+	})
 	callTool := func(name string, args map[string]any) *mcp.CallToolResult {
 		req := mcp.CallToolRequest{}
 		req.Params.Name, req.Params.Arguments = name, args
