@@ -37,20 +37,8 @@ func TestArgumentsValidated(t *testing.T) {
 		}
 		return mcp.NewToolResultText("ok"), nil
 	})
-	c, err := mcpclient.NewInProcessClient(s.MCPServer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connectInProcess(t, s)
 	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
 	call := func(args map[string]any) *mcp.CallToolResult {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "set_port"
@@ -110,20 +98,8 @@ func TestChangeToolRefusalsAudited(t *testing.T) {
 			ran.Add(1)
 			return mcp.NewToolResultText("ok"), nil
 		})
-	c, err := mcpclient.NewInProcessClient(s.MCPServer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := connectInProcess(t, s)
 	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
 	bad := []struct {
 		tool string
 		args map[string]any
@@ -167,4 +143,24 @@ func TestChangeToolRefusalsAudited(t *testing.T) {
 			t.Errorf("record %s", l)
 		}
 	}
+}
+
+// connectInProcess returns an initialised in-process mcp-go client of s,
+// closed when the test ends.
+func connectInProcess(t *testing.T, s *Server) *mcpclient.Client {
+	t.Helper()
+	c, err := mcpclient.NewInProcessClient(s.MCPServer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	if _, err := c.Initialize(context.Background(), init); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
