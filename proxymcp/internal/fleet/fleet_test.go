@@ -62,9 +62,7 @@ func startFleet(t testing.TB, opts ...haproxytest.Options) []*haproxytest.HAProx
 
 func needHAProxy(t testing.TB) {
 	t.Helper()
-	if err := haproxytest.Installed(""); err != nil {
-		t.Skip(err)
-	}
+	haproxytest.Require(t, "")
 }
 
 // member is a fleet member on h's admin socket and its stats page.

@@ -108,17 +108,25 @@ func Available() bool {
 	return err == nil
 }
 
-// Run starts HAProxy for a test and stops it at the end of the test. When
-// the selected haproxy is not installed the test is skipped, or fails when
-// CI=true.
-func Run(t testing.TB, o Options) *HAProxy {
+// Require skips the test when the haproxy of branch version ("" = the
+// system's) is not installed, and fails it instead when CI=true: CI never
+// skips a back end.
+func Require(t testing.TB, version string) {
 	t.Helper()
-	if err := Installed(o.Version); err != nil {
+	if err := Installed(version); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v; CI=true forbids skipping", err)
 		}
 		t.Skip(err)
 	}
+}
+
+// Run starts HAProxy for a test and stops it at the end of the test. When
+// the selected haproxy is not installed the test is skipped, or fails when
+// CI=true.
+func Run(t testing.TB, o Options) *HAProxy {
+	t.Helper()
+	Require(t, o.Version)
 	// A chroot's directory must be inside it: Start makes and removes one.
 	if o.Dir == "" && !isChroot(o.Version) {
 		o.Dir = t.TempDir()

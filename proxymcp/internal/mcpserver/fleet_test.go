@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -44,9 +43,7 @@ type fleetEnv struct {
 
 func startHAProxies(t *testing.T, extras ...string) []*haproxytest.HAProxy {
 	t.Helper()
-	if err := haproxytest.Installed(""); err != nil {
-		t.Skip(err)
-	}
+	haproxytest.Require(t, "")
 	var hs []*haproxytest.HAProxy
 	for _, extra := range extras {
 		// One after the other: concurrent starts could pick the same free port.
@@ -392,12 +389,7 @@ func TestFleetApproval(t *testing.T) {
 // instance, list_add_server_keywords (3.2+) answers from the 3.2 one and
 // names the 2.6 one's version in its error; version_info gives each.
 func TestFleetVersionsPerInstance(t *testing.T) {
-	if err := haproxytest.Installed("3.2"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	haproxytest.Require(t, "3.2")
 	old := haproxytest.Run(t, haproxytest.Options{Extra: fleetBackend})
 	cur := haproxytest.Run(t, haproxytest.Options{Version: "3.2", Extra: fleetBackend})
 	e := newFleetEnv(t, []*haproxytest.HAProxy{old, cur}, noApprovalConfig())
