@@ -69,8 +69,11 @@ func checkAdmit(t *testing.T, aliases map[string]string, line []byte) {
 	}
 	fast, slow := newGate(), newGate()
 	in := append(bytes.Clone(line), '\n')
-	gotLine := fast.admit(bytes.Clone(in))
-	wantLine := slow.admitSlow(bytes.Clone(in), bytes.TrimSpace(bytes.Clone(in)))
+	gotLine, gotAwait, _ := fast.admit(bytes.Clone(in))
+	wantLine, wantAwait := slow.admitSlow(bytes.Clone(in), bytes.TrimSpace(bytes.Clone(in)))
+	if gotAwait != wantAwait {
+		t.Errorf("aliases %v, line %s: admit awaits %q, encoding/json %q", aliases, line, gotAwait, wantAwait)
+	}
 	if !bytes.Equal(gotLine, wantLine) {
 		t.Errorf("aliases %v, line %s: admit passed on %q, encoding/json %q", aliases, line, gotLine, wantLine)
 	}

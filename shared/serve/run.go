@@ -97,7 +97,7 @@ func serveMetrics(addr string, s *Server, o Options) (stop func(), err error) {
 func runStdio(ctx context.Context, s *Server, cfg Config, o Options) error {
 	s.Metrics.Sessions("stdio", 1)
 	defer s.Metrics.Sessions("stdio", -1)
-	g := newStdioGate(o.Stdin, o.Stdout, o.MethodAliases, cfg.maxRequestBytes(), cfg.ShutdownTimeout, s.calls)
+	g := newStdioGate(o.Stdin, o.Stdout, o.MethodAliases, cfg.maxRequestBytes(), cfg.ShutdownTimeout, s.calls, s.MCPServer)
 	defer g.close()
 	go func() {
 		<-ctx.Done()
@@ -105,6 +105,9 @@ func runStdio(ctx context.Context, s *Server, cfg Config, o Options) error {
 	}()
 	stdio := server.NewStdioServer(s.MCPServer)
 	stdio.SetErrorLogger(log.New(slogWriter{o.Logger}, "", 0))
+	// Called once, with the session registered: from then on the gate
+	// answers quick requests itself.
+	stdio.SetContextFunc(g.setSession)
 	o.Logger.Info("serving MCP over stdio")
 	// Listen gets its own context: the gate decides when input ends, after
 	// in-flight calls had their chance to answer.

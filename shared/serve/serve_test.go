@@ -466,3 +466,88 @@ func TestStdioCancelledRequestIsNotAwaited(t *testing.T) {
 		t.Errorf("sleep ended as %q, want cancelled", got)
 	}
 }
+
+// The quick methods are answered on the goroutine that reads stdin (see
+// stdioGate): each must still be answered exactly as mcp-go answers it, with
+// its own id, while a slow call holds a goroutine of its own, and the slow
+// call's answer must still come.
+func TestStdioQuickMethodsAnsweredWhileACallRuns(t *testing.T) {
+	bin := echoserver(t)
+	cmd := exec.Command(bin)
+	started := filepath.Join(t.TempDir(), "started")
+	cmd.Env = []string{"ECHO_STARTED_FILE=" + started}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	r := bufio.NewReader(stdout)
+	read := func() map[string]any {
+		t.Helper()
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read an answer: %v", err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("answer %q: %v", line, err)
+		}
+		return m
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	read()
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"sleep","arguments":{"ms":1500}}}`+"\n")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sleep call never started")
+		}
+	}
+	tests := []struct {
+		line   string
+		id     any
+		result string // a key the result must hold; "" for an empty result
+		code   float64
+	}{
+		{`{"jsonrpc":"2.0","id":10,"method":"ping"}`, 10.0, "", 0},
+		{`  {"id":"p-11" , "method":"ping","jsonrpc":"2.0","params":{}}  `, "p-11", "", 0},
+		{`{"jsonrpc":"2.0","id":12,"method":"tools/list"}`, 12.0, "tools", 0},
+		// echoserver has no prompts or resources: mcp-go's "not supported".
+		{`{"jsonrpc":"2.0","id":13,"method":"prompts/list","params":{"cursor":null}}`, 13.0, "", -32601},
+		{`{"jsonrpc":"2.0","id":14,"method":"resources/list"}`, 14.0, "", -32601},
+		{`{"jsonrpc":"2.0","id":15,"method":"resources/templates/list"}`, 15.0, "", -32601},
+		// What mcp-go refuses, the quick path refuses the same way.
+		{`{"jsonrpc":"1.0","id":16,"method":"ping"}`, 16.0, "", -32600},
+		{`{"jsonrpc":"2.0","id":17,"method":"tools/list","params":{"cursor":"not-a-cursor"}}`, 17.0, "", -32602},
+	}
+	for _, tt := range tests {
+		io.WriteString(stdin, tt.line+"\n")
+		m := read()
+		if m["id"] != tt.id {
+			t.Fatalf("%s: answered %v before the slow call finished, want the answer to id %v", tt.line, m, tt.id)
+		}
+		if tt.code != 0 {
+			e, _ := m["error"].(map[string]any)
+			if e == nil || e["code"] != tt.code {
+				t.Errorf("%s: %v, want error %v", tt.line, m, tt.code)
+			}
+			continue
+		}
+		res, ok := m["result"].(map[string]any)
+		if !ok {
+			t.Errorf("%s: %v, want a result", tt.line, m)
+			continue
+		}
+		if tt.result != "" && res[tt.result] == nil {
+			t.Errorf("%s: result %v lacks %q", tt.line, res, tt.result)
+		}
+	}
+	if m := read(); m["id"] != "slow" {
+		t.Fatalf("then %v, want the slow call's answer", m)
+	}
+}

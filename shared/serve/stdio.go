@@ -5,9 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // stdioGate sits between the process's stdin/stdout and mcp-go's stdio
@@ -15,6 +20,11 @@ import (
 // the gate holds the end of input back until each request read so far has
 // been answered (or the shutdown timeout passes), so that
 // `echo '{...}' | server` prints its answer and a SIGTERM lets calls finish.
+//
+// It also answers the quick methods (quickMethods) itself, on the goroutine
+// that reads stdin: mcp-go serves every request on a goroutine of its own,
+// and that hand-off (a thread wake-up while the reader blocks in read) cost
+// more than the whole answer to a ping.
 type stdioGate struct {
 	lines   chan []byte
 	readErr error // set before lines is closed
@@ -24,6 +34,11 @@ type stdioGate struct {
 	max     int64 // longest line accepted (MCP_MAX_REQUEST_BYTES)
 	timeout time.Duration
 	calls   *calls
+	mcp     *server.MCPServer
+	// session is the context mcp-go serves requests with (it carries the
+	// stdio session), set once mcp-go's Listen has registered the session;
+	// until then every line goes to mcp-go.
+	session atomic.Pointer[context.Context]
 
 	mu      sync.Mutex
 	pending map[string]int // request id (raw JSON) → unanswered count
@@ -34,8 +49,9 @@ type stdioGate struct {
 	out *stdoutTap
 }
 
-func newStdioGate(stdin io.Reader, stdout io.Writer, aliases map[string]string, max int64, timeout time.Duration, c *calls) *stdioGate {
+func newStdioGate(stdin io.Reader, stdout io.Writer, aliases map[string]string, max int64, timeout time.Duration, c *calls, mcp *server.MCPServer) *stdioGate {
 	g := &stdioGate{
+		mcp:     mcp,
 		max:     max,
 		lines:   make(chan []byte),
 		stop:    make(chan struct{}),
@@ -59,10 +75,18 @@ func (g *stdioGate) readLines(stdin io.Reader) {
 			// next line is served as usual.
 			g.out.Write(append(tooLargeError(leadingID(line), g.max), '\n'))
 		} else if len(line) > 0 {
-			select {
-			case g.lines <- line:
-			case <-g.stop:
-				return
+			line, await, method := g.admit(line)
+			if session := g.session.Load(); session != nil && quickMethods[method] {
+				g.answer(*session, line) // its answer, through g.out, ends the wait
+			} else {
+				select {
+				case g.lines <- line:
+				case <-g.stop:
+					if await != "" {
+						g.answered(await) // never delivered: nothing to wait for
+					}
+					return
+				}
 			}
 		}
 		if err != nil {
@@ -153,7 +177,6 @@ func (g *stdioGate) Read(p []byte) (int, error) {
 			g.drain()
 			return 0, io.EOF
 		}
-		line = g.admit(line)
 		g.mu.Lock()
 		n := copy(p, line)
 		g.buf = line[n:]
@@ -165,41 +188,92 @@ func (g *stdioGate) Read(p []byte) (int, error) {
 	}
 }
 
-// admit rewrites aliases and records the request id awaiting an answer.
-func (g *stdioGate) admit(line []byte) []byte {
-	trimmed := bytes.TrimSpace(line)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return line
-	}
-	if id, decided := g.admitFast(trimmed); decided {
-		if id != nil {
-			g.mu.Lock()
-			g.pending[normalizeID(id)]++
-			g.mu.Unlock()
-		}
-		return line
-	}
-	return g.admitSlow(line, trimmed)
+// quickMethods are the requests the gate answers on its reading goroutine
+// (see stdioGate): they read only the server's own tables, never block and
+// never reach a back end. Everything else (tool calls, resource reads,
+// subscriptions, tasks) keeps a goroutine of its own in mcp-go.
+var quickMethods = map[string]bool{
+	"ping":                     true,
+	"tools/list":               true,
+	"prompts/list":             true,
+	"resources/list":           true,
+	"resources/templates/list": true,
 }
 
-// admitFast is admitSlow for the common line — valid JSON, plain keys, a
+// setSession hands the gate mcp-go's request context (see session).
+func (g *stdioGate) setSession(ctx context.Context) context.Context {
+	g.session.Store(&ctx)
+	return ctx
+}
+
+// answer serves one quick request as mcp-go's stdio server would, hooks and
+// all, and writes its answer.
+func (g *stdioGate) answer(ctx context.Context, line []byte) {
+	resp := g.handle(ctx, bytes.TrimSpace(line))
+	if resp == nil {
+		return
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		b, _ = json.Marshal(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, "cannot encode the answer: "+err.Error(), nil))
+	}
+	g.out.Write(append(b, '\n'))
+}
+
+// handle is mcp-go's HandleMessage, with a panic turned into an internal
+// error as mcp-go's stdio server does.
+func (g *stdioGate) handle(ctx context.Context, msg []byte) (resp mcp.JSONRPCMessage) {
+	defer func() {
+		if r := recover(); r != nil {
+			var id any
+			if raw, _, _ := g.scanRequest(msg); raw != nil {
+				_ = json.Unmarshal(raw, &id)
+			}
+			resp = mcp.NewJSONRPCError(mcp.NewRequestId(id), mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r), nil)
+		}
+	}()
+	return g.mcp.HandleMessage(ctx, msg)
+}
+
+// admit rewrites aliases and records the request id awaiting an answer,
+// which it returns (normalised; "" for none) with the method when the line
+// is a plain request (else "").
+func (g *stdioGate) admit(line []byte) (out []byte, await, method string) {
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return line, "", ""
+	}
+	if id, name, decided := g.scanRequest(trimmed); decided {
+		if id != nil {
+			await = normalizeID(id)
+			g.mu.Lock()
+			g.pending[await]++
+			g.mu.Unlock()
+		}
+		return line, await, string(name)
+	}
+	out, await = g.admitSlow(line, trimmed)
+	return out, await, ""
+}
+
+// scanRequest is admitSlow for the common line — valid JSON, plain keys, a
 // plain method that is no alias and not a cancellation — without decoding
-// it: it returns the id to await (nil for none) and decided true, or
-// decided false to leave the line to admitSlow. TestAdmitFastAgrees holds
-// it to admitSlow's answers.
-func (g *stdioGate) admitFast(trimmed []byte) (id json.RawMessage, decided bool) {
+// it: it returns the id to await (nil for none), the method of a request
+// with an id, and decided true, or decided false to leave the line to
+// admitSlow. TestAdmitFastAgrees holds it to admitSlow's answers.
+func (g *stdioGate) scanRequest(trimmed []byte) (id json.RawMessage, method []byte, decided bool) {
 	if !json.Valid(trimmed) {
-		return nil, true // admitSlow's decoding fails too: nothing to await
+		return nil, nil, true // admitSlow's decoding fails too: nothing to await
 	}
 	var f [maxTopFields]topField
 	n, ok := topFields(trimmed, &f)
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	// The alias rewrite reads the exact key "method" (a map), the request
 	// the case-insensitive one (a struct). A member named twice goes to
 	// admitSlow: encoding/json's rules for repeats are its own.
-	var exactMethod, method, params, rawID []byte
+	var exactMethod, params, rawID []byte
 	for _, m := range f[:n] {
 		var slot *[]byte
 		switch {
@@ -207,7 +281,7 @@ func (g *stdioGate) admitFast(trimmed []byte) (id json.RawMessage, decided bool)
 			slot = &method
 			if string(m.key) == "method" {
 				if exactMethod != nil {
-					return nil, false
+					return nil, nil, false
 				}
 				exactMethod = m.val
 			}
@@ -219,44 +293,44 @@ func (g *stdioGate) admitFast(trimmed []byte) (id json.RawMessage, decided bool)
 			continue
 		}
 		if *slot != nil {
-			return nil, false
+			return nil, nil, false
 		}
 		*slot = m.val
 	}
 	if len(g.aliases) > 0 && exactMethod != nil {
 		name, plain := plainString(exactMethod)
 		if !plain {
-			return nil, false
+			return nil, nil, false
 		}
 		if _, alias := g.aliases[string(name)]; alias {
-			return nil, false
+			return nil, nil, false
 		}
 	}
 	if params != nil && params[0] != '{' && string(params) != "null" {
-		return nil, true // params is no object: the decoding fails
+		return nil, nil, true // params is no object: the decoding fails
 	}
 	if method == nil || string(method) == "null" {
-		return nil, true // no method: nothing to await
+		return nil, nil, true // no method: nothing to await
 	}
 	name, plain := plainString(method)
 	switch {
 	case !plain && method[0] == '"':
-		return nil, false // escapes
+		return nil, nil, false // escapes
 	case !plain:
-		return nil, true // not a string: the decoding fails
+		return nil, nil, true // not a string: the decoding fails
 	case len(name) == 0:
-		return nil, true
+		return nil, nil, true
 	case string(name) == "notifications/cancelled":
-		return nil, false
+		return nil, nil, false
 	}
 	if len(rawID) == 0 || string(rawID) == "null" {
-		return nil, true
+		return nil, nil, true
 	}
-	return rawID, true
+	return rawID, name, true
 }
 
-// admitSlow is admit with encoding/json, for every line admitFast leaves.
-func (g *stdioGate) admitSlow(line, trimmed []byte) []byte {
+// admitSlow is admit with encoding/json, for every line scanRequest leaves.
+func (g *stdioGate) admitSlow(line, trimmed []byte) (out []byte, await string) {
 	if len(g.aliases) > 0 {
 		if re := rewriteMethod(trimmed, g.aliases); !bytes.Equal(re, trimmed) {
 			line = append(re, '\n')
@@ -271,7 +345,7 @@ func (g *stdioGate) admitSlow(line, trimmed []byte) []byte {
 		} `json:"params"`
 	}
 	if json.Unmarshal(trimmed, &m) != nil || m.Method == "" {
-		return line
+		return line, ""
 	}
 	switch {
 	case m.Method == "notifications/cancelled" && len(m.Params.RequestID) > 0:
@@ -279,11 +353,12 @@ func (g *stdioGate) admitSlow(line, trimmed []byte) []byte {
 		// unanswered; never hold the end of input for one.
 		g.answered(normalizeID(m.Params.RequestID))
 	case len(m.ID) > 0 && string(m.ID) != "null":
+		await = normalizeID(m.ID)
 		g.mu.Lock()
-		g.pending[normalizeID(m.ID)]++
+		g.pending[await]++
 		g.mu.Unlock()
 	}
-	return line
+	return line, await
 }
 
 // drain waits until every admitted request has been answered or the

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
@@ -181,13 +182,21 @@ func (t *Tracing) Start(ctx context.Context, c Config, name, version string) err
 		attrs = append(attrs, attribute.String("service.name", c.ServiceName))
 	}
 	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithBatcher(exp),
+		sdktrace.WithSpanProcessor(newSpanBuffer(sdktrace.NewBatchSpanProcessor(exp), bufferedSpans, bufferDelay)),
 		sdktrace.WithResource(resource.NewSchemaless(attrs...)),
 		sdktrace.WithSampler(sampler(c.Sampler, c.SamplerArg)),
 	)
 	t.Use(tp, tp.Shutdown)
 	return nil
 }
+
+// The span buffer in front of the batch processor (see spanBuffer): its
+// batch size (the SDK's default export batch) and how long a span may wait
+// there, small next to the batch processor's own 5 s schedule.
+const (
+	bufferedSpans = 512
+	bufferDelay   = 25 * time.Millisecond
+)
 
 func sampler(name string, arg float64) sdktrace.Sampler {
 	switch name {
