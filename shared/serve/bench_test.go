@@ -74,7 +74,8 @@ func BenchmarkReadToolPipeline(b *testing.B) {
 // shows in the figure: compare runs made side by side.
 //
 // PING_BIN=/path/to/server measures another stdio server the same way (an
-// older build, a peer, internal/bareping: bare mcp-go, the floor), side by
+// older build, a peer: internal/bareping (bare mcp-go), internal/sdkping
+// (the official Go SDK), testdata/tsping.sh (the official TypeScript SDK)), side by
 // side with this one; PING_ENV adds space-separated NAME=value settings the
 // server needs (PING_ENV=STREAM_BROKERS=127.0.0.1:1 for streammcp).
 func BenchmarkStdioPing(b *testing.B) {

@@ -6,9 +6,19 @@
 # receiver in the benchmark process, spans batched). Run from shared/serve:
 #
 #   go test -c -o /tmp/serve.test . && go build -o /tmp/bareping ./internal/bareping
+#   go build -o /tmp/sdkping ./internal/sdkping && go build -o /tmp/pipefloor ./internal/pipefloor
 #   (cd ../../streammcp && go build -o /tmp/streammcp .)
-#   TEST=/tmp/serve.test testdata/pingcompare.sh 5 bare=/tmp/bareping \
+#   TEST=/tmp/serve.test testdata/pingcompare.sh 5 floor=/tmp/pipefloor bare=/tmp/bareping \
+#       gosdk=/tmp/sdkping tssdk=$PWD/testdata/tsping.sh \
 #       streammcp=/tmp/streammcp:STREAM_BROKERS=127.0.0.1:1
+#
+# pipefloor answers without decoding anything: the round trip of two
+# processes and two pipes on this machine, under which no server goes.
+# The peers: bareping (mcp-go alone, the library these servers build on),
+# sdkping (the official Go SDK) and tsping.sh (the official TypeScript SDK),
+# each a bare server with nothing registered. On a VM, which CPU each process
+# lands on moves the figure by 2x; TEST=a script running
+# `taskset -c 1 serve.test "$@"` pins both ends to one CPU for steadier runs.
 set -eu
 rounds=$1; shift
 out=$(mktemp)
