@@ -475,3 +475,97 @@ func TestPromptsUseTheDefaultClustersThreshold(t *testing.T) {
 		t.Errorf("prompt %+v", res.Messages[0].Content)
 	}
 }
+
+// TestPromptsTakeACluster: with cluster a prompt points at that cluster's
+// URIs, passes cluster to every tool it names and uses its lag threshold;
+// without it (or with the empty string a client sends for a blank optional
+// argument) the prompt is the single-cluster one; an unknown name is
+// refused naming the configured clusters. Prompts send no Kafka request:
+// the clusters here are not even reachable.
+func TestPromptsTakeACluster(t *testing.T) {
+	_, s := newFleetEnv(t, []mcpserver.Cluster{
+		{Name: "prod", Client: newClient(t, []string{"127.0.0.1:1"}, time.Second), LagThreshold: 777},
+		{Name: "dev", Client: newClient(t, []string{"127.0.0.1:1"}, time.Second), LagThreshold: 5},
+	}, mcpserver.Options{})
+	c := connect(t, s, mcp.ProtocolVersion20251125)
+	get := func(name string, args map[string]string) (string, error) {
+		t.Helper()
+		req := mcp.GetPromptRequest{}
+		req.Params.Name, req.Params.Arguments = name, args
+		res, err := c.GetPrompt(context.Background(), req)
+		if err != nil {
+			return "", err
+		}
+		return res.Messages[0].Content.(mcp.TextContent).Text, nil
+	}
+	for _, tt := range []struct {
+		name    string
+		args    map[string]string
+		want    []string
+		notWant []string
+	}{
+		{"investigate_consumer_lag", map[string]string{"cluster": "dev", "group_id": "g1"},
+			[]string{"on cluster dev", "Read the resource stream-mcp://clusters/dev/consumer-lag-report?threshold=5.", `call describe_consumer_group with cluster="dev", group_id="g1"`, `call consume_messages with cluster="dev"`},
+			[]string{"stream-mcp://consumer-lag-report", "777"}},
+		{"investigate_consumer_lag", map[string]string{"cluster": "dev", "threshold": "42"},
+			[]string{"stream-mcp://clusters/dev/consumer-lag-report?threshold=42", `call describe_consumer_group with cluster="dev".`}, nil},
+		{"investigate_consumer_lag", map[string]string{"cluster": "prod"},
+			[]string{"stream-mcp://clusters/prod/consumer-lag-report?threshold=777"}, nil},
+		{"investigate_consumer_lag", nil,
+			[]string{"Read the resource stream-mcp://consumer-lag-report?threshold=777.", "call describe_consumer_group."}, []string{"cluster=", "clusters/", "on cluster"}},
+		{"investigate_consumer_lag", map[string]string{"cluster": ""},
+			[]string{"Read the resource stream-mcp://consumer-lag-report?threshold=777."}, []string{"cluster=", "clusters/", "on cluster"}},
+		{"troubleshoot_replication", map[string]string{"cluster": "dev", "topic": "orders"},
+			[]string{`topic "orders" on cluster dev`, "Read the resource stream-mcp://clusters/dev/health-check.", "Read stream-mcp://clusters/dev/under-replicated-partitions.",
+				`Call list_brokers with cluster="dev"`, `call describe_configs with cluster="dev", resource_type=broker`, `Call describe_topic with cluster="dev", topic="orders"`},
+			[]string{"stream-mcp://health-check", "stream-mcp://under-replicated-partitions"}},
+		{"troubleshoot_replication", map[string]string{"cluster": "dev"},
+			[]string{"for the whole cluster dev.", `Call describe_topic with cluster="dev" for the most affected`}, nil},
+		{"troubleshoot_replication", nil,
+			[]string{"for the whole cluster.", "Read the resource stream-mcp://health-check.", "Call list_brokers to compare", "call describe_configs with resource_type=broker"}, []string{"cluster="}},
+	} {
+		got, err := get(tt.name, tt.args)
+		if err != nil {
+			t.Errorf("%s %v: %v", tt.name, tt.args, err)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s %v lacks %q:\n%s", tt.name, tt.args, w, got)
+			}
+		}
+		for _, w := range tt.notWant {
+			if strings.Contains(got, w) {
+				t.Errorf("%s %v has %q:\n%s", tt.name, tt.args, w, got)
+			}
+		}
+	}
+	for _, bad := range hostileClusterNames("dev") {
+		name, ok := bad.(string)
+		if !ok {
+			continue // prompt arguments are strings
+		}
+		for _, p := range []string{"investigate_consumer_lag", "troubleshoot_replication"} {
+			_, err := get(p, map[string]string{"cluster": name})
+			if err == nil || !strings.Contains(err.Error(), "unknown cluster") || !strings.Contains(err.Error(), "the configured clusters are prod, dev (STREAM_CLUSTERS)") || len(err.Error()) > 400 {
+				t.Errorf("%s cluster=%.80q: err = %.500v", p, name, err)
+			}
+		}
+	}
+}
+
+// hostileClusterNames are cluster arguments that must all be refused when
+// the configured names include name: case and whitespace variants, path
+// tricks, control and invisible characters, look-alikes, a very long name
+// and values of the wrong JSON type.
+func hostileClusterNames(name string) []any {
+	return []any{
+		"nope", strings.ToUpper(name), strings.ToUpper(name[:1]) + name[1:], " " + name, name + " ", name + "\n", "\t" + name,
+		"../" + name, name + "/..", "./" + name, name + "/overview", "%2e%2e/" + name, name + "\x00",
+		name + "\u200b", "\u200b" + name, "\ufeff" + name, // zero-width space, byte-order mark
+		"\u0501" + name[1:], // Cyrillic komi de for d
+		strings.Map(func(r rune) rune { return r - 'a' + 'ａ' }, name), // fullwidth letters
+		strings.Repeat(name, 20000),
+		[]any{name}, map[string]any{"name": name}, 1, true,
+	}
+}

@@ -8,36 +8,110 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 )
 
 func (h *Handler) registerPrompts(s *server.MCPServer) {
+	clusterArg := mcp.WithArgument("cluster", mcp.ArgumentDescription(fmt.Sprintf(
+		"Kafka cluster to investigate, as named in STREAM_CLUSTERS (%s); omit for the default cluster (%s). Given, the prompt reads the cluster's stream-mcp://clusters/{cluster}/ reports and passes cluster to each tool it names",
+		strings.Join(h.names(), ", "), h.defaultCluster().Name)))
 	s.AddPrompt(mcp.NewPrompt("troubleshoot_replication",
 		mcp.WithPromptDescription("Walk through under-replicated and offline partitions and offline brokers, find the cause and propose safe next steps."),
 		mcp.WithArgument("topic", mcp.ArgumentDescription("focus on this topic (optional)")),
+		clusterArg,
 	), h.troubleshootReplication)
 	s.AddPrompt(mcp.NewPrompt("investigate_consumer_lag",
 		mcp.WithPromptDescription("Find which consumer groups lag, whether they are consuming or stuck, and what to do about it."),
 		mcp.WithArgument("group_id", mcp.ArgumentDescription("focus on this consumer group (optional)")),
-		mcp.WithArgument("threshold", mcp.ArgumentDescription(fmt.Sprintf("lag threshold in messages (optional, default %d)", h.defaultCluster().LagThreshold))),
+		mcp.WithArgument("threshold", mcp.ArgumentDescription(h.thresholdHelp())),
+		clusterArg,
 	), h.investigateLag)
 }
 
+// thresholdHelp describes the lag prompt's threshold: each cluster's own
+// default when they differ.
+func (h *Handler) thresholdHelp() string {
+	def := h.defaultCluster().LagThreshold
+	var others []string
+	for _, c := range h.clusters[1:] {
+		if c.LagThreshold != def {
+			others = append(others, fmt.Sprintf("%s %d", c.Name, c.LagThreshold))
+		}
+	}
+	if len(others) == 0 {
+		return fmt.Sprintf("lag threshold in messages (optional, default %d)", def)
+	}
+	return fmt.Sprintf("lag threshold in messages (optional, default %d; the cluster's own with cluster: %s)", def, strings.Join(others, ", "))
+}
+
+// promptTarget is what a prompt points at: the seed URIs without cluster
+// (the default cluster, as before fleets), the cluster's own URIs and a
+// cluster argument for every tool with one. An unknown name is refused
+// like a tool's cluster; an empty value counts as omitted, since clients
+// send "" for an optional prompt argument left blank.
+type promptTarget struct {
+	cl    *clusterState
+	named bool
+}
+
+func (h *Handler) promptTarget(req mcp.GetPromptRequest) (promptTarget, error) {
+	name, ok := req.Params.Arguments["cluster"]
+	if !ok || name == "" {
+		return promptTarget{cl: h.defaultCluster()}, nil
+	}
+	cl, ok := h.byName[name]
+	if !ok {
+		return promptTarget{}, h.unknownCluster(name)
+	}
+	return promptTarget{cl: cl, named: true}, nil
+}
+
+// uri is a report's URI for the target: the seed URI or the cluster's own.
+func (p promptTarget) uri(report string) string {
+	if !p.named {
+		return "stream-mcp://" + report
+	}
+	return ClusterURI(p.cl.Name, report)
+}
+
+// call names a tool with the target's cluster argument and others.
+func (p promptTarget) call(tool string, args ...string) string {
+	if p.named {
+		args = append([]string{"cluster=" + strconv.Quote(p.cl.Name)}, args...)
+	}
+	if len(args) == 0 {
+		return tool
+	}
+	return tool + " with " + strings.Join(args, ", ")
+}
+
 func (h *Handler) troubleshootReplication(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	pt, err := h.promptTarget(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s", mcperr.Message(err))
+	}
 	topic := strings.TrimSpace(req.Params.Arguments["topic"])
 	focus := "the whole cluster"
+	if pt.named {
+		focus = "the whole cluster " + pt.cl.Name
+	}
 	if topic != "" {
 		focus = "topic " + strconv.Quote(topic)
+		if pt.named {
+			focus += " on cluster " + pt.cl.Name
+		}
 	}
 	steps := []string{
 		fmt.Sprintf("You are troubleshooting Kafka replication for %s. Only read; never change the cluster unless the user asks.", focus),
-		"1. Read the resource " + URIHealthCheck + ". Note overall_status, broker_status.offline_broker_ids, partition_status (offline, under-replicated, under min ISR).",
-		"2. Read " + URIURP + ". Group the details by missing_replicas: a broker missing from many ISRs is the likely cause. Offline partitions (no live leader) block producers and consumers and come first; partitions under min.insync.replicas reject acks=all writes and come next.",
-		"3. Call list_brokers to compare the live brokers with the offline ids; call describe_configs with resource_type=broker for a suspect broker if its settings matter (replica.lag.time.max.ms, num.replica.fetchers).",
+		"1. Read the resource " + pt.uri("health-check") + ". Note overall_status, broker_status.offline_broker_ids, partition_status (offline, under-replicated, under min ISR).",
+		"2. Read " + pt.uri("under-replicated-partitions") + ". Group the details by missing_replicas: a broker missing from many ISRs is the likely cause. Offline partitions (no live leader) block producers and consumers and come first; partitions under min.insync.replicas reject acks=all writes and come next.",
+		"3. Call " + pt.call("list_brokers") + " to compare the live brokers with the offline ids; call " + pt.call("describe_configs", "resource_type=broker") + " for a suspect broker if its settings matter (replica.lag.time.max.ms, num.replica.fetchers).",
 	}
 	if topic != "" {
-		steps = append(steps, "4. Call describe_topic with topic="+strconv.Quote(topic)+" for its leaders, replicas, ISR, offline replicas and non-default configs (min.insync.replicas, unclean.leader.election.enable).")
+		steps = append(steps, "4. Call "+pt.call("describe_topic", "topic="+strconv.Quote(topic))+" for its leaders, replicas, ISR, offline replicas and non-default configs (min.insync.replicas, unclean.leader.election.enable).")
 	} else {
-		steps = append(steps, "4. Call describe_topic for the most affected topics to see leaders, ISR and min.insync.replicas.")
+		steps = append(steps, "4. Call "+pt.call("describe_topic")+" for the most affected topics to see leaders, ISR and min.insync.replicas.")
 	}
 	steps = append(steps,
 		"5. Summarise: what is wrong (with counts), the most likely cause (named brokers), the impact on producers/consumers, and safe next steps in order (restart or repair the named broker, check disk/network, wait for ISR to catch up, avoid unclean leader election unless data loss is acceptable).",
@@ -48,8 +122,12 @@ func (h *Handler) troubleshootReplication(_ context.Context, req mcp.GetPromptRe
 }
 
 func (h *Handler) investigateLag(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	pt, err := h.promptTarget(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s", mcperr.Message(err))
+	}
 	group := strings.TrimSpace(req.Params.Arguments["group_id"])
-	threshold := h.defaultCluster().LagThreshold
+	threshold := pt.cl.LagThreshold
 	if t := strings.TrimSpace(req.Params.Arguments["threshold"]); t != "" {
 		n, err := strconv.ParseInt(t, 10, 64)
 		if err != nil || n < 0 {
@@ -57,19 +135,23 @@ func (h *Handler) investigateLag(_ context.Context, req mcp.GetPromptRequest) (*
 		}
 		threshold = n
 	}
-	uri := fmt.Sprintf("%s?threshold=%d", URILagReport, threshold)
+	uri := fmt.Sprintf("%s?threshold=%d", pt.uri("consumer-lag-report"), threshold)
+	intro := "You are investigating Kafka consumer lag."
+	if pt.named {
+		intro = "You are investigating Kafka consumer lag on cluster " + pt.cl.Name + "."
+	}
 	steps := []string{
-		"You are investigating Kafka consumer lag. Only read; never change offsets or the cluster unless the user asks.",
+		intro + " Only read; never change offsets or the cluster unless the user asks.",
 		"1. Read the resource " + uri + ". A group has high lag when any partition lags more than " + strconv.FormatInt(threshold, 10) + " messages.",
 	}
 	if group != "" {
-		steps = append(steps, "2. Focus on group "+strconv.Quote(group)+": call describe_consumer_group with group_id="+strconv.Quote(group)+".")
+		steps = append(steps, "2. Focus on group "+strconv.Quote(group)+": call "+pt.call("describe_consumer_group", "group_id="+strconv.Quote(group))+".")
 	} else {
-		steps = append(steps, "2. For each group with has_high_lag=true, call describe_consumer_group.")
+		steps = append(steps, "2. For each group with has_high_lag=true, call "+pt.call("describe_consumer_group")+".")
 	}
 	steps = append(steps,
 		"3. Decide per group: state Empty (or no members) with lag = no active consumer; Stable with lag = consumers too slow or one partition stuck (compare lag across partitions and members' assignments); PreparingRebalance/CompletingRebalance = rebalancing, look for crashing consumers or long processing (max.poll.interval.ms). Partitions with a null committed offset were never committed and are not counted as lag.",
-		"4. Optionally call consume_messages on a stuck partition at its committed offset to see the message a consumer may be failing on (this does not commit anything).",
+		"4. Optionally call "+pt.call("consume_messages")+" on a stuck partition at its committed offset to see the message a consumer may be failing on (this does not commit anything).",
 		"5. Summarise per group: consuming or stuck, the evidence (lag, state, members), and concrete next steps (scale consumers up to the partition count, fix the failing message, restart consumers, or delete an abandoned group).",
 	)
 	return mcp.NewGetPromptResult("Investigate consumer lag", []mcp.PromptMessage{

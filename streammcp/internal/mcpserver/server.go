@@ -120,6 +120,7 @@ func NewFleet(clusters []Cluster, o Options) *Handler {
 	}
 	h.hooks = &server.Hooks{}
 	h.hooks.AddBeforeReadResource(h.routeQuery)
+	h.hooks.AddOnRequestInitialization(h.refuseUnknownSubscriptions)
 	h.hooks.AddAfterSubscribe(h.onSubscribe)
 	h.hooks.AddAfterUnsubscribe(h.onUnsubscribe)
 	h.hooks.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) { h.subs.dropSession(s.SessionID()) })
@@ -357,7 +358,7 @@ func (h *Handler) parseURI(uri string) (ref, error) {
 		}
 		cl, ok := h.byName[parts[0]]
 		if !ok {
-			return ref{}, mcperr.NotFoundf("unknown cluster %q in %s: the configured clusters are %s (STREAM_CLUSTERS)", parts[0], uri, strings.Join(h.names(), ", "))
+			return ref{}, mcperr.NotFoundf("unknown cluster %s in %s: the configured clusters are %s (STREAM_CLUSTERS)", quoteShort(parts[0]), uri, strings.Join(h.names(), ", "))
 		}
 		r.cl, r.report, r.named = cl, parts[1], true
 	case path == "" && slices.Contains(reports, u.Host):

@@ -61,8 +61,28 @@ func (h *Handler) clusterArg(req mcp.CallToolRequest) (*clusterState, error) {
 	if cl, ok := h.byName[name]; ok {
 		return cl, nil
 	}
-	return nil, mcperr.Invalidf("unknown cluster %q: the configured clusters are %s (STREAM_CLUSTERS); omit cluster for the default one, %s",
-		fmt.Sprint(v), strings.Join(h.names(), ", "), h.defaultCluster().Name)
+	return nil, h.unknownCluster(fmt.Sprint(v))
+}
+
+// unknownCluster is the error for a cluster name that is not configured,
+// shared by tools and prompts.
+func (h *Handler) unknownCluster(name string) error {
+	return mcperr.Invalidf("unknown cluster %s: the configured clusters are %s (STREAM_CLUSTERS); omit cluster for the default one, %s",
+		quoteShort(name), strings.Join(h.names(), ", "), h.defaultCluster().Name)
+}
+
+// maxQuoted bounds a caller's value echoed in an error: enough to recognise
+// it, never a megabyte back to the client and into the log.
+const maxQuoted = 64
+
+// quoteShort quotes s (Go syntax, so invisible and look-alike characters
+// show as escapes), cut to maxQuoted runes with its full length said.
+func quoteShort(s string) string {
+	r := []rune(s)
+	if len(r) <= maxQuoted {
+		return strconv.QuoteToASCII(s)
+	}
+	return fmt.Sprintf("%s… (%d characters)", strconv.QuoteToASCII(string(r[:maxQuoted])), len(r))
 }
 
 func (h *Handler) registerTools(calls *toolcall.Pipeline) {

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/report"
 )
 
@@ -87,6 +89,49 @@ func sessionID(ctx context.Context) string {
 		return s.SessionID()
 	}
 	return ""
+}
+
+// refuseUnknownSubscriptions answers resources/subscribe and
+// subscriptions/listen with an error when a URI names no report (an
+// unknown cluster, report or query parameter), before mcp-go acknowledges
+// them: its subscribe hooks cannot refuse, and a silent acknowledgement
+// would leave the client waiting for updates that never come. It sees
+// every request, so it looks at the bytes first.
+func (h *Handler) refuseUnknownSubscriptions(_ context.Context, _ any, message any) error {
+	raw, ok := message.(json.RawMessage)
+	if !ok || !bytes.Contains(raw, []byte("subscri")) {
+		return nil
+	}
+	var m struct {
+		Method mcp.MCPMethod `json:"method"`
+		Params struct {
+			URI           *string `json:"uri"`
+			Notifications struct {
+				ResourceSubscriptions []string `json:"resourceSubscriptions"`
+			} `json:"notifications"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return nil // mcp-go answers a malformed request itself
+	}
+	var uris []string
+	switch m.Method {
+	case mcp.MethodResourcesSubscribe:
+		if m.Params.URI == nil || *m.Params.URI == "" {
+			return nil // mcp-go's "uri is required"
+		}
+		uris = []string{*m.Params.URI}
+	case mcp.MethodSubscriptionsListen:
+		uris = m.Params.Notifications.ResourceSubscriptions
+	default:
+		return nil
+	}
+	for _, uri := range uris {
+		if _, err := h.parseURI(uri); err != nil {
+			return fmt.Errorf("%s refused: %s; nothing was subscribed", m.Method, mcperr.Message(err))
+		}
+	}
+	return nil
 }
 
 func (h *Handler) onSubscribe(ctx context.Context, _ any, req *mcp.SubscribeRequest, _ *mcp.EmptyResult) {
