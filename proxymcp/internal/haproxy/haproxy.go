@@ -133,7 +133,7 @@ func (c *Client) statCSV(ctx context.Context) ([]StatRow, Source, error) {
 	if c.Runtime != nil {
 		out, err := c.Runtime.Execute(ctx, "show stat")
 		if err == nil {
-			rows, perr := ParseStatCSV([]byte(out))
+			rows, perr := parseStat(out)
 			return rows, SourceRuntime, perr
 		}
 		if !unreachable(err) || ctx.Err() != nil {

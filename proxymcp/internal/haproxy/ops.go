@@ -231,7 +231,7 @@ func (c *Client) serverSessions(ctx context.Context, backend, server string) (in
 	if err != nil {
 		return 0, err
 	}
-	rows, err := ParseStatCSV([]byte(out))
+	rows, err := parseStat(out)
 	if err != nil {
 		return 0, err
 	}

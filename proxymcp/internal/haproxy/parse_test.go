@@ -313,11 +313,11 @@ func TestParseStatCSVMatchesEncodingCSV(t *testing.T) {
 		}
 		for i := range want {
 			w := want[i]
-			if len(w) > len(rows[i].cells) {
-				w = w[:len(rows[i].cells)]
+			if len(w) > len(rows[i].record()) {
+				w = w[:len(rows[i].record())]
 			}
-			if strings.Join(rows[i].cells, "|") != strings.Join(w, "|") {
-				t.Errorf("%q row %d: %q, want %q", body, i, rows[i].cells, w)
+			if strings.Join(rows[i].record(), "|") != strings.Join(w, "|") {
+				t.Errorf("%q row %d: %q, want %q", body, i, rows[i].record(), w)
 			}
 		}
 	}

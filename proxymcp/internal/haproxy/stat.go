@@ -32,8 +32,36 @@ type statHeader struct {
 // StatRow is one CSV row of "show stat" / the stats page, addressed by
 // header name; StatTable writes rows as JSON.
 type StatRow struct {
-	h     *statHeader
-	cells []string // the CSV record as read; numbers are parsed on access
+	h *statHeader
+	// text is the record's line, a substring of the one copy of the
+	// answer; for a quoted record, its decoded cells joined by ",".
+	text string
+	// ends[i] is where cell i ends in text; it starts one byte (the comma)
+	// after cell i-1 ends. Offsets rather than a []string per row: 4 bytes
+	// a cell instead of 16, and nothing for the garbage collector to scan
+	// (the string slab was most of a fleet show_stat's allocations).
+	ends []uint32
+}
+
+// at returns cell i's text ("" when the row has fewer cells).
+func (r StatRow) at(i int) string {
+	if i >= len(r.ends) {
+		return ""
+	}
+	start := 0
+	if i > 0 {
+		start = int(r.ends[i-1]) + 1
+	}
+	return r.text[start:r.ends[i]]
+}
+
+// record returns the row's cells, as encoding/csv would read them.
+func (r StatRow) record() []string {
+	out := make([]string, len(r.ends))
+	for i := range out {
+		out[i] = r.at(i)
+	}
+	return out
 }
 
 // ParseStatCSV parses HAProxy's CSV statistics by header name. It accepts
@@ -42,10 +70,22 @@ type StatRow struct {
 func ParseStatCSV(data []byte) ([]StatRow, error) {
 	data = bytes.TrimLeft(data, "\n")
 	if !bytes.HasPrefix(data, []byte("# ")) {
-		return nil, errors.New("statistics CSV: no \"# pxname,...\" header line")
+		return nil, errNoStatHeader
 	}
-	// One copy of the answer; every cell is a substring of it.
-	rest := string(data[2:])
+	// One copy of the answer; every row's text is a substring of it.
+	return parseStat(string(data))
+}
+
+var errNoStatHeader = errors.New("statistics CSV: no \"# pxname,...\" header line")
+
+// parseStat is ParseStatCSV on a string, the runtime API's answer as it
+// arrived: no copy at all.
+func parseStat(text string) ([]StatRow, error) {
+	text = strings.TrimLeft(text, "\n")
+	rest, ok := strings.CutPrefix(text, "# ")
+	if !ok {
+		return nil, errNoStatHeader
+	}
 	header, rest, err := nextRecord(rest)
 	if err != nil {
 		return nil, fmt.Errorf("statistics CSV header: %w", err)
@@ -65,44 +105,67 @@ func ParseStatCSV(data []byte) ([]StatRow, error) {
 			h.typ = i
 		}
 	}
+	ncols := len(h.names)
 	nrows := strings.Count(rest, "\n") + 1
 	rows := make([]StatRow, 0, nrows)
-	// Every row's cells share one backing array, split in one pass:
-	// strings.Split per row (a count pass, a split pass, an allocation)
-	// was a quarter of a fleet show_stat's client CPU.
-	slab := make([]string, 0, nrows*len(h.names))
+	// Every row's offsets share one backing array: no row has more than
+	// ncols cells, and no record fewer than one line, so it never grows.
+	slab := make([]uint32, 0, nrows*ncols)
 	for rest != "" {
-		var rec []string
 		line, after, _ := strings.Cut(rest, "\n")
 		line = strings.TrimSuffix(line, "\r")
-		switch {
-		case line == "":
+		if line == "" {
 			rest = after
 			continue // empty line
-		case !strings.Contains(line, `"`):
-			start := len(slab)
-			for {
-				i := strings.IndexByte(line, ',')
-				if i < 0 {
-					slab = append(slab, line)
-					break
-				}
-				slab = append(slab, line[:i])
-				line = line[i+1:]
-			}
-			// capped: an append to one row never writes into the next
-			rec, rest = slab[start:len(slab):len(slab)], after
-		default:
+		}
+		text := line
+		start := len(slab)
+		if strings.IndexByte(line, '"') < 0 {
+			slab = splitCells(slab, line, ncols)
+			rest = after
+		} else {
+			var rec []string
 			if rec, rest, err = nextRecord(rest); err != nil {
 				return nil, fmt.Errorf("statistics CSV: %w", err)
 			}
+			if len(rec) > ncols {
+				rec = rec[:ncols]
+			}
+			text = strings.Join(rec, ",")
+			end := -1
+			for _, c := range rec {
+				end += 1 + len(c)
+				slab = append(slab, uint32(end))
+			}
 		}
-		if len(rec) > len(h.names) {
-			rec = rec[:len(h.names)]
-		}
-		rows = append(rows, StatRow{h: h, cells: rec})
+		// capped: an append to one row never writes into the next
+		rows = append(rows, StatRow{h: h, text: text, ends: slab[start:len(slab):len(slab)]})
 	}
 	return rows, nil
+}
+
+// splitCells appends to ends where each of line's comma-separated cells
+// ends, for at most max cells (a later version's extra columns are
+// dropped), and returns ends.
+func splitCells(ends []uint32, line string, max int) []uint32 {
+	// A byte loop: cells average a few bytes, too short for IndexByte's
+	// call to pay off.
+	if max == 0 {
+		return ends
+	}
+	n := 0
+	for i := 0; i < len(line); i++ {
+		if line[i] == ',' {
+			if n++; n == max {
+				return append(ends, uint32(i))
+			}
+			ends = append(ends, uint32(i))
+		}
+	}
+	if n < max {
+		ends = append(ends, uint32(len(line)))
+	}
+	return ends
 }
 
 // nextRecord splits the first CSV record off s. Lines without a quote (all
@@ -131,10 +194,11 @@ func (r StatRow) cell(name string) (string, bool) {
 		return "", false
 	}
 	i, ok := r.h.index[name]
-	if !ok || i >= len(r.cells) || r.cells[i] == "" {
+	if !ok {
 		return "", false
 	}
-	return r.cells[i], true
+	v := r.at(i)
+	return v, v != ""
 }
 
 // num reports a cell's integer value when its column is numeric.
@@ -142,7 +206,7 @@ func (r StatRow) num(i int) (int64, bool) {
 	if r.h.text[i] {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(r.cells[i], 10, 64)
+	n, err := strconv.ParseInt(r.at(i), 10, 64)
 	return n, err == nil
 }
 
@@ -179,10 +243,10 @@ func (r StatRow) Int(name string) int64 {
 
 // Type returns "frontend", "backend", "server" or "listener".
 func (r StatRow) Type() string {
-	if r.h == nil || r.h.typ < 0 || r.h.typ >= len(r.cells) {
+	if r.h == nil || r.h.typ < 0 {
 		return ""
 	}
-	switch r.cells[r.h.typ] {
+	switch r.at(r.h.typ) {
 	case "0":
 		return objectTypes[0]
 	case "1":
@@ -193,6 +257,63 @@ func (r StatRow) Type() string {
 		return objectTypes[3]
 	}
 	return ""
+}
+
+// StatColumn reads one column from rows, looking its position up once per
+// answer (rows of one answer share their header) instead of once per cell:
+// for code that reads a few columns of every row. Not safe for concurrent
+// use; make one per goroutine.
+type StatColumn struct {
+	name string
+	h    *statHeader // the header i was looked up in
+	i    int         // -1: that header has no such column
+}
+
+// Column returns a StatColumn for the column name.
+func Column(name string) StatColumn { return StatColumn{name: name, i: -1} }
+
+func (c *StatColumn) index(r StatRow) int {
+	if r.h == nil {
+		return -1
+	}
+	if r.h != c.h {
+		c.h, c.i = r.h, -1
+		if i, ok := r.h.index[c.name]; ok {
+			c.i = i
+		}
+	}
+	return c.i
+}
+
+// Str returns the column's text in r, as r.Str does.
+func (c *StatColumn) Str(r StatRow) string {
+	i := c.index(r)
+	if i < 0 {
+		return ""
+	}
+	return r.at(i)
+}
+
+// Int returns the column's number in r, as r.Int does.
+func (c *StatColumn) Int(r StatRow) int64 {
+	i := c.index(r)
+	if i < 0 || r.at(i) == "" {
+		return 0
+	}
+	n, _ := r.num(i)
+	return n
+}
+
+// IntString is strconv.FormatInt(c.Int(r), 10) without formatting (or
+// allocating) when the cell is already written that way, as it is in
+// HAProxy's answers.
+func (c *StatColumn) IntString(r StatRow) string {
+	if i := c.index(r); i >= 0 && !r.h.text[i] {
+		if v := r.at(i); isInt(v) && v != "-0" {
+			return v
+		}
+	}
+	return strconv.FormatInt(c.Int(r), 10)
 }
 
 const hexDigits = "0123456789abcdef"
@@ -344,7 +465,8 @@ func (t StatTable) AppendJSON(b []byte) []byte {
 		b = append(b, '{')
 		first := true
 		for k, i := range cols {
-			if i >= len(r.cells) || r.cells[i] == "" {
+			v := r.at(i)
+			if v == "" {
 				continue
 			}
 			if !first {
@@ -352,7 +474,7 @@ func (t StatTable) AppendJSON(b []byte) []byte {
 			}
 			first = false
 			b = append(b, keys[k]...)
-			if v := r.cells[i]; !t.h.text[i] && isInt(v) {
+			if !t.h.text[i] && isInt(v) {
 				b = append(b, v...) // already a JSON number: no parse, no re-format
 			} else {
 				b = appendJSONString(b, v)
