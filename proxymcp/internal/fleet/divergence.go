@@ -77,23 +77,32 @@ func Diverge(instances []string, items map[string][]Item) []Divergence {
 	for _, in := range instances {
 		total += len(items[in])
 	}
-	// One slot per object, each with one entry per instance (nil: absent).
+	// One slot per object, each with one entry per instance (nil: absent):
+	// object s's entries are slots[s*n : s*n+n], in one array.
 	index := make(map[objKey]int, total/n+1)
-	var keys []objKey
-	var slots [][]*Item
+	keys := make([]objKey, 0, total/n+1)
+	slots := make([]*Item, 0, (total/n+1)*n)
 	for j, in := range instances {
 		list := items[in]
+		// Instances almost always list their objects in the same order:
+		// the object after the previous one is tried before the map.
+		next := 0
 		for i := range list {
 			it := &list[i]
 			k := objKey{it.Kind, it.Key}
-			s, ok := index[k]
-			if !ok {
-				s = len(slots)
+			s := -1
+			if next < len(keys) && keys[next] == k {
+				s = next
+			} else if found, ok := index[k]; ok {
+				s = found
+			} else {
+				s = len(keys)
 				index[k] = s
 				keys = append(keys, k)
-				slots = append(slots, make([]*Item, n))
+				slots = append(slots, make([]*Item, n)...)
 			}
-			if prev := slots[s][j]; prev != nil {
+			next = s + 1
+			if prev := slots[s*n+j]; prev != nil {
 				// A key listed twice (a map key added twice): compare the
 				// values together, in order.
 				merged := Item{Kind: prev.Kind, Key: prev.Key, Fields: append([]Field(nil), prev.Fields...)}
@@ -104,14 +113,15 @@ func Diverge(instances []string, items map[string][]Item) []Divergence {
 				}
 				it = &merged
 			}
-			slots[s][j] = it
+			slots[s*n+j] = it
 		}
 	}
-	for s, per := range slots {
+	for s, k := range keys {
+		per := slots[s*n : s*n+n : s*n+n]
 		if same(per) {
 			continue // the common case, without allocating
 		}
-		if d, ok := divergence(instances, keys[s].kind, keys[s].key, per); ok {
+		if d, ok := divergence(instances, k.kind, k.key, per); ok {
 			out = append(out, d)
 		}
 	}
@@ -140,7 +150,8 @@ func same(per []*Item) bool {
 // divergence describes one object the instances disagree on.
 func divergence(instances []string, kind, key string, per []*Item) (Divergence, bool) {
 	d := Divergence{Kind: kind, Object: key, Differences: map[string]map[string]string{}}
-	var fieldOrder []string
+	var order [8]string // the field names in order; an item has at most a few
+	fieldOrder := order[:0]
 	present := 0
 	for _, it := range per {
 		if it == nil {
@@ -154,7 +165,7 @@ func divergence(instances []string, kind, key string, per []*Item) (Divergence, 
 		}
 	}
 	if present < len(instances) {
-		vals := map[string]string{}
+		vals := make(map[string]string, len(instances))
 		for j, in := range instances {
 			if per[j] != nil {
 				vals[in] = "yes"
@@ -164,7 +175,8 @@ func divergence(instances []string, kind, key string, per []*Item) (Divergence, 
 		}
 		d.Differences[FieldPresent] = vals
 	}
-	var differing []string
+	var diff [8]string
+	differing := diff[:0]
 	for _, name := range fieldOrder {
 		// Almost every field agrees: compare first, and build the
 		// per-instance map only for a field that differs (two maps per
@@ -174,7 +186,7 @@ func divergence(instances []string, kind, key string, per []*Item) (Divergence, 
 			if per[j] == nil {
 				continue
 			}
-			v := fieldValue(*per[j], name)
+			v := fieldValue(per[j], name)
 			if !seen {
 				first, seen = v, true
 			} else if v != first {
@@ -188,7 +200,7 @@ func divergence(instances []string, kind, key string, per []*Item) (Divergence, 
 		vals := make(map[string]string, len(instances))
 		for j, in := range instances {
 			if per[j] != nil {
-				vals[in] = fieldValue(*per[j], name)
+				vals[in] = fieldValue(per[j], name)
 			}
 		}
 		d.Differences[name] = vals
@@ -197,23 +209,32 @@ func divergence(instances []string, kind, key string, per []*Item) (Divergence, 
 	if len(d.Differences) == 0 {
 		return d, false // listed differently (a field on one side only) but equal
 	}
-	parts := make([]string, 0, len(instances))
+	// "key: lb1 v1, lb2 v2", written once (the parts and joins of each
+	// instance's values were a dozen allocations per instance).
+	var b strings.Builder
+	b.Grow(len(key) + len(instances)*(24+16*len(differing)))
+	b.WriteString(key)
+	b.WriteString(": ")
 	for j, in := range instances {
+		if j > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(in)
 		it := per[j]
 		switch {
 		case it == nil:
-			parts = append(parts, in+" "+Absent)
+			b.WriteString(" " + Absent)
 		case len(differing) == 0:
-			parts = append(parts, in+" present")
+			b.WriteString(" present")
 		default:
-			var vs []string
 			for _, name := range differing {
-				vs = append(vs, labels[name]+orNone(fieldValue(*it, name)))
+				b.WriteByte(' ')
+				b.WriteString(labels[name])
+				b.WriteString(orNone(fieldValue(it, name)))
 			}
-			parts = append(parts, in+" "+strings.Join(vs, " "))
 		}
 	}
-	d.Summary = key + ": " + strings.Join(parts, ", ")
+	d.Summary = b.String()
 	return d, true
 }
 
@@ -226,7 +247,7 @@ func contains(s []string, v string) bool {
 	return false
 }
 
-func fieldValue(it Item, name string) string {
+func fieldValue(it *Item, name string) string {
 	for _, f := range it.Fields {
 		if f.Name == name {
 			return f.Value
@@ -290,24 +311,53 @@ func hostPort(addr string, port int64) string {
 // weight, address, maxconn) of show_stat rows; backends and listeners
 // follow from them and are not compared.
 func StatItems(rows []haproxy.StatRow) []Item {
+	// Columns are looked up once per answer, numbers kept as HAProxy wrote
+	// them, and every item's fields share one array: per row, only a
+	// server's key is allocated.
+	pxname, svname, status := haproxy.Column("pxname"), haproxy.Column("svname"), haproxy.Column("status")
+	weight, addr, slim := haproxy.Column("weight"), haproxy.Column("addr"), haproxy.Column("slim")
 	var out []Item
+	var fields []Field
 	for _, r := range rows {
-		switch r.Type() {
+		typ := r.Type()
+		if typ != "frontend" && typ != "server" {
+			continue
+		}
+		if out == nil {
+			out = make([]Item, 0, len(rows))
+		}
+		var f []Field
+		switch typ {
 		case "frontend":
-			out = append(out, Item{Kind: KindFrontend, Key: r.Str("pxname"), Fields: []Field{
-				{FieldStatus, r.Str("status")},
-				{FieldMaxconn, maxconn(r.Int("slim"))},
-			}})
+			f = take(&fields, len(rows), Field{FieldStatus, status.Str(r)}, Field{FieldMaxconn, maxconnText(slim.IntString(r))})
+			out = append(out, Item{Kind: KindFrontend, Key: pxname.Str(r), Fields: f})
 		case "server":
-			out = append(out, Item{Kind: KindServer, Key: r.Str("pxname") + "/" + r.Str("svname"), Fields: []Field{
-				{FieldStatus, r.Str("status")},
-				{FieldWeight, strconv.FormatInt(r.Int("weight"), 10)},
-				{FieldAddress, r.Str("addr")},
-				{FieldMaxconn, maxconn(r.Int("slim"))},
-			}})
+			f = take(&fields, len(rows), Field{FieldStatus, status.Str(r)}, Field{FieldWeight, weight.IntString(r)},
+				Field{FieldAddress, addr.Str(r)}, Field{FieldMaxconn, maxconnText(slim.IntString(r))})
+			out = append(out, Item{Kind: KindServer, Key: pxname.Str(r) + "/" + svname.Str(r), Fields: f})
 		}
 	}
 	return out
+}
+
+// take appends fs to the shared array *slab (made for rows items of up to
+// four fields) and returns them, capped so that an append to one item's
+// fields never writes into the next item's.
+func take(slab *[]Field, rows int, fs ...Field) []Field {
+	if cap(*slab)-len(*slab) < len(fs) {
+		*slab = make([]Field, 0, max(4*rows, len(fs)))
+	}
+	start := len(*slab)
+	*slab = append(*slab, fs...)
+	return (*slab)[start:len(*slab):len(*slab)]
+}
+
+// maxconnText is maxconn on a number's text.
+func maxconnText(n string) string {
+	if n == "0" {
+		return "unlimited"
+	}
+	return n
 }
 
 // Operational states of "show servers state" (srv_op_state).
