@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,9 +118,9 @@ func (p *pool) execute(ctx context.Context, cmd string) (string, error) {
 type pconn struct {
 	net.Conn
 	born time.Time
-	// chunk and answer are reused from one command to the next: they
-	// would otherwise be most of a call's allocations.
-	chunk, answer []byte
+	// answer is reused from one command to the next: it would otherwise
+	// be most of a call's allocations.
+	answer []byte
 }
 
 // get returns an idle connection or a new one in interactive mode. The
@@ -163,7 +164,7 @@ func (p *pool) get(ctx context.Context) (conn *pconn, reused bool, err error) {
 		}
 		return nil, false, p.c.connErr(fmt.Errorf("switching a new connection to interactive mode: %w", ctxErr(ctx, err)))
 	}
-	return &pconn{Conn: nc, born: time.Now(), chunk: make([]byte, 16<<10)}, false, nil
+	return &pconn{Conn: nc, born: time.Now()}, false, nil
 }
 
 // retire ends a connection the way HAProxy expects ("quit"), and waits for
@@ -180,8 +181,12 @@ func retire(ctx context.Context, conn *pconn) {
 	if _, err := io.WriteString(conn, "quit\n"); err != nil {
 		return
 	}
+	discard := conn.answer[:cap(conn.answer)]
+	if len(discard) == 0 {
+		discard = make([]byte, 512)
+	}
 	for {
-		if _, err := conn.Read(conn.chunk); err != nil {
+		if _, err := conn.Read(discard); err != nil {
 			return
 		}
 	}
@@ -194,7 +199,7 @@ func setup(ctx context.Context, conn net.Conn) error {
 	if _, err := io.WriteString(conn, setupLine); err != nil {
 		return err
 	}
-	got, err := readAnswer(conn, make([]byte, 512), nil)
+	got, err := readAnswer(conn, make([]byte, 0, 512))
 	switch {
 	case err == nil && string(got) == setupAnswer:
 		return nil
@@ -218,7 +223,7 @@ func exchange(ctx context.Context, conn *pconn, cmd string) (raw string, n int, 
 		stop()
 		return "", 0, false, err
 	}
-	got, err := readAnswer(conn, conn.chunk, conn.answer[:0])
+	got, err := readAnswer(conn, conn.answer[:0])
 	conn.answer = got
 	// Once cancellation has touched the connection its deadline may be in
 	// the past: the answer is whole, but the connection is not reused.
@@ -230,12 +235,18 @@ func exchange(ctx context.Context, conn *pconn, cmd string) (raw string, n int, 
 	return string(got[:len(got)-len(prompt)+1]), len(got), clean, nil
 }
 
-// readAnswer appends to buf until the data ends with the prompt, reading
-// through chunk. An error comes with what arrived so far.
-func readAnswer(conn net.Conn, chunk, buf []byte) ([]byte, error) {
+// readAnswer appends to buf until the data ends with the prompt. It reads
+// straight into buf's spare capacity, growing it as needed, rather than
+// through a second buffer: a show stat answer is copied once, into the
+// string exchange returns. An error comes with what arrived so far.
+func readAnswer(conn net.Conn, buf []byte) ([]byte, error) {
+	const minRead = 16 << 10
 	for {
-		n, err := conn.Read(chunk)
-		buf = append(buf, chunk[:n]...)
+		if cap(buf)-len(buf) < minRead {
+			buf = slices.Grow(buf, max(minRead, cap(buf)))
+		}
+		n, err := conn.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
 		if bytes.HasSuffix(buf, []byte(prompt)) {
 			return buf, nil
 		}
