@@ -141,6 +141,7 @@ func startDelayRelay(tb testing.TB, target string, delay time.Duration) string {
 	var mu sync.Mutex
 	var conns []net.Conn
 	var wg sync.WaitGroup
+	bufs := &sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 	tb.Cleanup(func() {
 		_ = l.Close()
 		mu.Lock()
@@ -167,8 +168,8 @@ func startDelayRelay(tb testing.TB, target string, delay time.Duration) string {
 			conns = append(conns, in, out)
 			mu.Unlock()
 			wg.Add(2)
-			go func() { defer wg.Done(); delayCopy(out, in, delay) }()
-			go func() { defer wg.Done(); delayCopy(in, out, delay) }()
+			go func() { defer wg.Done(); delayCopy(out, in, delay, bufs) }()
+			go func() { defer wg.Done(); delayCopy(in, out, delay, bufs) }()
 		}
 	}()
 	return l.Addr().String()
@@ -176,21 +177,25 @@ func startDelayRelay(tb testing.TB, target string, delay time.Duration) string {
 
 // delayCopy copies src to dst, each chunk written delay after it was read;
 // when either side ends it closes both, ending the other direction too.
-func delayCopy(dst, src net.Conn, delay time.Duration) {
+// Chunks are read into buffers from bufs and the buffers reused once
+// written on: the relay's CPU is counted as the client's, and a real
+// network costs the client none, so the relay copies nothing itself.
+func delayCopy(dst, src net.Conn, delay time.Duration, bufs *sync.Pool) {
 	type chunk struct {
 		due time.Time
-		b   []byte
+		buf *[]byte
+		n   int
 	}
 	ch := make(chan chunk, 4096)
 	go func() {
 		defer close(ch)
-		// one read buffer, each chunk copied at its size: the relay's CPU
-		// is counted as the client's, and a real network costs it none
-		buf := make([]byte, 64<<10)
 		for {
-			n, err := src.Read(buf)
+			buf := bufs.Get().(*[]byte)
+			n, err := src.Read(*buf)
 			if n > 0 {
-				ch <- chunk{time.Now().Add(delay), append([]byte(nil), buf[:n]...)}
+				ch <- chunk{time.Now().Add(delay), buf, n}
+			} else {
+				bufs.Put(buf)
 			}
 			if err != nil {
 				return
@@ -199,14 +204,17 @@ func delayCopy(dst, src net.Conn, delay time.Duration) {
 	}()
 	for c := range ch {
 		time.Sleep(time.Until(c.due))
-		if _, err := dst.Write(c.b); err != nil {
+		_, err := dst.Write((*c.buf)[:c.n])
+		bufs.Put(c.buf)
+		if err != nil {
 			break
 		}
 	}
 	_ = dst.Close()
 	_ = src.Close()
-	for range ch {
+	for c := range ch {
 		// the reader ends on the closed src; let it finish
+		bufs.Put(c.buf)
 	}
 }
 
