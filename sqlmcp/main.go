@@ -114,6 +114,8 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 	s := serve.NewServer(p.Name, p.Version, opts...)
 	// Each query: metric, span and X-Trino-Trace-Token.
 	eng.SetRecorder(s.BackendRecorder("trino", ""))
+	// Trino's own queued, execution and CPU time of each query, on the same /metrics.
+	eng.SetEngineTimes(engine.NewEngineTimes(s.Metrics.Registry(), p.Name))
 	calls, err := p.Pipeline(s, cfg.Serve, stderr, logger) // opens MCP_AUDIT_LOG; an unwritable file stops the start
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)

@@ -33,7 +33,9 @@ func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any)
 // test can stop it, and returns the environment pointing sqlmcp at it.
 func ownEngine(t *testing.T) (*trinotest.Server, []string) {
 	t.Helper()
-	eng, err := trinotest.New(trinotest.Options{})
+	// Each query waits 100 ms in the engine's queue, so that the engine's
+	// queued time shows in mcpfleet_trino_query_engine_seconds.
+	eng, err := trinotest.New(trinotest.Options{QueueTime: 100 * time.Millisecond, LargeTableRows: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +113,18 @@ func TestRealPrometheus(t *testing.T) {
 		q(`count(sum(mcpfleet_backend_requests_total{S,backend="trino",outcome="ok"}) >= 6)`):                              1,
 		q(`sum(mcpfleet_backend_requests_total{S,backend="trino",operation="execute_query",outcome!="ok"})`):               2,
 		q(`count(sum(mcpfleet_backend_request_duration_seconds_count{S,backend="trino",operation="execute_query"}) >= 7)`): 1,
+		// The engine's own times: one observation per phase for each query
+		// it answered, the two it failed included (their FAILED answer
+		// carries stats); each waited 100 ms in its queue.
+		q(`sum(mcpfleet_trino_query_engine_seconds_count{S,operation="execute_query",phase="queued"})`):             7,
+		q(`sum(mcpfleet_trino_query_engine_seconds_count{S,operation="execute_query",phase="execution"})`):          7,
+		q(`sum(mcpfleet_trino_query_engine_seconds_count{S,operation="execute_query",phase="cpu"})`):                7,
+		q(`sum(mcpfleet_trino_query_engine_seconds_bucket{S,operation="execute_query",phase="queued",le="+Inf"})`):  7,
+		q(`count(sum(mcpfleet_trino_query_engine_seconds_sum{S,operation="execute_query",phase="queued"}) >= 0.7)`): 1,
+		// None of them queued for less than 50 ms.
+		q(`sum(mcpfleet_trino_query_engine_seconds_bucket{S,operation="execute_query",phase="queued",le="0.05"})`): 0,
+		q(`count(count by (phase) (mcpfleet_trino_query_engine_seconds_count{S,operation="list_catalogs"}))`):      3,
+		q(`count(count by (phase) (mcpfleet_trino_query_engine_seconds_count{S}))`):                                3,
 	})
 
 	// The engine stops: every query now fails to reach it. The calls go
@@ -148,12 +162,14 @@ func TestRealPrometheus(t *testing.T) {
 	prom.Expect(t, map[string]float64{
 		q(`sum(mcpfleet_tool_calls_total{S,tool="execute_query",outcome="tool_error"})`):                     float64(3 + failed),
 		q(`sum(mcpfleet_backend_requests_total{S,backend="trino",operation="execute_query",outcome!="ok"})`): float64(2 + failed),
+		// A query that never reached the engine has no engine times.
+		q(`sum(mcpfleet_trino_query_engine_seconds_count{S,operation="execute_query",phase="queued"})`): 7,
 	})
 }
 
 // TestMetricsCardinality: hundreds of distinct SQL statements — answered,
 // refused by the engine, refused by the guard — and made-up tools add no
-// series: no label holds SQL text.
+// series: no label holds SQL text (the engine's times included).
 func TestMetricsCardinality(t *testing.T) {
 	bin := e2e.Build(t, ".")
 	srv := e2e.StartHTTP(t, bin, engineEnv(t))
@@ -177,6 +193,13 @@ func TestMetricsCardinality(t *testing.T) {
 	}
 	if n := after[`mcpfleet_tool_calls_total{outcome="ok",server="sqlmcp",tool="execute_query"}`]; n != 251 {
 		t.Errorf("answered queries counted: %v, want 251", n)
+	}
+	// The engine's times: the answered and the failed queries, 251 each.
+	for _, phase := range []string{"queued", "execution", "cpu"} {
+		k := `mcpfleet_trino_query_engine_seconds_count{operation="execute_query",phase="` + phase + `",server="sqlmcp"}`
+		if n := after[k]; n != 502 {
+			t.Errorf("%s = %v, want 502", k, n)
+		}
 	}
 }
 

@@ -155,6 +155,7 @@ type Client struct {
 
 	progress progressHub // progress reports, to the queries that asked
 	rec      *backendcall.Recorder
+	times    *EngineTimes // the engine's own times per query; nil records none
 }
 
 // New validates cfg and returns a client. It does not contact the

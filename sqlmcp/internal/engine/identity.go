@@ -61,9 +61,11 @@ type requestOptions struct {
 	user, catalog, schema, tags, info string
 	session                           []string // X-Trino-Session k=v values of the submit
 
-	mu      sync.Mutex
-	queryID string
-	onID    func(id string) // called once the coordinator names the query
+	mu       sync.Mutex
+	queryID  string
+	onID     func(id string) // called once the coordinator names the query
+	stats    engineStats     // the last stats the coordinator sent for queryID
+	hasStats bool
 }
 
 func (o *requestOptions) setQueryID(id string) {
@@ -84,6 +86,7 @@ func (o *requestOptions) setQueryID(id string) {
 func (o *requestOptions) forgetQueryID() {
 	o.mu.Lock()
 	o.queryID = ""
+	o.stats, o.hasStats = engineStats{}, false
 	o.mu.Unlock()
 }
 
@@ -195,7 +198,12 @@ func (t *requestTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	submit := req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/v1/statement")
 	if !submit {
-		return t.send(req)
+		resp, err := t.send(req)
+		if err == nil && resp.StatusCode == http.StatusOK && req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/v1/statement/") {
+			// A nextUri page: its stats are the engine's latest account.
+			resp.Body = &statsBody{ReadCloser: resp.Body, done: o.setStats}
+		}
+		return resp, err
 	}
 	for _, p := range o.session {
 		key, _, _ := strings.Cut(p, "=")
@@ -225,10 +233,12 @@ func (t *requestTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, rerr
 	}
 	var head struct {
-		ID string `json:"id"`
+		ID    string          `json:"id"`
+		Stats json.RawMessage `json:"stats"`
 	}
 	if json.Unmarshal(body, &head) == nil && head.ID != "" {
 		o.setQueryID(head.ID)
+		o.setStats(head.ID, head.Stats)
 	}
 	if err := caller.Err(); err != nil {
 		return nil, err // the id is known: the caller's cleanup cancels the query

@@ -120,16 +120,17 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ctx, call := c.rec.Start(ctx, operation(ctx), attribute.String("db.system.name", "trino"))
-	last := c.traceStats(call, &q)
+	op := operation(ctx)
+	ctx, call := c.rec.Start(ctx, op, attribute.String("db.system.name", "trino"))
+	var opts *requestOptions
 	defer func() {
-		endQuery(call, sum.QueryID, last, err)
+		c.endQuery(call, op, opts, err)
 	}()
 	ctx, err = withRequestOptions(ctx, c.cfg, q.Catalog, q.Schema)
 	if err != nil {
 		return sum, err
 	}
-	opts := ctx.Value(optionsKey{}).(*requestOptions)
+	opts = ctx.Value(optionsKey{}).(*requestOptions)
 	opts.session = sessionProperties(timeout, c.cfg.QueryMaxMemory)
 	done := func() {
 		sum.QueryID = opts.QueryID()

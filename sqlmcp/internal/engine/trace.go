@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -28,54 +27,36 @@ func operation(ctx context.Context) string {
 	return "query"
 }
 
-// lastStats keeps the coordinator's latest report of a traced query.
-type lastStats struct {
-	mu sync.Mutex
-	p  Progress
-	ok bool
-}
-
-// traceStats asks for the coordinator's progress reports of a traced query
-// (keeping any Progress callback of the caller), so that its final state
-// and times can go on the span; nil when the call is not traced.
-func (c *Client) traceStats(call *backendcall.Call, q *Query) *lastStats {
-	if !call.Traced() {
-		return nil
+// endQuery ends a query's back-end call and observes the engine's times
+// from the last stats it sent for the query (opts is nil when the query
+// never got that far). A query the engine never answered (unreachable,
+// refused before the submit) has no stats and is not observed; a failed or
+// cancelled one is, with what the engine reported last.
+func (c *Client) endQuery(call *backendcall.Call, op string, opts *requestOptions, err error) {
+	st, ok := opts.lastStats()
+	if ok {
+		c.times.observe(op, st)
 	}
-	l := &lastStats{}
-	user := q.Progress
-	q.Progress = func(p Progress) {
-		l.mu.Lock()
-		l.p, l.ok = p, true
-		l.mu.Unlock()
-		if user != nil {
-			user(p)
-		}
-	}
-	return l
-}
-
-func endQuery(call *backendcall.Call, queryID string, last *lastStats, err error) {
 	if call.Traced() {
+		queryID := ""
+		if opts != nil {
+			queryID = opts.QueryID()
+		}
 		attrs := []attribute.KeyValue{attribute.String("trino.query_id", queryID)}
 		state := "FINISHED"
 		if err != nil {
 			state = "FAILED"
 		}
-		if last != nil {
-			last.mu.Lock()
-			if last.ok {
-				if err == nil && last.p.State != "" {
-					state = last.p.State
-				}
-				attrs = append(attrs,
-					attribute.Int64("trino.queued_ms", last.p.Queued.Milliseconds()),
-					attribute.Int64("trino.elapsed_ms", last.p.Elapsed.Milliseconds()),
-					attribute.Int64("trino.execution_ms", (last.p.Elapsed-last.p.Queued).Milliseconds()),
-					attribute.Int64("trino.cpu_ms", last.p.CPU.Milliseconds()),
-					attribute.Int64("trino.processed_rows", last.p.ProcessedRows))
+		if ok {
+			if err == nil && st.State != "" {
+				state = st.State
 			}
-			last.mu.Unlock()
+			attrs = append(attrs,
+				attribute.Int64("trino.queued_ms", st.QueuedTimeMillis),
+				attribute.Int64("trino.elapsed_ms", st.ElapsedTimeMillis),
+				attribute.Int64("trino.execution_ms", max(st.ElapsedTimeMillis-st.QueuedTimeMillis, 0)),
+				attribute.Int64("trino.cpu_ms", st.CPUTimeMillis),
+				attribute.Int64("trino.processed_rows", st.ProcessedRows))
 		}
 		call.SetAttributes(append(attrs, attribute.String("trino.state", state))...)
 	}

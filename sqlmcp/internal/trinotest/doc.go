@@ -101,6 +101,12 @@
 // client stops asking for pages for Options.AbandonAfter fails with
 // ABANDONED_QUERY.
 //
+// Every answer's stats carry state, processedRows and the query's times:
+// queuedTimeMillis (Options.QueueTime keeps each query QUEUED that long
+// before it runs), elapsedTimeMillis, and cpuTimeMillis, which is the time
+// the statement's runner was busy (DuckDB's run time, not CPU time of its
+// threads). QueryInfo.Stats is what the last answer said.
+//
 // DuckDB's error('message') fails a query where it is evaluated, e.g.
 // after some pages: SELECT CASE WHEN id = 2500 THEN error('boom') ELSE id
 // END FROM warehouse.logs.events.

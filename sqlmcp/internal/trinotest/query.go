@@ -56,6 +56,22 @@ type QueryInfo struct {
 	Error     string
 	Created   time.Time
 	Ended     time.Time
+	// Stats are the stats of the last answer served for the query: what
+	// the client was last told.
+	Stats Stats
+}
+
+// Stats are the times a query's answers report in their stats object.
+// Queued is the time from the submit until the statement started to run
+// (Options.QueueTime and the runner's start), Elapsed the time from the
+// submit to the end of the query (or to the answer), CPU the time the
+// statement's runner was busy — DuckDB's run time, not its threads' CPU
+// time, which the test engine cannot measure per query — excluding the
+// time it waited for the client to take a page.
+type Stats struct {
+	State                       string
+	QueuedMillis, ElapsedMillis int64
+	CPUMillis                   int64
 }
 
 // event is what the statement runner hands to the page server: a page of
@@ -86,6 +102,9 @@ type query struct {
 	ended   bool
 
 	timeLimit time.Duration // query_max_run_time, when set
+	started   atomic.Int64  // unix nanos the statement started to run; 0 while queued
+	finished  atomic.Int64  // unix nanos the runner returned
+	sendWait  atomic.Int64  // nanos the runner waited for the client to take a page
 	cancelled atomic.Bool
 	rowsRead  atomic.Int64
 	lastSeen  atomic.Int64 // unix nanos of the last client request
@@ -279,7 +298,17 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request, id, body, princi
 		defer s.wg.Done()
 		defer close(q.done)
 		defer cancel()
+		if s.opts.QueueTime > 0 {
+			t := time.NewTimer(s.opts.QueueTime)
+			select {
+			case <-t.C:
+			case <-q.ctx.Done():
+			}
+			t.Stop()
+		}
+		q.started.Store(time.Now().UnixNano())
 		s.run(q, sess)
+		q.finished.Store(time.Now().UnixNano())
 		if q.ctx.Err() != nil && q.cancelled.Load() {
 			q.fail(newError("USER_CANCELED", "Query was canceled", 0, 0))
 		}
@@ -351,8 +380,7 @@ func (s *Server) nextPage(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) buildPage(q *query, token int64) ([]byte, http.Header) {
 	resp := queryResults{ID: q.id, InfoURI: s.URL() + "/ui/query.html?" + q.id, Warnings: []any{}}
-	elapsed := time.Since(q.snapshot().Created).Milliseconds()
-	resp.Stats = statementStats{State: StateRunning, Scheduled: true, Nodes: 1, ElapsedTimeMillis: elapsed, WallTimeMillis: elapsed}
+	resp.Stats = statementStats{State: StateRunning, Scheduled: true, Nodes: 1}
 	var hdr http.Header
 	finish := func(ev event) {
 		q.ended = true
@@ -436,11 +464,41 @@ func (s *Server) buildPage(q *query, token int64) ([]byte, http.Header) {
 	}
 	info := q.snapshot()
 	resp.Stats.ProcessedRows = info.RowsRead
+	st := q.times(info, resp.Stats.State)
+	resp.Stats.QueuedTimeMillis, resp.Stats.ElapsedTimeMillis, resp.Stats.CPUTimeMillis = st.QueuedMillis, st.ElapsedMillis, st.CPUMillis
+	resp.Stats.WallTimeMillis = st.ElapsedMillis - st.QueuedMillis
+	q.mu.Lock()
+	q.info.Stats = st
+	q.mu.Unlock()
 	if !q.ended {
 		resp.NextURI = s.pageURI(q.id, token+1)
 	}
 	b, _ := json.Marshal(resp)
 	return b, hdr
+}
+
+// times computes the stats' times of an answer in state, all from one
+// reading of the clock, so that queued + CPU never exceed elapsed.
+func (q *query) times(info QueryInfo, state string) Stats {
+	end := time.Now().UnixNano()
+	if !info.Ended.IsZero() {
+		end = info.Ended.UnixNano()
+	}
+	created := info.Created.UnixNano()
+	start := end
+	if n := q.started.Load(); n != 0 {
+		start = min(n, end)
+	}
+	busyEnd := end
+	if n := q.finished.Load(); n != 0 {
+		busyEnd = min(n, end)
+	}
+	ms := func(ns int64) int64 { return max(ns, 0) / int64(time.Millisecond) }
+	return Stats{
+		State:        state,
+		QueuedMillis: ms(start - created), ElapsedMillis: ms(end - created),
+		CPUMillis: ms(busyEnd - start - q.sendWait.Load()),
+	}
 }
 
 func timeLimitError(d time.Duration) *trinoError {

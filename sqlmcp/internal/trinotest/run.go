@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/duckdb/duckdb-go/v2"
 )
@@ -16,6 +17,8 @@ import (
 // send hands one event to the page server; false when the query was
 // cancelled meanwhile.
 func (q *query) send(ev event) bool {
+	t := time.Now()
+	defer func() { q.sendWait.Add(int64(time.Since(t))) }()
 	select {
 	case q.events <- ev:
 		return true

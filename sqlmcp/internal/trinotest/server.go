@@ -73,6 +73,10 @@ type Options struct {
 	// for this long (default 2m), as Trino abandons queries; the query fails
 	// with ABANDONED_QUERY.
 	AbandonAfter time.Duration
+	// QueueTime keeps every query QUEUED this long before it runs, as
+	// behind a resource group's concurrency limit; the stats then report
+	// it as queuedTimeMillis.
+	QueueTime time.Duration
 }
 
 // maxRecorded bounds the recorded requests; the oldest are dropped first.
@@ -115,6 +119,10 @@ func WithMaxWait(d time.Duration) Option { return func(o *Options) { o.MaxWait =
 // WithAbandonAfter sets how long a query may go without a page request
 // before the engine cancels it (Options.AbandonAfter).
 func WithAbandonAfter(d time.Duration) Option { return func(o *Options) { o.AbandonAfter = d } }
+
+// WithQueueTime keeps every query queued for d before it runs
+// (Options.QueueTime).
+func WithQueueTime(d time.Duration) Option { return func(o *Options) { o.QueueTime = d } }
 
 // Request is one HTTP request the server received.
 type Request struct {
