@@ -569,3 +569,82 @@ func hostileClusterNames(name string) []any {
 		[]any{name}, map[string]any{"name": name}, 1, true,
 	}
 }
+
+// TestFleetListenStream: protocol 2026-07-28's subscriptions/listen on
+// cluster URIs and the fleet document. A stream that names an unknown
+// cluster is refused whole, naming the configured clusters, and subscribes
+// nothing (its valid URI is never re-read: no Kafka request reaches that
+// cluster); an accepted stream is notified, with its subscription id, for
+// exactly the documents of the cluster that changed.
+func TestFleetListenStream(t *testing.T) {
+	f := startFleet(t)
+	h, s := newFleetEnv(t, f.clusters(t), mcpserver.Options{WatchInterval: 100 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.Watch(ctx)
+	c := connect(t, s, "")
+	updates := make(chan mcp.JSONRPCNotification, 64)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationResourceUpdated {
+			updates <- n
+		}
+	})
+
+	quietHealth, quietLag := mcpserver.ClusterURI("quiet", "health-check"), mcpserver.ClusterURI("quiet", "consumer-lag-report")
+	quietOverview, laggingHealth := mcpserver.ClusterURI("quiet", "overview"), mcpserver.ClusterURI("lagging", "health-check")
+	errs := make(chan error, 1)
+	stop, err := c.ListenAsync(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{quietHealth, mcpserver.ClusterURI("nope", "overview")}}, func(err error) { errs <- err })
+	if err == nil {
+		select {
+		case err = <-errs:
+		case <-time.After(10 * time.Second):
+		}
+		stop()
+	}
+	if err == nil || !strings.Contains(err.Error(), `unknown cluster "nope"`) || !strings.Contains(err.Error(), "the configured clusters are lagging, degraded, quiet") {
+		t.Fatalf("listen with an unknown cluster: err = %v", err)
+	}
+	f.quiet.ResetCounts()
+	time.Sleep(time.Second) // ten watcher ticks
+	if n := planCounts(f.quiet); n != 0 {
+		t.Errorf("the refused stream's valid URI is re-read: %d requests to quiet %v", n, f.quiet.Counts())
+	}
+
+	stop, err = c.ListenAsync(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{quietHealth, quietLag, quietOverview, mcpserver.URIClusters, laggingHealth}},
+		func(err error) { errs <- err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	select {
+	case n := <-updates:
+		t.Fatalf("notified without a change: %+v", n.Params)
+	case err := <-errs:
+		t.Fatal(err)
+	case <-time.After(time.Second):
+	}
+	if err := f.quiet.Produce(ctx, kafkatest.TopicEvents, 0, 1100); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{quietHealth: true, quietLag: true, mcpserver.URIClusters: true}
+	got := map[string]bool{}
+	deadline := time.After(15 * time.Second)
+	settle := (<-chan time.Time)(nil)
+	for {
+		select {
+		case n := <-updates:
+			uri, _ := n.Params.AdditionalFields["uri"].(string)
+			if !want[uri] || n.Params.Meta[mcp.MetaKeySubscriptionID] == nil {
+				t.Errorf("notification %+v", n.Params)
+			}
+			got[uri] = true
+			if len(got) == len(want) && settle == nil {
+				settle = time.After(time.Second) // ten more ticks for any extra notification
+			}
+		case <-settle:
+			return
+		case <-deadline:
+			t.Fatalf("notified %v; want %v", got, want)
+		}
+	}
+}
