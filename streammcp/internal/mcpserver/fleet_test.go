@@ -648,3 +648,32 @@ func TestFleetListenStream(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscribeRefusalByProtocol: a legacy resources/subscribe to an
+// unknown cluster's URI is refused with the configured clusters; a request
+// that is not a subscription, or a resources/subscribe in protocol
+// 2026-07-28 (where the method no longer exists), gets mcp-go's own answer.
+func TestSubscribeRefusalByProtocol(t *testing.T) {
+	_, s := newFleetEnv(t, []mcpserver.Cluster{
+		{Name: "prod", Client: newClient(t, []string{"127.0.0.1:1"}, time.Second), LagThreshold: 1},
+		{Name: "dev", Client: newClient(t, []string{"127.0.0.1:1"}, time.Second), LagThreshold: 1},
+	}, mcpserver.Options{})
+	modern := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},`
+	for _, tt := range []struct{ msg, want string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"stream-mcp://clusters/qa/overview"}}`,
+			`resources/subscribe refused: unknown cluster \"qa\" in stream-mcp://clusters/qa/overview: the configured clusters are prod, dev (STREAM_CLUSTERS); nothing was subscribed`},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"stream-mcp://clusters/dev/overview?threshold=1"}}`,
+			`resources/subscribe refused: unknown query parameter \"threshold\"`},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":""}}`, "uri is required"},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{` + modern + `"uri":"stream-mcp://clusters/qa/overview"}}`, `"code":-32601`},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"stream-mcp://clusters/qa/subscribe"}}`, "resource not found"},
+	} {
+		b, err := json.Marshal(s.HandleMessage(context.Background(), json.RawMessage(tt.msg)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), tt.want) {
+			t.Errorf("%s\n → %s\nwant %s", tt.msg, b, tt.want)
+		}
+	}
+}

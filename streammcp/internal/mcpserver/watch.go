@@ -105,7 +105,8 @@ func (h *Handler) refuseUnknownSubscriptions(_ context.Context, _ any, message a
 	var m struct {
 		Method mcp.MCPMethod `json:"method"`
 		Params struct {
-			URI           *string `json:"uri"`
+			Meta          *mcp.Meta `json:"_meta"`
+			URI           *string   `json:"uri"`
 			Notifications struct {
 				ResourceSubscriptions []string `json:"resourceSubscriptions"`
 			} `json:"notifications"`
@@ -117,8 +118,8 @@ func (h *Handler) refuseUnknownSubscriptions(_ context.Context, _ any, message a
 	var uris []string
 	switch m.Method {
 	case mcp.MethodResourcesSubscribe:
-		if m.Params.URI == nil || *m.Params.URI == "" {
-			return nil // mcp-go's "uri is required"
+		if m.Params.URI == nil || *m.Params.URI == "" || mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion()) {
+			return nil // mcp-go's "uri is required", or the method is gone in that protocol
 		}
 		uris = []string{*m.Params.URI}
 	case mcp.MethodSubscriptionsListen:
