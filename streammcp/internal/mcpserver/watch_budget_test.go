@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -112,5 +113,25 @@ func TestWatcherTickKeepsEachClustersBudget(t *testing.T) {
 		if n := quiet.Counts()[api]; n > len(quiet.Addrs()) {
 			t.Errorf("%d %s requests for 31 groups on %d brokers", n, api, len(quiet.Addrs()))
 		}
+	}
+}
+
+// BenchmarkSubscriptionGate is what refuseUnknownSubscriptions adds to every
+// request: a byte scan for most, a decode and URI check for subscriptions.
+func BenchmarkSubscriptionGate(b *testing.B) {
+	h := NewFleet([]Cluster{{Name: "prod"}, {Name: "staging"}}, Options{})
+	for name, msg := range map[string]string{
+		"ping":        `{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		"tools-call":  `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"describe_consumer_group","arguments":{"cluster":"staging","group_id":"payments-ledger-writer"}}}`,
+		"subscribe":   `{"jsonrpc":"2.0","id":7,"method":"resources/subscribe","params":{"uri":"stream-mcp://clusters/staging/consumer-lag-report?threshold=5000"}}`,
+		"subscribe-x": `{"jsonrpc":"2.0","id":7,"method":"resources/subscribe","params":{"uri":"stream-mcp://clusters/stagin/health-check"}}`,
+	} {
+		raw := json.RawMessage(msg)
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = h.refuseUnknownSubscriptions(context.Background(), nil, raw)
+			}
+		})
 	}
 }
