@@ -312,12 +312,15 @@ func hostPort(addr string, port int64) string {
 // follow from them and are not compared.
 func StatItems(rows []haproxy.StatRow) []Item {
 	// Columns are looked up once per answer, numbers kept as HAProxy wrote
-	// them, and every item's fields share one array: per row, only a
-	// server's key is allocated.
+	// them, every item's fields share one array and the servers' keys one
+	// string: a few allocations per answer, none per row.
 	pxname, svname, status := haproxy.Column("pxname"), haproxy.Column("svname"), haproxy.Column("status")
 	weight, addr, slim := haproxy.Column("weight"), haproxy.Column("addr"), haproxy.Column("slim")
 	var out []Item
 	var fields []Field
+	// keys are written one after the other and cut from what was written:
+	// a Builder never changes bytes it has handed out, even as it grows.
+	var keys strings.Builder
 	for _, r := range rows {
 		typ := r.Type()
 		if typ != "frontend" && typ != "server" {
@@ -334,7 +337,14 @@ func StatItems(rows []haproxy.StatRow) []Item {
 		case "server":
 			f = take(&fields, len(rows), Field{FieldStatus, status.Str(r)}, Field{FieldWeight, weight.IntString(r)},
 				Field{FieldAddress, addr.Str(r)}, Field{FieldMaxconn, maxconnText(slim.IntString(r))})
-			out = append(out, Item{Kind: KindServer, Key: pxname.Str(r) + "/" + svname.Str(r), Fields: f})
+			if keys.Cap() == 0 {
+				keys.Grow(32 * len(rows))
+			}
+			start := keys.Len()
+			keys.WriteString(pxname.Str(r))
+			keys.WriteByte('/')
+			keys.WriteString(svname.Str(r))
+			out = append(out, Item{Kind: KindServer, Key: keys.String()[start:], Fields: f})
 		}
 	}
 	return out
