@@ -108,9 +108,13 @@ func parseStat(text string) ([]StatRow, error) {
 	ncols := len(h.names)
 	nrows := strings.Count(rest, "\n") + 1
 	rows := make([]StatRow, 0, nrows)
-	// Every row's offsets share one backing array: no row has more than
-	// ncols cells, and no record fewer than one line, so it never grows.
-	slab := make([]uint32, 0, nrows*ncols)
+	// Rows' offsets share arrays of up to 32 KiB, the largest small
+	// allocation: one large one per answer would go back to the OS
+	// between calls and fault in again on the next. No row has more
+	// than ncols cells; a row that does not fit starts the next array.
+	const block = 8 << 10
+	var slab []uint32
+	left := nrows * ncols // an upper bound on the offsets still to come
 	for rest != "" {
 		line, after, _ := strings.Cut(rest, "\n")
 		line = strings.TrimSuffix(line, "\r")
@@ -119,6 +123,9 @@ func parseStat(text string) ([]StatRow, error) {
 			continue // empty line
 		}
 		text := line
+		if cap(slab)-len(slab) < ncols {
+			slab = make([]uint32, 0, max(min(left, block), ncols))
+		}
 		start := len(slab)
 		if strings.IndexByte(line, '"') < 0 {
 			slab = splitCells(slab, line, ncols)
@@ -140,6 +147,7 @@ func parseStat(text string) ([]StatRow, error) {
 		}
 		// capped: an append to one row never writes into the next
 		rows = append(rows, StatRow{h: h, text: text, ends: slab[start:len(slab):len(slab)]})
+		left -= len(slab) - start
 	}
 	return rows, nil
 }
