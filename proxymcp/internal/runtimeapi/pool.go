@@ -146,8 +146,14 @@ func (p *pool) get(ctx context.Context) (conn *pconn, reused bool, err error) {
 		p.idle = p.idle[:n-1]
 	}
 	p.mu.Unlock()
+	// A retired connection's answer buffer goes to the one that replaces
+	// it, already grown to the size of this endpoint's answers.
+	var spare []byte
 	for _, ic := range old {
 		retire(ctx, ic)
+		if cap(ic.answer) > cap(spare) {
+			spare = ic.answer[:0]
+		}
 	}
 	if conn != nil {
 		return conn, true, nil
@@ -164,7 +170,7 @@ func (p *pool) get(ctx context.Context) (conn *pconn, reused bool, err error) {
 		}
 		return nil, false, p.c.connErr(fmt.Errorf("switching a new connection to interactive mode: %w", ctxErr(ctx, err)))
 	}
-	return &pconn{Conn: nc, born: time.Now()}, false, nil
+	return &pconn{Conn: nc, born: time.Now(), answer: spare}, false, nil
 }
 
 // retire ends a connection the way HAProxy expects ("quit"), and waits for
