@@ -141,7 +141,6 @@ func startDelayRelay(tb testing.TB, target string, delay time.Duration) string {
 	var mu sync.Mutex
 	var conns []net.Conn
 	var wg sync.WaitGroup
-	bufs := &sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
 	tb.Cleanup(func() {
 		_ = l.Close()
 		mu.Lock()
@@ -168,8 +167,8 @@ func startDelayRelay(tb testing.TB, target string, delay time.Duration) string {
 			conns = append(conns, in, out)
 			mu.Unlock()
 			wg.Add(2)
-			go func() { defer wg.Done(); delayCopy(out, in, delay, bufs) }()
-			go func() { defer wg.Done(); delayCopy(in, out, delay, bufs) }()
+			go func() { defer wg.Done(); delayCopy(out, in, delay) }()
+			go func() { defer wg.Done(); delayCopy(in, out, delay) }()
 		}
 	}()
 	return l.Addr().String()
@@ -177,25 +176,41 @@ func startDelayRelay(tb testing.TB, target string, delay time.Duration) string {
 
 // delayCopy copies src to dst, each chunk written delay after it was read;
 // when either side ends it closes both, ending the other direction too.
-// Chunks are read into buffers from bufs and the buffers reused once
-// written on: the relay's CPU is counted as the client's, and a real
-// network costs the client none, so the relay copies nothing itself.
-func delayCopy(dst, src net.Conn, delay time.Duration, bufs *sync.Pool) {
+// Chunks are read into buffers that are reused once written on (a free
+// list, which unlike a sync.Pool survives garbage collections): the
+// relay's CPU is counted as the client's, and a real network costs the
+// client none, so the relay copies and allocates nothing itself.
+func delayCopy(dst, src net.Conn, delay time.Duration) {
 	type chunk struct {
 		due time.Time
-		buf *[]byte
+		buf []byte
 		n   int
 	}
 	ch := make(chan chunk, 4096)
+	free := make(chan []byte, 64)
+	get := func() []byte {
+		select {
+		case b := <-free:
+			return b
+		default:
+			return make([]byte, 64<<10)
+		}
+	}
+	put := func(b []byte) {
+		select {
+		case free <- b:
+		default:
+		}
+	}
 	go func() {
 		defer close(ch)
 		for {
-			buf := bufs.Get().(*[]byte)
-			n, err := src.Read(*buf)
+			buf := get()
+			n, err := src.Read(buf)
 			if n > 0 {
 				ch <- chunk{time.Now().Add(delay), buf, n}
 			} else {
-				bufs.Put(buf)
+				put(buf)
 			}
 			if err != nil {
 				return
@@ -204,17 +219,16 @@ func delayCopy(dst, src net.Conn, delay time.Duration, bufs *sync.Pool) {
 	}()
 	for c := range ch {
 		time.Sleep(time.Until(c.due))
-		_, err := dst.Write((*c.buf)[:c.n])
-		bufs.Put(c.buf)
+		_, err := dst.Write(c.buf[:c.n])
+		put(c.buf)
 		if err != nil {
 			break
 		}
 	}
 	_ = dst.Close()
 	_ = src.Close()
-	for c := range ch {
+	for range ch {
 		// the reader ends on the closed src; let it finish
-		bufs.Put(c.buf)
 	}
 }
 
