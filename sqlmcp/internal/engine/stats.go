@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 )
@@ -76,14 +75,26 @@ func (s *topScanner) feed(p []byte) {
 				s.endStr()
 			default:
 				// Plain characters in bulk: row data is mostly strings.
-				k := bytes.IndexAny(p[i:], "\"\\")
-				if k < 0 {
-					k = len(p) - i
+				k := i + 1
+				for k < len(p) && p[k] != '"' && p[k] != '\\' {
+					k++
 				}
-				s.addStr(p[i : i+k])
-				i += k - 1
+				s.addStr(p[i:k])
+				i = k - 1
 			}
 			continue
+		}
+		if s.depth >= 2 {
+			// Inside a value (the rows): only nesting and strings matter.
+			for c != '"' && c != '{' && c != '}' && c != '[' && c != ']' {
+				if i++; i == len(p) {
+					break
+				}
+				c = p[i]
+			}
+			if i == len(p) {
+				break
+			}
 		}
 		switch c {
 		case '"':

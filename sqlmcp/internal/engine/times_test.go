@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpfleet/mcpfleet/shared/backendcall"
+	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
@@ -211,4 +212,58 @@ func TestEngineTimesRegisteredOnce(t *testing.T) {
 		}
 	}()
 	engine.NewEngineTimes(reg, "sqlmcp")
+}
+
+// A query the caller cancels, or that times out, while it runs is observed
+// once, with the stats of the last answer read: the whole queue time and
+// the execution so far (no more than the engine's final account).
+func TestEngineTimesCancelledAndTimedOut(t *testing.T) {
+	const queue = 100 * time.Millisecond
+	srv := trinotest.Start(t, trinotest.WithQueueTime(queue), trinotest.WithMaxWait(50*time.Millisecond), trinotest.WithLargeTableRows(-1))
+	cases := []struct {
+		name    string
+		timeout time.Duration // 0: the caller cancels once the engine says RUNNING
+		kind    mcperr.Kind
+	}{
+		{"cancelled", 0, mcperr.Canceled},
+		{"timed out", 1500 * time.Millisecond, mcperr.Timeout},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			c := newClient(t, srv, func(cfg *engine.Config) {
+				if tc.timeout > 0 {
+					cfg.QueryTimeout = tc.timeout
+				}
+			})
+			c.SetEngineTimes(engine.NewEngineTimes(reg, "sqlmcp"))
+			ctx, cancel := context.WithCancel(backendcall.ContextWithTool(context.Background(), "execute_query"))
+			defer cancel()
+			q := engine.Query{SQL: "SELECT pause_ms(60000) AS slow", Progress: func(p engine.Progress) {
+				if tc.timeout == 0 && p.State == trinotest.StateRunning {
+					cancel()
+				}
+			}}
+			sum, err := c.Stream(ctx, q, nil, nil)
+			if mcperr.KindOf(err) != tc.kind {
+				t.Fatalf("err = %v (kind %v), want %v", err, mcperr.KindOf(err), tc.kind)
+			}
+			waitCancelled(t, srv, sum.QueryID)
+			final := queryInfo(t, srv, sum.QueryID).Stats
+			got := engineTimes(t, reg)
+			for _, phase := range []string{engine.PhaseQueued, engine.PhaseExecution, engine.PhaseCPU} {
+				if h := got[[2]string{"execute_query", phase}]; h.count != 1 {
+					t.Errorf("phase %s observed %d times, want 1", phase, h.count)
+				}
+			}
+			queued := got[[2]string{"execute_query", engine.PhaseQueued}].sum
+			exec := got[[2]string{"execute_query", engine.PhaseExecution}].sum
+			if queued != float64(final.QueuedMillis)/1000 || queued < queue.Seconds() {
+				t.Errorf("queued %vs, want the engine's %dms (>= %v)", queued, final.QueuedMillis, queue)
+			}
+			if exec*1000 > float64(final.ElapsedMillis-final.QueuedMillis)+1e-6 || (tc.timeout > 0 && exec <= 0) {
+				t.Errorf("execution %vs: want more than 0 after a timeout and at most the engine's final %dms", exec, final.ElapsedMillis-final.QueuedMillis)
+			}
+		})
+	}
 }

@@ -27,6 +27,16 @@ type wireResult struct {
 	UpdateType string
 	Header     http.Header // headers of the last response
 	Pages      int
+	LastStats  wireStats // the stats of the last answer
+}
+
+// wireStats are the times and state of an answer's stats.
+type wireStats struct {
+	State             string `json:"state"`
+	Queued            bool   `json:"queued"`
+	QueuedTimeMillis  int64  `json:"queuedTimeMillis"`
+	ElapsedTimeMillis int64  `json:"elapsedTimeMillis"`
+	CPUTimeMillis     int64  `json:"cpuTimeMillis"`
 }
 
 // rawQuery speaks the protocol by hand (POST, then GET every nextUri) so
@@ -53,15 +63,13 @@ func rawQuery(t *testing.T, srv *trinotest.Server, sqlText string, headers map[s
 			t.Fatalf("%s %s: %d %s", req.Method, req.URL, resp.StatusCode, body)
 		}
 		var page struct {
-			ID      string          `json:"id"`
-			NextURI string          `json:"nextUri"`
-			Columns json.RawMessage `json:"columns"`
-			Data    [][]json.RawMessage
-			Error   map[string]any `json:"error"`
-			Stats   struct {
-				State string `json:"state"`
-			} `json:"stats"`
-			UpdateType string `json:"updateType"`
+			ID         string          `json:"id"`
+			NextURI    string          `json:"nextUri"`
+			Columns    json.RawMessage `json:"columns"`
+			Data       [][]json.RawMessage
+			Error      map[string]any `json:"error"`
+			Stats      wireStats      `json:"stats"`
+			UpdateType string         `json:"updateType"`
 		}
 		if err := json.Unmarshal(body, &page); err != nil {
 			t.Fatalf("decode %s: %v", body, err)
@@ -71,6 +79,7 @@ func rawQuery(t *testing.T, srv *trinotest.Server, sqlText string, headers map[s
 		}
 		res.ID = page.ID
 		res.States = append(res.States, page.Stats.State)
+		res.LastStats = page.Stats
 		if page.Columns != nil && res.Columns == nil {
 			if err := json.Unmarshal(page.Columns, &res.Columns); err != nil {
 				t.Fatal(err)
@@ -290,5 +299,35 @@ func TestWireShowCreateView(t *testing.T) {
 	res = rawQuery(t, srv, "SHOW CREATE TABLE order_totals", nil)
 	if res.Error == nil || res.Error["errorName"] != "TABLE_NOT_FOUND" {
 		t.Errorf("SHOW CREATE TABLE of a view: %v", res.Error)
+	}
+}
+
+// With a queue time, a query answers QUEUED (queued: true) until it runs;
+// its last answer reports the queue time, the runner's busy time as CPU
+// (pause_ms keeps it busy) and an elapsed time that covers both, and
+// QueryInfo.Stats is what that answer said.
+func TestQueueTimeAndStats(t *testing.T) {
+	srv := trinotest.Start(t, trinotest.WithQueueTime(200*time.Millisecond), trinotest.WithMaxWait(50*time.Millisecond), trinotest.WithLargeTableRows(-1))
+	res := rawQuery(t, srv, "SELECT pause_ms(100) AS p", nil)
+	queued := 0
+	for _, s := range res.States {
+		if s == trinotest.StateQueued {
+			queued++
+		}
+	}
+	st := res.LastStats
+	if queued < 2 || res.States[len(res.States)-1] != trinotest.StateFinished {
+		t.Errorf("states %v: want QUEUED for the submit and while queued, FINISHED last", res.States)
+	}
+	if st.Queued || st.QueuedTimeMillis < 200 || st.CPUTimeMillis < 100 || st.ElapsedTimeMillis < st.QueuedTimeMillis+st.CPUTimeMillis {
+		t.Errorf("last stats %+v: want queued >= 200ms, CPU >= 100ms, elapsed >= both", st)
+	}
+	qi, ok := srv.Query(res.ID)
+	if !ok {
+		t.Fatalf("no query %s", res.ID)
+	}
+	want := trinotest.Stats{State: st.State, QueuedMillis: st.QueuedTimeMillis, ElapsedMillis: st.ElapsedTimeMillis, CPUMillis: st.CPUTimeMillis}
+	if qi.Stats != want {
+		t.Errorf("QueryInfo.Stats %+v, want the last answer's %+v", qi.Stats, want)
 	}
 }

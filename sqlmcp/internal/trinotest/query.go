@@ -464,6 +464,10 @@ func (s *Server) buildPage(q *query, token int64) ([]byte, http.Header) {
 	}
 	info := q.snapshot()
 	resp.Stats.ProcessedRows = info.RowsRead
+	if resp.Stats.State == StateRunning && q.started.Load() == 0 {
+		// Still in the queue (Options.QueueTime): say so, as Trino does.
+		resp.Stats.State, resp.Stats.Queued, resp.Stats.Scheduled = StateQueued, true, false
+	}
 	st := q.times(info, resp.Stats.State)
 	resp.Stats.QueuedTimeMillis, resp.Stats.ElapsedTimeMillis, resp.Stats.CPUTimeMillis = st.QueuedMillis, st.ElapsedMillis, st.CPUMillis
 	resp.Stats.WallTimeMillis = st.ElapsedMillis - st.QueuedMillis
