@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -676,4 +677,106 @@ func TestSubscribeRefusalByProtocol(t *testing.T) {
 			t.Errorf("%s\n → %s\nwant %s", tt.msg, b, tt.want)
 		}
 	}
+}
+
+// TestFleetSubscriptionsWhenABrokerStops: one broker of quiet really stops
+// (its listener closes). quiet's overview and health-check and the fleet
+// document are notified, lagging's overview is not, and a read then shows
+// two live brokers. Unsubscribing quiet's overview before the broker
+// comes back leaves it silent while the still-subscribed health-check hears
+// the recovery.
+func TestFleetSubscriptionsWhenABrokerStops(t *testing.T) {
+	f := startFleet(t)
+	h, s := newFleetEnv(t, f.clusters(t), mcpserver.Options{WatchInterval: 200 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.Watch(ctx)
+	c := connect(t, s, mcp.ProtocolVersion20251125)
+	updates := make(chan string, 64)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationResourceUpdated {
+			if uri, ok := n.Params.AdditionalFields["uri"].(string); ok {
+				updates <- uri
+			}
+		}
+	})
+	quietOverview, quietHealth := mcpserver.ClusterURI("quiet", "overview"), mcpserver.ClusterURI("quiet", "health-check")
+	laggingOverview := mcpserver.ClusterURI("lagging", "overview")
+	for _, uri := range []string{quietOverview, quietHealth, laggingOverview, mcpserver.URIClusters} {
+		sub := mcp.SubscribeRequest{}
+		sub.Params.URI = uri
+		if err := c.Subscribe(ctx, sub); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// collect waits for want, then two seconds (ten ticks) more.
+	collect := func(want ...string) map[string]bool {
+		t.Helper()
+		got := map[string]bool{}
+		deadline := time.After(20 * time.Second)
+		for !containsAllKeys(got, want) {
+			select {
+			case u := <-updates:
+				got[u] = true
+			case <-deadline:
+				t.Fatalf("notified %v; want %v", got, want)
+			}
+		}
+		settle := time.After(2 * time.Second)
+		for {
+			select {
+			case u := <-updates:
+				got[u] = true
+			case <-settle:
+				return got
+			}
+		}
+	}
+	time.Sleep(time.Second)
+	if len(updates) > 0 {
+		t.Fatalf("notified without a change: %s", <-updates)
+	}
+
+	port := f.quiet.Addrs()[2][strings.LastIndex(f.quiet.Addrs()[2], ":")+1:]
+	if err := f.quiet.StopBroker(2); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(quietOverview, quietHealth, mcpserver.URIClusters)
+	if len(got) != 3 {
+		t.Errorf("notified %v after quiet's broker 2 stopped; want exactly quiet's overview, health-check and the fleet document", got)
+	}
+	// kfake moves a removed node's replicas away, so the stopped broker is
+	// simply no longer listed (README: without STREAM_EXPECTED_BROKERS a dead
+	// broker holding no replicas is invisible).
+	var o struct {
+		BrokerCount int `json:"broker_count"`
+	}
+	if err := json.Unmarshal([]byte(readText(t, c, quietOverview)), &o); err != nil || o.BrokerCount != 2 {
+		t.Errorf("quiet overview after the stop: %+v %v", o, err)
+	}
+
+	unsub := mcp.UnsubscribeRequest{}
+	unsub.Params.URI = quietOverview
+	if err := c.Unsubscribe(ctx, unsub); err != nil {
+		t.Fatal(err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.quiet.RestartBroker(2, p); err != nil {
+		t.Fatal(err)
+	}
+	if got := collect(quietHealth, mcpserver.URIClusters); len(got) != 2 {
+		t.Errorf("notified %v after quiet's broker 2 came back; want quiet's health-check and the fleet document only", got)
+	}
+}
+
+func containsAllKeys(m map[string]bool, keys []string) bool {
+	for _, k := range keys {
+		if !m[k] {
+			return false
+		}
+	}
+	return true
 }
