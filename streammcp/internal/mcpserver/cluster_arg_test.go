@@ -36,16 +36,7 @@ func TestEveryToolValidatesCluster(t *testing.T) {
 		{Name: "c2", Client: newClient(t, c2.Addrs(), 5*time.Second), LagThreshold: 1000},
 	}, mcpserver.Options{AllowWrites: true})
 	c := connect(t, s, mcp.ProtocolVersion20251125)
-	call := func(name string, args map[string]any) *mcp.CallToolResult {
-		t.Helper()
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = name, args
-		res, err := c.CallTool(context.Background(), req)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return res
-	}
+	call := func(name string, args map[string]any) *mcp.CallToolResult { return callTool(t, c, name, args) }
 	tools := map[string]map[string]any{
 		"list_brokers":            {},
 		"list_topics":             {},

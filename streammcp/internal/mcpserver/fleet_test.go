@@ -328,16 +328,7 @@ func TestToolsTakeACluster(t *testing.T) {
 	f := startFleet(t)
 	_, s := newFleetEnv(t, f.clusters(t), mcpserver.Options{AllowWrites: true})
 	c := connect(t, s, mcp.ProtocolVersion20251125)
-	call := func(name string, args map[string]any) *mcp.CallToolResult {
-		t.Helper()
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = name, args
-		res, err := c.CallTool(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	call := func(name string, args map[string]any) *mcp.CallToolResult { return callTool(t, c, name, args) }
 	brokers := func(args map[string]any) int {
 		res := call("list_brokers", args)
 		var v struct{ Brokers []any }
@@ -399,14 +390,7 @@ func TestFleetSubscriptions(t *testing.T) {
 	defer cancel()
 	go h.Watch(ctx)
 	c := connect(t, s, mcp.ProtocolVersion20251125)
-	updates := make(chan string, 64)
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == mcp.MethodNotificationResourceUpdated {
-			if uri, ok := n.Params.AdditionalFields["uri"].(string); ok {
-				updates <- uri
-			}
-		}
-	})
+	updates := resourceUpdates(c)
 	subscribed := []string{mcpserver.URIClusters, mcpserver.ClusterURI("quiet", "overview"), mcpserver.ClusterURI("lagging", "overview"), mcpserver.URIOverview}
 	for _, uri := range subscribed {
 		sub := mcp.SubscribeRequest{}
@@ -692,14 +676,7 @@ func TestFleetSubscriptionsWhenABrokerStops(t *testing.T) {
 	defer cancel()
 	go h.Watch(ctx)
 	c := connect(t, s, mcp.ProtocolVersion20251125)
-	updates := make(chan string, 64)
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == mcp.MethodNotificationResourceUpdated {
-			if uri, ok := n.Params.AdditionalFields["uri"].(string); ok {
-				updates <- uri
-			}
-		}
-	})
+	updates := resourceUpdates(c)
 	quietOverview, quietHealth := mcpserver.ClusterURI("quiet", "overview"), mcpserver.ClusterURI("quiet", "health-check")
 	laggingOverview := mcpserver.ClusterURI("lagging", "overview")
 	for _, uri := range []string{quietOverview, quietHealth, laggingOverview, mcpserver.URIClusters} {
@@ -779,4 +756,18 @@ func containsAllKeys(m map[string]bool, keys []string) bool {
 		}
 	}
 	return true
+}
+
+// resourceUpdates returns the URIs of the notifications/resources/updated
+// c receives, in order.
+func resourceUpdates(c *client.Client) <-chan string {
+	updates := make(chan string, 64)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationResourceUpdated {
+			if uri, ok := n.Params.AdditionalFields["uri"].(string); ok {
+				updates <- uri
+			}
+		}
+	})
+	return updates
 }

@@ -339,15 +339,7 @@ func TestToolsAndWriteGate(t *testing.T) {
 	}
 	e := newEnv(t, kc.Addrs(), mcpserver.Options{AllowWrites: true})
 	c := connect(t, e.s, mcp.ProtocolVersion20251125)
-	call := func(name string, args map[string]any) *mcp.CallToolResult {
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = name, args
-		res, err := c.CallTool(context.Background(), req)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return res
-	}
+	call := func(name string, args map[string]any) *mcp.CallToolResult { return callTool(t, c, name, args) }
 	tests := []struct {
 		name    string
 		args    map[string]any
