@@ -122,6 +122,9 @@ func parseStat(text string) ([]StatRow, error) {
 			rest = after
 			continue // empty line
 		}
+		if len(line) > maxStatRow {
+			return nil, errHugeRow(len(line))
+		}
 		text := line
 		if cap(slab)-len(slab) < ncols {
 			slab = make([]uint32, 0, max(min(left, block), ncols))
@@ -139,6 +142,9 @@ func parseStat(text string) ([]StatRow, error) {
 				rec = rec[:ncols]
 			}
 			text = strings.Join(rec, ",")
+			if len(text) > maxStatRow { // a quoted row over several lines
+				return nil, errHugeRow(len(text))
+			}
 			end := -1
 			for _, c := range rec {
 				end += 1 + len(c)
@@ -150,6 +156,15 @@ func parseStat(text string) ([]StatRow, error) {
 		left -= len(slab) - start
 	}
 	return rows, nil
+}
+
+// maxStatRow bounds one row of statistics: HAProxy's rows are a few KiB
+// (about a hundred short cells and a check message), and cells are uint32
+// offsets into their row.
+const maxStatRow = 1 << 20
+
+func errHugeRow(n int) error {
+	return fmt.Errorf("statistics CSV: a row of %d bytes, over the %d proxymcp reads; HAProxy writes rows of a few KiB: check that the runtime API or stats URL is an HAProxy", n, maxStatRow)
 }
 
 // splitCells appends to ends where each of line's comma-separated cells

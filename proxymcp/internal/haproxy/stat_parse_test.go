@@ -187,3 +187,35 @@ func TestStatColumnMatchesRow(t *testing.T) {
 		t.Errorf("text column read as a number: %q", got)
 	}
 }
+
+// A row longer than maxStatRow (quoted or not, first or later) is refused
+// with an error naming its size; one at the bound is read.
+func TestParseStatRefusesHugeRows(t *testing.T) {
+	header := "# pxname,svname,status,check_desc\n"
+	at := strings.Repeat("x", maxStatRow-len("be,s1,UP,"))
+	tests := []struct {
+		name, csv string
+		wantErr   bool
+	}{
+		{"at the bound", header + "be,s1,UP," + at + "\n", false},
+		{"one byte over", header + "be,s1,UP," + at + "y\n", true},
+		{"over, quoted", header + `be,s1,UP,"` + at + `,y"` + "\n", true},
+		{"over, after a good row", header + "be,s0,UP,ok\nbe,s1,UP," + at + "yy\n", true},
+		{"over, CRLF", header + "be,s1,UP," + at + "y\r\n", true},
+		{"over, quoted across lines", header + `be,s1,UP,"` + at[:maxStatRow/2] + "\n" + at[:maxStatRow/2] + `"` + "\n", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows, err := ParseStatCSV([]byte(tt.csv))
+			if tt.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "bytes, over the") {
+					t.Fatalf("err = %v, want the row refused with its size", err)
+				}
+				return
+			}
+			if err != nil || len(rows) != 1 || len(rows[0].Str("check_desc")) != len(at) {
+				t.Fatalf("rows %d, err %v: the row at the bound must be read whole", len(rows), err)
+			}
+		})
+	}
+}
