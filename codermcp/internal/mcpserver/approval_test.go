@@ -605,9 +605,10 @@ func TestCoderAuditRecords(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "key.txt")); strings.TrimSpace(string(b)) != apiKey {
 		t.Fatalf("the key did not reach the CLI's environment (%q): the leak check would prove nothing", b)
 	}
-	// An argument named like a secret (not in the schema, which allows
-	// extra arguments) is redacted in the record; a dry run, so nothing runs.
-	mustOK(t, e.call(t, "coder", map[string]any{"prompt": "p", "sandbox": "workspace-write", "workingDirectory": dir, "apiToken": "tok-" + apiKey, "dryRun": true}))
+	// An argument named like a secret (not in the schema, so the call is
+	// refused, and the refusal audited) is redacted in the record.
+	mustError(t, e.call(t, "coder", map[string]any{"prompt": "p", "sandbox": "workspace-write", "workingDirectory": dir, "apiToken": "tok-" + apiKey, "dryRun": true}),
+		`unknown argument "apiToken"`, "nothing was run")
 
 	raw, err := os.ReadFile(e.audit)
 	if err != nil {
@@ -617,8 +618,8 @@ func TestCoderAuditRecords(t *testing.T) {
 		t.Fatalf("the audit log holds the API key:\n%s", raw)
 	}
 	recs := e.records(t)
-	if events(recs) != "intent:policy outcome:policy outcome:" {
-		t.Fatalf("records %s", events(recs))
+	if events(recs) != "intent:policy outcome:policy outcome:refused" {
+		t.Fatalf("records %s\n%s", events(recs), raw)
 	}
 	for _, r := range recs[:2] {
 		// (session is empty, so left out, on this stateless HTTP harness)
@@ -642,8 +643,8 @@ func TestCoderAuditRecords(t *testing.T) {
 	if out := recs[1]; out["outcome"] != "ok" || out["duration_ms"] == nil {
 		t.Errorf("outcome record %v", out)
 	}
-	if a := recs[2]["arguments"].(map[string]any); a["apiToken"] != "[redacted]" || a["prompt"] != "p" || recs[2]["dry_run"] != true {
-		t.Errorf("dry-run record %v: the secret-named field must be redacted, the rest kept", recs[2])
+	if a := recs[2]["arguments"].(map[string]any); a["apiToken"] != "[redacted]" || a["prompt"] != "p" || recs[2]["outcome"] != "error" {
+		t.Errorf("refusal record %v: the secret-named field must be redacted, the rest kept", recs[2])
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -130,7 +131,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	} else {
 		e.audit = tc.Audit.Dest
 	}
-	calls, err := toolcall.New(s.MCPServer, tc, toolcall.Options{Server: "codermcp", Version: "test", Stderr: io.Discard})
+	calls, err := serve.Program{Name: "codermcp", Version: "test"}.Pipeline(s, serve.Config{Transport: "http", Calls: tc}, io.Discard, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("pipeline: %v", err)
 	}

@@ -17,6 +17,8 @@ import (
 // validated against each tool's input schema by serve.NewServer (shared
 // argschema), which names the argument, the type wanted and the value
 // given; mcp-go's own validation would answer first, in Go's %v.
+// Every tool's schema refuses arguments it does not name: a misspelt
+// workingDirectory or sandbox must fail, not run the CLI somewhere else.
 func ServerOptions() []server.ServerOption {
 	return []server.ServerOption{
 		server.WithToolCapabilities(false),
@@ -33,6 +35,7 @@ func (s *Server) coderTool() mcp.Tool {
 		mcp.WithDescription("Run the Codex CLI on a task. Pass sessionId to continue a conversation (created when absent or unknown); the reply's _meta carries sessionId, threadId and model. " +
 			"The risk class is per call, from the sandbox: read-only (the default) is read and runs at once; workspace-write or fullAuto is change; danger-full-access is destructive."),
 		mcp.WithToolTitle("Execute CLI"),
+		mcp.WithSchemaAdditionalProperties(false),
 		mcp.WithTitleAnnotation("Execute CLI"),
 		mcp.WithReadOnlyHintAnnotation(false),
 		mcp.WithDestructiveHintAnnotation(true),
@@ -58,6 +61,7 @@ func (s *Server) reviewTool() mcp.Tool {
 	return mcp.NewTool("review",
 		mcp.WithDescription("Run a Codex code review of a git repository, in the read-only sandbox. Give exactly one target: uncommitted=true, base=<branch>, commit=<sha> (optionally with title), or prompt (custom review instructions)."),
 		mcp.WithToolTitle("Code Review"),
+		mcp.WithSchemaAdditionalProperties(false),
 		mcp.WithTitleAnnotation("Code Review"),
 		mcp.WithReadOnlyHintAnnotation(true),
 		mcp.WithDestructiveHintAnnotation(false),
@@ -77,6 +81,7 @@ func pingTool() mcp.Tool {
 	return mcp.NewTool("ping",
 		mcp.WithDescription("Check that the server answers; echoes message."),
 		mcp.WithToolTitle("Ping Server"),
+		mcp.WithSchemaAdditionalProperties(false),
 		mcp.WithTitleAnnotation("Ping Server"),
 		mcp.WithReadOnlyHintAnnotation(true),
 		mcp.WithDestructiveHintAnnotation(false),
@@ -90,6 +95,7 @@ func helpTool() mcp.Tool {
 	return mcp.NewTool("help",
 		mcp.WithDescription("Show the Codex CLI's help output."),
 		mcp.WithToolTitle("Get Help"),
+		mcp.WithSchemaAdditionalProperties(false),
 		mcp.WithTitleAnnotation("Get Help"),
 		mcp.WithReadOnlyHintAnnotation(true),
 		mcp.WithDestructiveHintAnnotation(false),
@@ -102,6 +108,7 @@ func listSessionsTool() mcp.Tool {
 	return mcp.NewTool("listSessions",
 		mcp.WithDescription("List active sessions as a JSON array of {id, createdAt, lastAccessedAt, turnCount}."),
 		mcp.WithToolTitle("List Sessions"),
+		mcp.WithSchemaAdditionalProperties(false),
 		mcp.WithTitleAnnotation("List Sessions"),
 		mcp.WithReadOnlyHintAnnotation(true),
 		mcp.WithDestructiveHintAnnotation(false),

@@ -15,8 +15,8 @@ import (
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/mcpserver"
 )
 
-// TestEveryToolValidatesCluster: for every tool (writes included), a
-// hostile cluster value is refused with an error naming the argument and
+// TestEveryToolValidatesCluster: for every tool (writes included), an
+// unknown argument and a hostile cluster value are refused with an error naming the argument and
 // the configured clusters (a value of another type: that it must be a
 // string), and no Kafka request reaches either cluster;
 // without cluster the tool reads the first (default) cluster only, with
@@ -103,6 +103,22 @@ func TestEveryToolValidatesCluster(t *testing.T) {
 				}
 				if n1, n2 := c1.Total(), c2.Total(); n1+n2 != 0 {
 					t.Errorf("cluster=%.80v sent %d Kafka requests to c1 and %d to c2: %v %v", bad, n1, n2, c1.Counts(), c2.Counts())
+				}
+			}
+			// An argument the schema does not name is refused, not
+			// ignored (a misspelt partition must not send a message to
+			// another one), and nothing reaches Kafka.
+			for _, unknown := range []string{"Cluster", "cluster_name", "partiton", "topic_name", "dryrun", "", "__proto__"} {
+				c1.ResetCounts()
+				c2.ResetCounts()
+				args := withArgs(tool.Name, nil, false)
+				args[unknown] = "c2"
+				res := call(tool.Name, args)
+				if msg := text(res); !res.IsError || !strings.Contains(msg, `unknown argument "`+unknown+`"`) || !strings.Contains(msg, "nothing was run") {
+					t.Errorf("argument %q: isError=%v %.300s", unknown, res.IsError, msg)
+				}
+				if n1, n2 := c1.Total(), c2.Total(); n1+n2 != 0 {
+					t.Errorf("argument %q sent %d Kafka requests to c1 and %d to c2", unknown, n1, n2)
 				}
 			}
 		})

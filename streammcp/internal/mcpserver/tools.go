@@ -47,7 +47,9 @@ func writes(title string) []mcp.ToolOption {
 func (h *Handler) tool(name, desc string, opts ...mcp.ToolOption) mcp.Tool {
 	opts = append(opts, mcp.WithString("cluster", mcp.Enum(h.names()...),
 		mcp.Description(fmt.Sprintf("Kafka cluster to use, as named in STREAM_CLUSTERS; omit for the default cluster (%s)", h.defaultCluster().Name))))
-	return mcp.NewTool(name, append([]mcp.ToolOption{mcp.WithDescription(desc)}, opts...)...)
+	// An argument the schema does not name is refused, not ignored: a
+	// misspelt partition or key must not send a message somewhere else.
+	return mcp.NewTool(name, append([]mcp.ToolOption{mcp.WithDescription(desc), mcp.WithSchemaAdditionalProperties(false)}, opts...)...)
 }
 
 // clusterArg returns the cluster a call names (the default one without
