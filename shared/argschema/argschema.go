@@ -111,6 +111,9 @@ type identity struct {
 	raw   *byte
 	nraw  int
 	typ   string
+	// closed is additionalProperties when it is a plain bool (what
+	// mcp.WithSchemaAdditionalProperties sets): 0 unset, 1 false, 2 true.
+	closed int8
 }
 
 func identityOf(tool mcp.Tool) (identity, bool) {
@@ -119,9 +122,20 @@ func identityOf(tool mcp.Tool) (identity, bool) {
 	if tool.InputSchema.Properties != nil {
 		id.props = reflect.ValueOf(tool.InputSchema.Properties).Pointer()
 	}
-	// Other structured fields (definitions, additionalProperties) have no
-	// cheap identity: such schemas take the content path.
-	simple := tool.InputSchema.Defs == nil && tool.InputSchema.AdditionalProperties == nil
+	// A bool additionalProperties is part of the identity; other
+	// structured fields (definitions, a schema for additionalProperties)
+	// have no cheap identity: such schemas take the content path.
+	simple := tool.InputSchema.Defs == nil
+	switch ap := tool.InputSchema.AdditionalProperties.(type) {
+	case nil:
+	case bool:
+		id.closed = 1
+		if ap {
+			id.closed = 2
+		}
+	default:
+		simple = false
+	}
 	return id, (id.props != 0 || id.raw != nil) && (id.raw != nil || simple)
 }
 

@@ -3,6 +3,7 @@ package argschema
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -155,16 +156,39 @@ func TestReregisteredToolUsesItsNewSchema(t *testing.T) {
 	if v.Check(rawOld, args) == nil || v.Check(rawNew, args) != nil {
 		t.Fatal("raw schemas of the same name were mixed up")
 	}
+	// The same properties, open then closed: additionalProperties is part
+	// of the schema's identity.
+	open := mcp.NewTool("c", mcp.WithString("n"))
+	closed := open
+	closed.InputSchema.AdditionalProperties = false
+	extra := map[string]any{"n": "x", "other": 1}
+	if err := v.Check(open, extra); err != nil {
+		t.Fatalf("the open schema refused an extra argument: %v", err)
+	}
+	if err := v.Check(closed, extra); err == nil || !strings.Contains(err.Error(), `unknown argument "other"`) {
+		t.Fatalf("the closed schema sharing the open one's properties accepted an extra argument: %v", err)
+	}
+	if err := v.Check(open, extra); err != nil {
+		t.Fatalf("the open schema was mixed up with the closed one: %v", err)
+	}
 }
 
 func BenchmarkCheckSmallCall(b *testing.B) {
-	v := New()
-	tool := mcp.NewTool("lookup", mcp.WithString("key", mcp.Required()), mcp.WithNumber("limit"))
-	args := map[string]any{"key": "k1", "limit": 5}
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := v.Check(tool, args); err != nil {
-			b.Fatal(err)
-		}
+	for _, closed := range []bool{false, true} {
+		b.Run(fmt.Sprintf("additionalProperties=%v", !closed), func(b *testing.B) {
+			v := New()
+			opts := []mcp.ToolOption{mcp.WithString("key", mcp.Required()), mcp.WithNumber("limit")}
+			if closed {
+				opts = append(opts, mcp.WithSchemaAdditionalProperties(false))
+			}
+			tool := mcp.NewTool("lookup", opts...)
+			args := map[string]any{"key": "k1", "limit": 5}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := v.Check(tool, args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
