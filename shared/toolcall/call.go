@@ -121,7 +121,12 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 	}
 	switch ask {
 	case askRoundTrip:
-		return p.roundTrip(ctx, rec, start, tool.Name, pl, binding, req)
+		// Each leg of the round trip (the question, then the retry with the
+		// answer) has its approval span, as the session path has.
+		actx, end := p.phase(ctx, "toolcall.approve")
+		res, err := p.roundTrip(actx, rec, start, tool.Name, pl, binding, req)
+		end(err)
+		return res, err
 	case askSession:
 		// The person's answer can take minutes: a span of its own shows it.
 		actx, end := p.phase(ctx, "toolcall.approve")

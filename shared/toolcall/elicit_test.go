@@ -55,14 +55,22 @@ func newSDKEnv(t *testing.T, cfg toolcall.Config, person *answer) *sdkEnv {
 // newSDKEnvVersion serves the example at protocol version; onDecision, when
 // given, is the pipeline's Options.OnDecision.
 func newSDKEnvVersion(t *testing.T, cfg toolcall.Config, person *answer, version string, onDecision ...func(tool, decision string)) *sdkEnv {
+	return newSDKEnvOptions(t, cfg, person, version, func(o *toolcall.Options) {
+		if len(onDecision) > 0 {
+			o.OnDecision = onDecision[0]
+		}
+	})
+}
+
+// newSDKEnvOptions is newSDKEnvVersion with the pipeline's options set by
+// opt.
+func newSDKEnvOptions(t *testing.T, cfg toolcall.Config, person *answer, version string, opt func(*toolcall.Options)) *sdkEnv {
 	t.Helper()
 	e := &sdkEnv{store: newStore(), audit: filepath.Join(t.TempDir(), "audit.log"), quit: make(chan struct{})}
 	cfg.Audit = audit.Config{Dest: e.audit}
 	srv := server.NewMCPServer("example", "v0.0.1", server.WithHooks(&server.Hooks{}), server.WithElicitation())
 	o := toolcall.Options{Server: "example", Version: "v0.0.1", Local: true}
-	if len(onDecision) > 0 {
-		o.OnDecision = onDecision[0]
-	}
+	opt(&o)
 	p, err := toolcall.New(srv, cfg, o)
 	if err != nil {
 		t.Fatal(err)
