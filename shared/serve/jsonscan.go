@@ -23,53 +23,87 @@ const maxTopFields = 8
 // cannot scan): the caller then uses encoding/json. It does not validate
 // values; callers that need valid JSON check json.Valid first.
 func topFields(msg []byte, out *[maxTopFields]topField) (n int, ok bool) {
-	i := skipWS(msg, 0)
-	if i >= len(msg) || msg[i] != '{' {
-		return 0, false
-	}
-	i = skipWS(msg, i+1)
-	if i < len(msg) && msg[i] == '}' {
-		return 0, skipWS(msg, i+1) == len(msg)
+	i, empty, ok := openObject(msg)
+	if !ok || empty {
+		return 0, ok
 	}
 	for {
-		if i >= len(msg) || msg[i] != '"' || n == maxTopFields {
+		if n == maxTopFields {
 			return 0, false
 		}
-		k := i + 1
-		for k < len(msg) && msg[k] != '"' {
-			if c := msg[k]; c == '\\' || c < 0x20 || c >= 0x7f {
-				return 0, false
-			}
-			k++
-		}
-		if k >= len(msg) {
+		key, v, ok := memberKey(msg, i)
+		if !ok {
 			return 0, false
 		}
-		key := msg[i+1 : k]
-		i = skipWS(msg, k+1)
-		if i >= len(msg) || msg[i] != ':' {
-			return 0, false
-		}
-		i = skipWS(msg, i+1)
-		end, good := skipValue(msg, i)
+		end, good := skipValue(msg, v)
 		if !good {
 			return 0, false
 		}
-		out[n] = topField{key: key, val: msg[i:end]}
+		out[n] = topField{key: key, val: msg[v:end]}
 		n++
-		i = skipWS(msg, end)
-		if i >= len(msg) {
-			return 0, false
+		next, closed, ok := afterValue(msg, end)
+		if !ok || closed {
+			return n, ok
 		}
-		switch msg[i] {
-		case ',':
-			i = skipWS(msg, i+1)
-		case '}':
-			return n, skipWS(msg, i+1) == len(msg)
-		default:
-			return 0, false
-		}
+		i = next
 	}
+}
+
+// openObject returns where the first member of the object msg holds
+// starts, or empty true for "{}" (ok false: msg is no object, or "{}" with
+// text after it).
+func openObject(msg []byte) (i int, empty, ok bool) {
+	i = skipWS(msg, 0)
+	if i >= len(msg) || msg[i] != '{' {
+		return 0, false, false
+	}
+	i = skipWS(msg, i+1)
+	if i < len(msg) && msg[i] == '}' {
+		return 0, true, skipWS(msg, i+1) == len(msg)
+	}
+	return i, false, true
+}
+
+// memberKey reads the key of the member starting at msg[i] and returns it
+// with where its value starts; ok is false for a key with an escape or a
+// byte outside printable ASCII, or text that is no member.
+func memberKey(msg []byte, i int) (key []byte, value int, ok bool) {
+	if i >= len(msg) || msg[i] != '"' {
+		return nil, 0, false
+	}
+	k := i + 1
+	for k < len(msg) && msg[k] != '"' {
+		if c := msg[k]; c == '\\' || c < 0x20 || c >= 0x7f {
+			return nil, 0, false
+		}
+		k++
+	}
+	if k >= len(msg) {
+		return nil, 0, false
+	}
+	key = msg[i+1 : k]
+	i = skipWS(msg, k+1)
+	if i >= len(msg) || msg[i] != ':' {
+		return nil, 0, false
+	}
+	return key, skipWS(msg, i+1), true
+}
+
+// afterValue reads what follows a member's value ending at msg[end]: the
+// next member's start, or closed true when the object ends there (ok false
+// when anything but white space follows it, or neither , nor }).
+func afterValue(msg []byte, end int) (next int, closed, ok bool) {
+	i := skipWS(msg, end)
+	if i >= len(msg) {
+		return 0, false, false
+	}
+	switch msg[i] {
+	case ',':
+		return skipWS(msg, i+1), false, true
+	case '}':
+		return 0, true, skipWS(msg, i+1) == len(msg)
+	}
+	return 0, false, false
 }
 
 func skipWS(b []byte, i int) int {

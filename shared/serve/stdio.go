@@ -476,34 +476,15 @@ func responseID(msg []byte) (json.RawMessage, bool) {
 // false leaves msg to responseIDSlow (a key with escapes, text it cannot
 // scan). TestResponseIDFastAgrees holds it to responseIDSlow's answers.
 func responseIDFast(msg []byte) (id json.RawMessage, isResp, ok bool) {
-	i := skipWS(msg, 0)
-	if i >= len(msg) || msg[i] != '{' {
-		return nil, false, false
-	}
-	i = skipWS(msg, i+1)
-	if i < len(msg) && msg[i] == '}' {
+	i, empty, ok := openObject(msg)
+	if !ok || empty {
 		return nil, false, false
 	}
 	for {
-		if i >= len(msg) || msg[i] != '"' {
+		key, v, ok := memberKey(msg, i)
+		if !ok {
 			return nil, false, false
 		}
-		k := i + 1
-		for k < len(msg) && msg[k] != '"' {
-			if c := msg[k]; c == '\\' || c < 0x20 {
-				return nil, false, false
-			}
-			k++
-		}
-		if k >= len(msg) {
-			return nil, false, false
-		}
-		key := msg[i+1 : k]
-		i = skipWS(msg, k+1)
-		if i >= len(msg) || msg[i] != ':' {
-			return nil, false, false
-		}
-		i = skipWS(msg, i+1)
 		switch string(key) {
 		case "method":
 			return nil, false, true
@@ -512,31 +493,21 @@ func responseIDFast(msg []byte) (id json.RawMessage, isResp, ok bool) {
 				return id, true, true
 			}
 		}
-		end, good := skipValue(msg, i)
-		if !good {
-			return nil, false, false
-		}
-		if !json.Valid(msg[i:end]) {
+		end, good := skipValue(msg, v)
+		if !good || !json.Valid(msg[v:end]) {
 			return nil, false, false
 		}
 		if string(key) == "id" {
-			id = msg[i:end]
+			id = msg[v:end]
 		}
-		i = skipWS(msg, end)
-		if i >= len(msg) {
+		next, closed, ok := afterValue(msg, end)
+		if !ok {
 			return nil, false, false
 		}
-		switch msg[i] {
-		case ',':
-			i = skipWS(msg, i+1)
-		case '}':
-			if skipWS(msg, i+1) != len(msg) {
-				return nil, false, false
-			}
+		if closed {
 			return id, len(id) > 0, true
-		default:
-			return nil, false, false
 		}
+		i = next
 	}
 }
 
