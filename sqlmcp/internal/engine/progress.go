@@ -18,10 +18,6 @@ type Progress struct {
 	ProcessedRows  int64
 	ProcessedBytes int64
 	Elapsed        time.Duration
-	// Queued is the time the query waited in the coordinator's queue and
-	// CPU the CPU time it used so far (the protocol's stats).
-	Queued time.Duration
-	CPU    time.Duration
 }
 
 // String is the progress as a person reads it: "query RUNNING 45% — 1.2M
@@ -99,8 +95,6 @@ func (h *progressHub) Update(info trino.QueryProgressInfo) {
 		QueryID: info.QueryId, State: st.State, Percent: float64(st.ProgressPercentage),
 		ProcessedRows: st.ProcessedRows, ProcessedBytes: st.ProcessedBytes,
 		Elapsed: time.Duration(st.ElapsedTimeMillis) * time.Millisecond,
-		Queued:  time.Duration(st.QueuedTimeMillis) * time.Millisecond,
-		CPU:     time.Duration(st.CPUTimeMillis) * time.Millisecond,
 	})
 }
 

@@ -18,6 +18,12 @@ type engineStats struct {
 	ProcessedRows     int64  `json:"processedRows"`
 }
 
+// executionMillis is the time from leaving the queue to the last answer:
+// planning and running (elapsed minus queued; never below zero).
+func (st engineStats) executionMillis() int64 {
+	return max(st.ElapsedTimeMillis-st.QueuedTimeMillis, 0)
+}
+
 // maxStatsBytes bounds the stats object kept from one answer. Trino's
 // stats carry the root stage and its sub-stages, a few kB even for a large
 // plan; a bigger one is not kept (the query's previous stats stay).

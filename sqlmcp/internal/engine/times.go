@@ -54,6 +54,6 @@ func (t *EngineTimes) observe(operation string, st engineStats) {
 	}
 	ms := func(v int64) float64 { return (time.Duration(max(v, 0)) * time.Millisecond).Seconds() }
 	t.h.WithLabelValues(operation, PhaseQueued).Observe(ms(st.QueuedTimeMillis))
-	t.h.WithLabelValues(operation, PhaseExecution).Observe(ms(st.ElapsedTimeMillis - st.QueuedTimeMillis))
+	t.h.WithLabelValues(operation, PhaseExecution).Observe(ms(st.executionMillis()))
 	t.h.WithLabelValues(operation, PhaseCPU).Observe(ms(st.CPUTimeMillis))
 }

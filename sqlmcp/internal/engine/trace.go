@@ -54,7 +54,7 @@ func (c *Client) endQuery(call *backendcall.Call, op string, opts *requestOption
 			attrs = append(attrs,
 				attribute.Int64("trino.queued_ms", st.QueuedTimeMillis),
 				attribute.Int64("trino.elapsed_ms", st.ElapsedTimeMillis),
-				attribute.Int64("trino.execution_ms", max(st.ElapsedTimeMillis-st.QueuedTimeMillis, 0)),
+				attribute.Int64("trino.execution_ms", st.executionMillis()),
 				attribute.Int64("trino.cpu_ms", st.CPUTimeMillis),
 				attribute.Int64("trino.processed_rows", st.ProcessedRows))
 		}
