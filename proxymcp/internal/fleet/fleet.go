@@ -38,6 +38,15 @@ type Member struct {
 	ReadTimeout time.Duration
 }
 
+// ReadContext is ctx bounded by the member's ReadTimeout (ctx itself when
+// there is none); call cancel when the read is done.
+func (m Member) ReadContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if m.ReadTimeout > 0 {
+		return context.WithTimeout(ctx, m.ReadTimeout)
+	}
+	return ctx, func() {}
+}
+
 // Fleet is an ordered set of members with distinct names.
 type Fleet struct {
 	members []Member
@@ -179,10 +188,7 @@ func Read[T any](ctx context.Context, members []Member, fn func(ctx context.Cont
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			mctx, cancel := ctx, context.CancelFunc(func() {})
-			if m.ReadTimeout > 0 {
-				mctx, cancel = context.WithTimeout(ctx, m.ReadTimeout)
-			}
+			mctx, cancel := m.ReadContext(ctx)
 			defer cancel()
 			v, src, err := fn(mctx, m.Client)
 			if err != nil && mctx.Err() != nil && ctx.Err() == nil {
@@ -302,10 +308,7 @@ func Write(ctx context.Context, members []Member, ch Change) ([]Outcome, error) 
 func writeOne(ctx context.Context, m Member, ch Change) Outcome {
 	o := Outcome{Instance: m.Name, Sent: ch.Commands}
 	if ch.Undo != nil {
-		rctx, cancel := ctx, context.CancelFunc(func() {})
-		if m.ReadTimeout > 0 {
-			rctx, cancel = context.WithTimeout(ctx, m.ReadTimeout)
-		}
+		rctx, cancel := m.ReadContext(ctx)
 		undo, err := ch.Undo(rctx, m.Client)
 		cancel()
 		if err != nil {

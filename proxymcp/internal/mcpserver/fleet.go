@@ -621,10 +621,7 @@ func (ft *fleetTools) describe(ctx context.Context, name string, ms []fleet.Memb
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rctx, cancel := ctx, context.CancelFunc(func() {})
-			if m.ReadTimeout > 0 {
-				rctx, cancel = context.WithTimeout(ctx, m.ReadTimeout)
-			}
+			rctx, cancel := m.ReadContext(ctx)
 			defer cancel()
 			got[i].pv, got[i].err = plans[i].describe(rctx)
 		}()
