@@ -49,7 +49,6 @@ type Receiver struct {
 	mu       sync.Mutex
 	spans    []Span
 	requests int
-	headers  []http.Header
 	changed  chan struct{}
 }
 
@@ -94,7 +93,6 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	r.mu.Lock()
 	r.requests++
-	r.headers = append(r.headers, req.Header.Clone())
 	for _, rs := range msg.GetResourceSpans() {
 		res := attrs(rs.GetResource().GetAttributes())
 		for _, ss := range rs.GetScopeSpans() {
@@ -164,13 +162,6 @@ func (r *Receiver) Requests() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.requests
-}
-
-// Headers returns the HTTP headers of every export request.
-func (r *Receiver) Headers() []http.Header {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.headers)
 }
 
 // WaitFor waits until done says the spans received are complete, and
