@@ -71,6 +71,10 @@ type Keeper struct {
 	mu      sync.Mutex
 	stored  int
 	running map[string]runEntry // task id -> its handler run
+	// waiting holds the tasks created whose handler has not started yet:
+	// a tasks/cancel can arrive before it does (mcp-go starts the handler
+	// on a goroutine of its own, and misses such a cancel itself).
+	waiting map[string]*link
 	stopped bool
 	idle    chan struct{} // closed while no run is under way
 }
@@ -92,7 +96,7 @@ func NewKeeper(cfg Config) *Keeper {
 	}
 	idle := make(chan struct{})
 	close(idle)
-	return &Keeper{cfg: cfg, running: map[string]runEntry{}, idle: idle}
+	return &Keeper{cfg: cfg, running: map[string]runEntry{}, waiting: map[string]*link{}, idle: idle}
 }
 
 // ServerOptions declares the tasks capability (tasks/list, tasks/cancel,
@@ -102,11 +106,16 @@ func NewKeeper(cfg Config) *Keeper {
 // must come before these (serve.NewServer installs one first).
 func (k *Keeper) ServerOptions() []server.ServerOption {
 	hooks := &server.TaskHooks{}
-	hooks.AddOnTaskCreated(func(ctx context.Context, m server.TaskMetrics) {
-		if l, ok := ctx.Value(linkKey{}).(*link); ok {
-			l.set(m.TaskID)
-		}
-	})
+	hooks.AddOnTaskCreated(func(ctx context.Context, m server.TaskMetrics) { k.created(ctx, m.TaskID) })
+	// A task that ends without its handler going through Tool (none do
+	// today) leaves nothing waiting.
+	forget := func(ctx context.Context, m server.TaskMetrics) {
+		k.mu.Lock()
+		delete(k.waiting, m.TaskID)
+		k.mu.Unlock()
+	}
+	hooks.AddOnTaskCompleted(forget)
+	hooks.AddOnTaskFailed(forget)
 	hooks.AddOnTaskCancelled(func(ctx context.Context, m server.TaskMetrics) { k.cancel(m.TaskID) })
 	answers := func(s *server.MCPServer) {
 		h := s.GetHooks()
@@ -171,6 +180,9 @@ type link struct {
 	mu  sync.Mutex
 	id  string
 	ttl time.Duration
+	// cancelled is set (under the keeper's mu) by a tasks/cancel that came
+	// before the handler started.
+	cancelled bool
 }
 
 type linkKey struct{}
@@ -202,9 +214,10 @@ func (k *Keeper) Tool(h server.ToolHandlerFunc) server.ToolHandlerFunc {
 		st := &status{}
 		run = context.WithValue(run, statusKey{}, st)
 		k.mu.Lock()
-		if k.stopped {
-			cancel() // the server is stopping: the run ends at once
+		if k.stopped || l.cancelled {
+			cancel() // the server is stopping, or the task was cancelled before it started: the run ends at once
 		}
+		delete(k.waiting, id)
 		if len(k.running) == 0 {
 			k.idle = make(chan struct{})
 		}
@@ -249,9 +262,27 @@ func (k *Keeper) Stop() {
 	}
 }
 
+// created links a new task to the request that created it, and keeps it
+// as waiting for its handler.
+func (k *Keeper) created(ctx context.Context, id string) {
+	l, ok := ctx.Value(linkKey{}).(*link)
+	if !ok {
+		return
+	}
+	l.set(id)
+	k.mu.Lock()
+	k.waiting[id] = l
+	k.mu.Unlock()
+}
+
+// cancel ends a task's handler run, or marks a task whose handler has not
+// started yet so that it ends as soon as it starts.
 func (k *Keeper) cancel(id string) {
 	k.mu.Lock()
 	r, ok := k.running[id]
+	if l := k.waiting[id]; !ok && l != nil {
+		l.cancelled = true
+	}
 	k.mu.Unlock()
 	if ok {
 		r.cancel()
