@@ -57,22 +57,60 @@ func (v *Validator) Check(tool mcp.Tool, args any) error {
 		return mcperr.New(mcperr.Internal, fmt.Sprintf("check the arguments of tool %s", tool.Name), err,
 			"this is a bug in the server's tool schema; report it")
 	}
+	_, err = check(tool.Name, s, args)
+	return err
+}
+
+// Compiled is one tool's input schema, compiled when the tool is
+// registered: a call is checked against it directly, without finding the
+// schema first.
+type Compiled struct {
+	name   string
+	schema *jsonschema.Schema
+}
+
+// Compile compiles tool's input schema. An error means the schema is
+// broken: a bug in the server, to be found at registration, not per call.
+func Compile(tool mcp.Tool) (*Compiled, error) {
+	raw := tool.RawInputSchema
+	if len(raw) == 0 {
+		b, err := json.Marshal(tool.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("encode input schema of %s: %w", tool.Name, err)
+		}
+		raw = b
+	}
+	c := compile(tool.Name, raw)
+	if c.err != nil {
+		return nil, c.err
+	}
+	return &Compiled{name: tool.Name, schema: c.schema}, nil
+}
+
+// Parse validates args (a map, json.RawMessage or nil) and returns them as
+// the validator read them (objects as map[string]any, numbers as
+// json.Number), so a caller can decode them without parsing again. Its
+// errors are Check's, word for word.
+func (c *Compiled) Parse(args any) (any, error) { return check(c.name, c.schema, args) }
+
+// check validates args against s and returns the instance it validated.
+func check(name string, s *jsonschema.Schema, args any) (any, error) {
 	inst, err := instance(args)
 	if err != nil {
-		return mcperr.New(mcperr.Invalid, fmt.Sprintf("read the arguments of tool %s", tool.Name), err,
+		return nil, mcperr.New(mcperr.Invalid, fmt.Sprintf("read the arguments of tool %s", name), err,
 			"send the arguments as one JSON object")
 	}
 	if err := s.Validate(inst); err != nil {
 		verr, ok := err.(*jsonschema.ValidationError)
 		if !ok {
-			return mcperr.New(mcperr.Invalid, "check the arguments of tool "+tool.Name, err, "")
+			return nil, mcperr.New(mcperr.Invalid, "check the arguments of tool "+name, err, "")
 		}
 		msgs := dedupe(describe(verr, inst))
-		return &mcperr.Error{Kind: mcperr.Invalid,
-			Op:   fmt.Sprintf("invalid arguments for tool %s: %s", tool.Name, strings.Join(msgs, "; ")),
+		return nil, &mcperr.Error{Kind: mcperr.Invalid,
+			Op:   fmt.Sprintf("invalid arguments for tool %s: %s", name, strings.Join(msgs, "; ")),
 			Hint: "nothing was run; call again with the types and values the tool's input schema declares"}
 	}
-	return nil
+	return inst, nil
 }
 
 func (v *Validator) schemaFor(tool mcp.Tool) (*jsonschema.Schema, error) {

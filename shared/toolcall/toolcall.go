@@ -153,9 +153,11 @@ type Options struct {
 	// (describe, approve, audit) spans of their own below the tool's span
 	// (serve passes Server.Tracing.Tracer).
 	Tracer func() trace.Tracer
-	// OwnCheck, when set, hears the name of every change tool as it is
-	// registered: the pipeline validates those calls itself, so that an
-	// invalid call is refused with its audit record. A server-wide
+	// OwnCheck, when set, hears the name of every change tool and every
+	// typed tool (AddRead, AddChange) as it is registered: the pipeline
+	// validates those calls itself, so that an invalid call of a change
+	// tool is refused with its audit record and a typed call is checked
+	// against the schema bound at registration. A server-wide
 	// argument check in front of the pipeline must pass them through
 	// (serve wires it so).
 	OwnCheck func(tool string)
