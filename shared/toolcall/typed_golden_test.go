@@ -272,10 +272,9 @@ func noPlan[T any](context.Context, T) (toolcall.Plan, error) {
 
 func TestTypedDeclarationsMatchGoldens(t *testing.T) {
 	g := loadGoldens(t)
-	idem, reads := toolcall.Effect{Most: toolcall.Read, Idempotent: true}, func(title string, open bool) toolcall.Effect {
+	reads := func(title string, open bool) toolcall.Effect {
 		return toolcall.Effect{Title: title, Most: toolcall.Read, Idempotent: true, OpenWorld: open}
 	}
-	_ = idem
 	const ceiling = 10000
 	register := map[string]func(p *toolcall.Pipeline){
 		"proxymcp": func(p *toolcall.Pipeline) {
