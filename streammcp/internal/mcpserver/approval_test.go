@@ -266,12 +266,13 @@ func TestWronglyTypedArguments(t *testing.T) {
 	}
 	// valid arguments per tool, so that only the argument under test is wrong
 	valid := map[string]map[string]any{
-		"describe_topic":          {"topic": "orders"},
-		"describe_consumer_group": {"group_id": "orders-processor"},
-		"describe_configs":        {"resource_type": "topic", "resource_name": "orders"},
-		"consume_messages":        {"topic": "orders"},
-		"produce_message":         {"topic": "audit", "value": "v"},
-		"create_topic":            {"name": "typed-topic"},
+		"describe_topic":               {"topic": "orders"},
+		"describe_consumer_group":      {"group_id": "orders-processor"},
+		"describe_configs":             {"resource_type": "topic", "resource_name": "orders"},
+		"consume_messages":             {"topic": "orders"},
+		"produce_message":              {"topic": "audit", "value": "v"},
+		"create_topic":                 {"name": "typed-topic"},
+		"reset_consumer_group_offsets": {"group_id": "payments-audit", "topic": "payments", "to_latest": true},
 	}
 	wrong := map[string][]any{
 		"string":  {7, 1.5, true, nil, []any{"a"}, map[string]any{"a": "b"}},

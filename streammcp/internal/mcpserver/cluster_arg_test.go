@@ -38,15 +38,16 @@ func TestEveryToolValidatesCluster(t *testing.T) {
 	c := connect(t, s, mcp.ProtocolVersion20251125)
 	call := func(name string, args map[string]any) *mcp.CallToolResult { return callTool(t, c, name, args) }
 	tools := map[string]map[string]any{
-		"list_brokers":            {},
-		"list_topics":             {},
-		"describe_topic":          {"topic": kafkatest.TopicEvents},
-		"list_consumer_groups":    {},
-		"describe_consumer_group": {"group_id": kafkatest.GroupEventsSink},
-		"describe_configs":        {"resource_type": "topic", "resource_name": kafkatest.TopicEvents},
-		"consume_messages":        {"topic": kafkatest.TopicEvents, "last": 1},
-		"produce_message":         {"topic": kafkatest.TopicEvents, "partition": 2, "value": "v"},
-		"create_topic":            {"name": "cluster-arg-%d"},
+		"list_brokers":                 {},
+		"list_topics":                  {},
+		"describe_topic":               {"topic": kafkatest.TopicEvents},
+		"list_consumer_groups":         {},
+		"describe_consumer_group":      {"group_id": kafkatest.GroupEventsSink},
+		"describe_configs":             {"resource_type": "topic", "resource_name": kafkatest.TopicEvents},
+		"consume_messages":             {"topic": kafkatest.TopicEvents, "last": 1},
+		"produce_message":              {"topic": kafkatest.TopicEvents, "partition": 2, "value": "v"},
+		"create_topic":                 {"name": "cluster-arg-%d"},
+		"reset_consumer_group_offsets": {"group_id": kafkatest.GroupEventsSink, "topic": kafkatest.TopicEvents, "to_latest": true},
 	}
 	list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {

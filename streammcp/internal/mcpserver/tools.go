@@ -111,7 +111,7 @@ func (h *Handler) registerTools(calls *toolcall.Pipeline) {
 			mcp.WithInteger("max_messages", mcp.Description(fmt.Sprintf("at most this many messages (default %d, max %d)", defaultMessages, maxMessages)), mcp.Min(1), mcp.Max(maxMessages)),
 			mcp.WithInteger("max_bytes", mcp.Description(fmt.Sprintf("at most this many key+value bytes (default %d, max %d)", defaultBytes, maxBytes)), mcp.Min(1), mcp.Max(maxBytes)),
 		)...), h.consume)
-	if !h.opts.AllowWrites {
+	if !h.anyWritable() {
 		return
 	}
 	calls.Change(h.tool("produce_message", "Write one message to a topic (acks=all). Enabled by STREAM_ALLOW_WRITES=true.",
@@ -129,6 +129,7 @@ func (h *Handler) registerTools(calls *toolcall.Pipeline) {
 			mcp.WithInteger("replication_factor", mcp.Description("replicas per partition (default: the broker's default.replication.factor)"), mcp.Min(1)),
 			mcp.WithObject("configs", mcp.Description("topic configs, e.g. {\"retention.ms\": \"86400000\"}"), mcp.AdditionalProperties(map[string]any{"type": "string"})),
 		)...), toolcall.Change, h.planCreateTopic)
+	h.registerChanges(calls)
 }
 
 // result wraps v as structured content with its JSON as text.
@@ -307,9 +308,15 @@ func (h *Handler) planProduce(ctx context.Context, req mcp.CallToolRequest) (too
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
+	if err := h.writable(cl); err != nil {
+		return toolcall.Plan{}, err
+	}
 	kc := cl.Client
 	topic, err := stringArg(req, "topic", true)
 	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	if err := topicAllowed(cl, topic); err != nil {
 		return toolcall.Plan{}, err
 	}
 	args := req.GetArguments()
@@ -433,9 +440,18 @@ func (h *Handler) planCreateTopic(ctx context.Context, req mcp.CallToolRequest) 
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
+	if err := h.writable(cl); err != nil {
+		return toolcall.Plan{}, err
+	}
 	kc := cl.Client
 	name, err := stringArg(req, "name", true)
 	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	if err := checkTopic("name", name); err != nil {
+		return toolcall.Plan{}, err
+	}
+	if err := topicAllowed(cl, name); err != nil {
 		return toolcall.Plan{}, err
 	}
 	parts, _, err := intArg(req, "partitions", 1, 1, math.MaxInt32)
