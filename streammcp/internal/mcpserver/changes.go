@@ -354,3 +354,376 @@ func joinInts(ps []int32) string {
 	}
 	return strings.Join(s, ",")
 }
+
+func (h *Handler) registerAdmin(calls *toolcall.Pipeline) {
+	calls.Change(h.tool("delete_consumer_group_offsets",
+		"Delete an empty consumer group's committed offsets on one topic (OffsetDelete): its consumers then start where their auto.offset.reset says. The preview lists every offset that disappears.",
+		append(destructive("Delete consumer group offsets", true),
+			mcp.WithString("group_id", mcp.Required(), mcp.Description("consumer group id")),
+			mcp.WithString("topic", mcp.Required(), mcp.Description("topic whose committed offsets to delete")),
+			mcp.WithArray("partitions", mcp.Description("only these partitions (default: all)"), mcp.MinItems(1),
+				mcp.Items(map[string]any{"type": "integer", "minimum": 0, "maximum": math.MaxInt32})),
+		)...), toolcall.Destructive, h.planDeleteOffsets)
+	calls.Change(h.tool("delete_consumer_group",
+		"Delete an empty consumer group and every offset it committed (DeleteGroups). The preview lists the committed offsets per topic that are lost.",
+		append(destructive("Delete consumer group", true),
+			mcp.WithString("group_id", mcp.Required(), mcp.Description("consumer group id (the group must have no members)")),
+		)...), toolcall.Destructive, h.planDeleteGroup)
+	calls.Change(h.tool("delete_records",
+		"Delete every message of one partition before an offset (DeleteRecords): the log start moves up and those messages are gone for every consumer. The preview shows the messages removed and the groups whose committed offset falls below the new log start.",
+		append(destructive("Delete records", true),
+			mcp.WithString("topic", mcp.Required(), mcp.Description("topic name")),
+			mcp.WithInteger("partition", mcp.Required(), mcp.Description("partition number"), mcp.Min(0), mcp.Max(math.MaxInt32)),
+			mcp.WithInteger("before_offset", mcp.Required(), mcp.Description("messages below this offset are deleted; at most the log end offset"), mcp.Min(0)),
+		)...), toolcall.Destructive, h.planDeleteRecords)
+	calls.Change(h.tool("create_partitions",
+		fmt.Sprintf("Raise a topic's partition count to count (CreatePartitions). It cannot be undone, and keyed messages map to other partitions afterwards (per-key ordering breaks across the change). At most %d partitions.", maxPartitions),
+		append(destructive("Add partitions", true),
+			mcp.WithString("topic", mcp.Required(), mcp.Description("topic name")),
+			mcp.WithInteger("count", mcp.Required(), mcp.Description("the new total number of partitions (more than now)"), mcp.Min(1), mcp.Max(maxPartitions)),
+		)...), toolcall.Destructive, h.planCreatePartitions)
+	calls.Change(h.tool("alter_topic_config",
+		"Set or delete a topic's configs (IncrementalAlterConfigs). A change; destructive when it lowers retention.ms or retention.bytes (data becomes eligible for deletion), changes cleanup.policy, or lowers min.insync.replicas — compared with the live value. The preview shows old → new and the source per key, and for a retention decrease the messages that become eligible for deletion.",
+		append(destructive("Alter topic config", true),
+			mcp.WithString("topic", mcp.Required(), mcp.Description("topic name")),
+			mcp.WithObject("set", mcp.Description("configs to set, name to string value, e.g. {\"retention.ms\": \"86400000\"}"), mcp.AdditionalProperties(map[string]any{"type": "string"})),
+			mcp.WithArray("delete", mcp.Description("configs to remove from the topic (it falls back to the broker default)"), mcp.WithStringItems()),
+		)...), toolcall.Destructive, h.planAlterConfig)
+	calls.Change(h.tool("delete_topic",
+		"Delete a topic and every message in it (DeleteTopics). The preview shows its partitions, size on disk, the groups with committed offsets on it and whether the brokers allow deletion (delete.topic.enable).",
+		append(destructive("Delete topic", true),
+			mcp.WithString("topic", mcp.Required(), mcp.Description("topic name")),
+		)...), toolcall.Destructive, h.planDeleteTopic)
+}
+
+// maxPartitions bounds create_partitions: a typo of a few digits must not
+// ask the controller for millions of partitions.
+const maxPartitions = 10000
+
+// writeTarget checks the cluster switch and allowlists shared by every
+// write tool, and returns the cluster and its target words.
+func (h *Handler) writeTarget(req mcp.CallToolRequest, topic, group string) (*clusterState, string, error) {
+	cl, err := h.clusterArg(req)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := h.writable(cl); err != nil {
+		return nil, "", err
+	}
+	if group != "" {
+		if err := groupAllowed(cl, group); err != nil {
+			return nil, "", err
+		}
+	}
+	if topic != "" {
+		if err := topicAllowed(cl, topic); err != nil {
+			return nil, "", err
+		}
+	}
+	return cl, h.target(cl), nil
+}
+
+func topicArg(req mcp.CallToolRequest) (string, error) {
+	t, err := stringArg(req, "topic", true)
+	if err != nil {
+		return "", err
+	}
+	return t, checkTopic("topic", t)
+}
+
+func groupArg(req mcp.CallToolRequest) (string, error) {
+	g, err := stringArg(req, "group_id", true)
+	if err != nil {
+		return "", err
+	}
+	return g, checkGroup("group_id", g)
+}
+
+func (h *Handler) planDeleteOffsets(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
+	group, err := groupArg(req)
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	topic, err := topicArg(req)
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	parts, err := partitionsArg(req.GetArguments(), "partitions")
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	cl, target, err := h.writeTarget(req, topic, group)
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	kc := cl.Client
+	which := "all partitions"
+	if parts != nil {
+		which = "partitions " + joinInts(parts)
+	}
+	action := "delete the committed offsets of group " + group + " on topic " + topic
+	return toolcall.Plan{
+		Class:    toolcall.Destructive,
+		Target:   target,
+		Commands: []string{fmt.Sprintf("OffsetDelete group=%q topic=%q %s (the partitions with a committed offset; to the group's coordinator)", group, topic, which)},
+		Describe: func(ctx context.Context) (toolcall.Preview, error) {
+			g, err := kc.PlanGroupChange(ctx, group, topic, parts, action)
+			if err != nil {
+				return toolcall.Preview{}, err
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "Delete the committed offsets of consumer group %s on topic %s (%s) on %s. The group is %s, with no members; %d committed offset(s) disappear (lag %d).",
+				group, topic, which, target, g.State, len(g.Offsets), g.TotalLag)
+			if len(g.NoCommit) > 0 {
+				fmt.Fprintf(&b, " No committed offset to delete on %s.", strings.Join(g.NoCommit, ", "))
+			}
+			fmt.Fprintf(&b, " Its next consumer starts where its auto.offset.reset says (a consumer setting, not visible to Kafka): latest skips the %d message(s) of lag; earliest re-reads %d message(s) from the log start; none fails.\n\n", g.TotalLag, g.LogStarts)
+			writeCommittedTable(&b, g.Offsets, false)
+			return toolcall.Preview{Summary: strings.TrimRight(b.String(), "\n"), State: g,
+				Effect:       "the offsets are gone; consumers of " + group + " on " + topic + " restart from auto.offset.reset",
+				Precondition: g.Fingerprint()}, nil
+		},
+		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
+			g, err := kc.DeleteGroupOffsets(ctx, group, topic, parts)
+			if err != nil {
+				return nil, err
+			}
+			h.log.Info("consumer group offsets deleted", "cluster", cl.Name, "group", group, "topic", topic, "partitions", len(g.Offsets))
+			return result(map[string]any{"deleted": len(g.Offsets), "group_id": group, "topic": topic, "offsets": g.Offsets}), nil
+		},
+	}, nil
+}
+
+func writeCommittedTable(b *strings.Builder, rows []kafka.CommittedRow, withGroup bool) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	if withGroup {
+		fmt.Fprintln(tw, "group\ttopic/partition\tcommitted\tlog end\tlag")
+	} else {
+		fmt.Fprintln(tw, "topic/partition\tcommitted\tlog start..end\tlag")
+	}
+	for i, r := range rows {
+		if i == maxPreviewRows {
+			fmt.Fprintf(tw, "… %d more, every one in the preview's state\n", len(rows)-maxPreviewRows)
+			break
+		}
+		if withGroup {
+			fmt.Fprintf(tw, "%s\t%s/%d\t%d\t%d\t%d\n", r.Group, r.Topic, r.Partition, r.Committed, r.LogEnd, r.Lag)
+		} else {
+			fmt.Fprintf(tw, "%s/%d\t%d\t%d..%d\t%d\n", r.Topic, r.Partition, r.Committed, r.LogStart, r.LogEnd, r.Lag)
+		}
+	}
+	tw.Flush()
+}
+
+func (h *Handler) planDeleteGroup(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
+	group, err := groupArg(req)
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	cl, target, err := h.writeTarget(req, "", group)
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	kc := cl.Client
+	return toolcall.Plan{
+		Class:    toolcall.Destructive,
+		Target:   target,
+		Commands: []string{fmt.Sprintf("DeleteGroups groups=[%q] (to the group's coordinator)", group)},
+		Describe: func(ctx context.Context) (toolcall.Preview, error) {
+			g, err := kc.PlanGroupChange(ctx, group, "", nil, "delete consumer group "+group)
+			if err != nil {
+				return toolcall.Preview{}, err
+			}
+			perTopic := map[string]int{}
+			var topics []string
+			for _, o := range g.Offsets {
+				if perTopic[o.Topic] == 0 {
+					topics = append(topics, o.Topic)
+				}
+				perTopic[o.Topic]++
+			}
+			words := make([]string, len(topics))
+			for i, t := range topics {
+				words[i] = fmt.Sprintf("%s (%d partition(s))", t, perTopic[t])
+			}
+			lost := "none"
+			if len(words) > 0 {
+				lost = strings.Join(words, ", ")
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "Delete consumer group %s on %s. It is %s with members: none. Committed offsets lost, per topic: %s; total lag %d.\n\n", group, target, g.State, lost, g.TotalLag)
+			writeCommittedTable(&b, g.Offsets, false)
+			return toolcall.Preview{Summary: strings.TrimRight(b.String(), "\n"), State: g,
+				Effect:       "the group and its offsets are gone; a consumer joining " + group + " later starts from its auto.offset.reset",
+				Precondition: g.Fingerprint()}, nil
+		},
+		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
+			g, err := kc.DeleteGroup(ctx, group)
+			if err != nil {
+				return nil, err
+			}
+			h.log.Info("consumer group deleted", "cluster", cl.Name, "group", group)
+			return result(map[string]any{"deleted": true, "group_id": group, "offsets_lost": g.Offsets}), nil
+		},
+	}, nil
+}
+
+func (h *Handler) planDeleteRecords(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
+	topic, err := topicArg(req)
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	p, _, err := intArg(req, "partition", 0, 0, math.MaxInt32)
+	if err != nil {
+		return toolcall.Plan{}, mcperr.Invalidf("%v; nothing was sent", err)
+	}
+	if _, ok := req.GetArguments()["before_offset"]; !ok {
+		return toolcall.Plan{}, mcperr.Invalidf("before_offset is required")
+	}
+	before, _, err := intArg(req, "before_offset", 0, 0, math.MaxInt64)
+	if err != nil {
+		return toolcall.Plan{}, mcperr.Invalidf("%v; nothing was sent", err)
+	}
+	cl, target, err := h.writeTarget(req, topic, "")
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	kc, part := cl.Client, int32(p)
+	return toolcall.Plan{
+		Class:    toolcall.Destructive,
+		Target:   target,
+		Commands: []string{fmt.Sprintf("DeleteRecords topic=%q partition=%d offset=%d (to the partition's leader)", topic, part, before)},
+		Describe: func(ctx context.Context) (toolcall.Preview, error) {
+			r, err := kc.PlanDeleteRecords(ctx, topic, part, before)
+			if err != nil {
+				return toolcall.Preview{}, err
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "Delete the messages of %s/%d before offset %d on %s: log start %d → %d, %d message(s) removed (log end %d).",
+				topic, part, before, target, r.LogStart, r.NewLogStart, r.Removed, r.LogEnd)
+			if len(r.Groups) == 0 {
+				b.WriteString(" No consumer group has its committed offset below the new log start.")
+			} else {
+				fmt.Fprintf(&b, " %d group(s) have their committed offset below the new log start: they lose those messages, and their next fetch is out of range (auto.offset.reset decides where they resume).\n\n", len(r.Groups))
+				writeCommittedTable(&b, r.Groups, true)
+			}
+			if r.GroupsErr != "" {
+				b.WriteString("\nGroups may be incomplete: " + r.GroupsErr)
+			}
+			return toolcall.Preview{Summary: strings.TrimRight(b.String(), "\n"), State: r,
+				Effect:       fmt.Sprintf("messages %d..%d of %s/%d are gone for every consumer", r.LogStart, r.NewLogStart-1, topic, part),
+				Precondition: fmt.Sprintf("log start %d", r.LogStart)}, nil
+		},
+		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
+			r, err := kc.DeleteRecords(ctx, topic, part, before)
+			if err != nil {
+				return nil, err
+			}
+			h.log.Info("records deleted", "cluster", cl.Name, "topic", topic, "partition", part, "log_start", r.NewLogStart)
+			return result(map[string]any{"topic": topic, "partition": part, "old_log_start_offset": r.LogStart, "log_start_offset": r.NewLogStart, "messages_removed": r.NewLogStart - r.LogStart}), nil
+		},
+	}, nil
+}
+
+func (h *Handler) planCreatePartitions(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
+	topic, err := topicArg(req)
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	if _, ok := req.GetArguments()["count"]; !ok {
+		return toolcall.Plan{}, mcperr.Invalidf("count is required")
+	}
+	n, _, err := intArg(req, "count", 0, 1, maxPartitions)
+	if err != nil {
+		return toolcall.Plan{}, mcperr.Invalidf("%v; nothing was sent", err)
+	}
+	cl, target, err := h.writeTarget(req, topic, "")
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	kc, count := cl.Client, int32(n)
+	return toolcall.Plan{
+		Class:    toolcall.Destructive,
+		Target:   target,
+		Commands: []string{fmt.Sprintf("CreatePartitions topic=%q count=%d (new total; to the controller)", topic, count)},
+		Describe: func(ctx context.Context) (toolcall.Preview, error) {
+			ti, err := kc.PlanTopicChange(ctx, topic, false)
+			if err != nil {
+				return toolcall.Preview{}, err
+			}
+			if int(count) <= ti.Partitions {
+				return toolcall.Preview{}, mcperr.Invalidf("count %d is not more than the %d partitions topic %s has: Kafka can only add partitions (INVALID_PARTITIONS); nothing was changed", count, ti.Partitions, topic)
+			}
+			return toolcall.Preview{
+				Summary: fmt.Sprintf("Raise topic %s on %s from %d to %d partitions. This cannot be undone (Kafka cannot remove partitions). Producers that key their messages will send most keys to other partitions from now on: per-key ordering across the change is lost, and consumers relying on key → partition (state stores, compacted topics) must be checked first.",
+					topic, target, ti.Partitions, count),
+				State:        map[string]any{"topic": topic, "partitions": ti.Partitions, "new_partitions": count},
+				Effect:       fmt.Sprintf("%d new empty partition(s); the default partitioner spreads keys over all %d", int(count)-ti.Partitions, count),
+				Precondition: fmt.Sprintf("%d partitions", ti.Partitions),
+			}, nil
+		},
+		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
+			ti, err := kc.CreatePartitions(ctx, topic, count)
+			if err != nil {
+				return nil, err
+			}
+			h.log.Info("partitions created", "cluster", cl.Name, "topic", topic, "from", ti.Partitions, "to", count)
+			return result(map[string]any{"topic": topic, "old_partitions": ti.Partitions, "partitions": count}), nil
+		},
+	}, nil
+}
+
+func (h *Handler) planDeleteTopic(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
+	topic, err := topicArg(req)
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	cl, target, err := h.writeTarget(req, topic, "")
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	kc := cl.Client
+	return toolcall.Plan{
+		Class:    toolcall.Destructive,
+		Target:   target,
+		Commands: []string{fmt.Sprintf("DeleteTopics topics=[%q] (to the controller)", topic)},
+		Describe: func(ctx context.Context) (toolcall.Preview, error) {
+			ti, err := kc.PlanTopicChange(ctx, topic, true)
+			if err != nil {
+				return toolcall.Preview{}, err
+			}
+			size := "size unknown"
+			if ti.SizeBytes != nil {
+				size = fmt.Sprintf("%d bytes on disk over all replicas", *ti.SizeBytes)
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "Delete topic %s on %s: %d partition(s), %s, every message lost.", topic, target, ti.Partitions, size)
+			if ti.DeleteEnabled != nil && !*ti.DeleteEnabled {
+				b.WriteString(" The controller has delete.topic.enable=false: Kafka will refuse (TOPIC_DELETION_DISABLED).")
+			}
+			groups := map[string]bool{}
+			for _, g := range ti.Groups {
+				groups[g.Group] = true
+			}
+			if len(groups) == 0 {
+				b.WriteString(" No consumer group has committed offsets on it.")
+			} else {
+				fmt.Fprintf(&b, " %d consumer group(s) have committed offsets on it (kept by Kafka until they expire, pointing at a topic that is gone):\n\n", len(groups))
+				writeCommittedTable(&b, ti.Groups, true)
+			}
+			if ti.GroupsErr != "" {
+				b.WriteString("\nGroups may be incomplete: " + ti.GroupsErr)
+			}
+			return toolcall.Preview{Summary: strings.TrimRight(b.String(), "\n"), State: ti,
+				Effect:       "the topic and its data are gone; producers to " + topic + " fail or re-create it (auto.create.topics.enable)",
+				Precondition: fmt.Sprintf("exists with %d partitions", ti.Partitions)}, nil
+		},
+		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
+			if err := kc.DeleteTopic(ctx, topic); err != nil {
+				return nil, err
+			}
+			h.log.Info("topic deleted", "cluster", cl.Name, "topic", topic)
+			return result(map[string]any{"deleted": true, "topic": topic}), nil
+		},
+	}, nil
+}

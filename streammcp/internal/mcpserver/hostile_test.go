@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -60,6 +61,68 @@ var hostileTables = map[string][]hostile{
 			{with(b, "group_id", strings.Repeat("g", 300), "to_earliest", true), "group_id"},
 		}
 	}(),
+	"delete_consumer_group_offsets": {
+		{map[string]any{"group_id": "", "topic": topicClicks}, "group_id"},
+		{map[string]any{"group_id": "g\n1", "topic": topicClicks}, "group_id"},
+		{map[string]any{"group_id": groupSink, "topic": ".."}, "topic"},
+		{map[string]any{"group_id": groupSink, "topic": "x y"}, "topic"},
+		{map[string]any{"group_id": groupSink, "topic": topicClicks, "partitions": []any{-3}}, "partitions"},
+		{map[string]any{"group_id": groupSink, "topic": topicClicks, "partitions": []any{4294967296.0}}, "partitions"},
+		{map[string]any{"group_id": groupSink, "topic": topicClicks, "partitions": []any{}}, "partitions"},
+	},
+	"delete_consumer_group": {
+		{map[string]any{"group_id": ""}, "group_id"},
+		{map[string]any{"group_id": "  "}, "group_id"},
+		{map[string]any{"group_id": strings.Repeat("g", 256)}, "group_id"},
+	},
+	"delete_records": {
+		{map[string]any{"topic": topicClicks, "partition": 0, "before_offset": -1}, "before_offset"},
+		{map[string]any{"topic": topicClicks, "partition": 0, "before_offset": 1e19}, "before_offset"},
+		{map[string]any{"topic": topicClicks, "partition": -1, "before_offset": 1}, "partition"},
+		{map[string]any{"topic": topicClicks, "partition": 1e10, "before_offset": 1}, "partition"},
+		{map[string]any{"topic": "..", "partition": 0, "before_offset": 1}, "topic"},
+		{map[string]any{"topic": topicClicks, "partition": 0}, "before_offset"},
+	},
+	"create_partitions": {
+		{map[string]any{"topic": topicClicks, "count": 0}, "count"},
+		{map[string]any{"topic": topicClicks, "count": -4}, "count"},
+		{map[string]any{"topic": topicClicks, "count": 1e6}, "count"},
+		{map[string]any{"topic": topicClicks, "count": 2.5}, "count"},
+		{map[string]any{"topic": "../clicks", "count": 4}, "topic"},
+		{map[string]any{"topic": topicClicks}, "count"},
+	},
+	"alter_topic_config": {
+		{map[string]any{"topic": topicClicks, "set": map[string]any{}}, "set"},
+		{map[string]any{"topic": topicClicks}, "set, delete"},
+		{map[string]any{"topic": topicClicks, "set": map[string]any{}, "delete": []any{}}, "set, delete"},
+		{map[string]any{"topic": topicClicks, "set": map[string]any{"retention.msec": "1"}}, "retention.msec"},
+		{map[string]any{"topic": topicClicks, "set": map[string]any{"log.retention.ms": "1"}}, "log.retention.ms"},
+		{map[string]any{"topic": topicClicks, "set": map[string]any{"sasl.jaas.config": "org.apache.kafka... password=\"hunter2\";"}}, "sasl.jaas.config"},
+		{map[string]any{"topic": topicClicks, "set": map[string]any{"ssl.keystore.password": "hunter2"}}, "ssl.keystore.password"},
+		{map[string]any{"topic": topicClicks, "set": map[string]any{"my.secret.token": "hunter2"}}, "my.secret.token"},
+		{map[string]any{"topic": topicClicks, "delete": []any{"sasl.jaas.config"}}, "delete"},
+		{map[string]any{"topic": topicClicks, "set": map[string]any{"retention.ms": "soon"}}, "retention.ms"},
+		{map[string]any{"topic": topicClicks, "set": map[string]any{"retention.ms": "-2"}}, "retention.ms"},
+		{map[string]any{"topic": topicClicks, "set": map[string]any{"retention.ms": "99999999999999999999"}}, "retention.ms"},
+		{map[string]any{"topic": topicClicks, "set": map[string]any{"min.insync.replicas": "0"}}, "min.insync.replicas"},
+		{map[string]any{"topic": topicClicks, "set": map[string]any{"cleanup.policy": "shred"}}, "cleanup.policy"},
+		{map[string]any{"topic": topicClicks, "set": map[string]any{"preallocate": "yes"}}, "preallocate"},
+		{map[string]any{"topic": topicClicks, "set": map[string]any{"retention.ms": "1"}, "delete": []any{"retention.ms"}}, "retention.ms"},
+		{map[string]any{"topic": "..", "set": map[string]any{"retention.ms": "1"}}, "topic"},
+	},
+	"get_offsets_for_times": {
+		{map[string]any{"topic": topicClicks, "datetime": "2026-11-24T09:00:00"}, "datetime"},
+		{map[string]any{"topic": topicClicks, "datetime": "1960-01-01T00:00:00Z"}, "datetime"},
+		{map[string]any{"topic": topicClicks, "datetime": "9:00"}, "datetime"},
+		{map[string]any{"topic": "..", "datetime": "2026-11-24T09:00:00Z"}, "topic"},
+	},
+	"delete_topic": {
+		{map[string]any{"topic": ".."}, "topic"},
+		{map[string]any{"topic": "."}, "topic"},
+		{map[string]any{"topic": ""}, "topic"},
+		{map[string]any{"topic": "orders*"}, "topic"},
+		{map[string]any{"topic": strings.Repeat("t", 300)}, "topic"},
+	},
 }
 
 // TestHostileInputs: each hostile input is refused naming its argument,
@@ -71,11 +134,21 @@ func TestHostileInputs(t *testing.T) {
 	for tool, table := range hostileTables {
 		for _, h := range table {
 			for _, dry := range []bool{false, true} {
+				args := with(h.args, "dryRun", dry)
+				if tool == "get_offsets_for_times" { // a read: no dryRun
+					if dry {
+						continue
+					}
+					args = h.args
+				}
 				kc.ResetCounts()
-				res := e.call(tool, with(h.args, "dryRun", dry))
+				res := e.call(tool, args)
 				msg := text(res)
 				if !res.IsError || !strings.Contains(msg, h.arg) {
 					t.Errorf("%s %v: isError=%v, does not name %q: %.400s", tool, h.args, res.IsError, h.arg, msg)
+				}
+				if strings.Contains(msg, "hunter2") {
+					t.Errorf("%s: a secret value was echoed: %s", tool, msg)
 				}
 				if n := kc.Total(); n != 0 {
 					t.Errorf("%s %v: %d requests sent: %v", tool, h.args, n, kc.Counts())
@@ -86,4 +159,10 @@ func TestHostileInputs(t *testing.T) {
 		t.Logf("%s: %d hostile inputs", tool, len(table))
 	}
 	t.Logf("%d hostile calls, none reached Kafka", total)
+	// No secret reached the audit log either.
+	for _, r := range e.records() {
+		if b, _ := json.Marshal(r); strings.Contains(string(b), "hunter2") {
+			t.Errorf("audit record holds a secret: %s", b)
+		}
+	}
 }
