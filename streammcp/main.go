@@ -66,7 +66,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			return p.ConfigError(stderr, fmt.Errorf("cluster %s: %w", cc.Name, err))
 		}
 		defer kc.Close()
-		clusters = append(clusters, mcpserver.Cluster{Name: cc.Name, Client: kc, LagThreshold: cc.LagThreshold})
+		clusters = append(clusters, mcpserver.Cluster{Name: cc.Name, Client: kc, LagThreshold: cc.LagThreshold, Writes: &cc.Writes})
 	}
 
 	h := mcpserver.NewFleet(clusters, mcpserver.Options{
@@ -98,7 +98,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 
 	for _, cc := range cfg.Clusters {
 		logger.Info("streammcp cluster", "cluster", cc.Name, "brokers", cc.Brokers, "sasl", cc.SASLMechanism, "tls", cc.TLSEnabled,
-			"lag_threshold", cc.LagThreshold)
+			"lag_threshold", cc.LagThreshold, "writes", cc.Writes.Allowed)
 	}
 	logger.Info("streammcp starting", "clusters", len(cfg.Clusters), "default_cluster", cfg.Clusters[0].Name,
 		"writes", cfg.AllowWrites, "timeout", cfg.Timeout.String())

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -39,8 +40,12 @@ type Config struct {
 	Timeout         time.Duration
 	LagThreshold    int64
 	ExpectedBrokers []int32
-	AllowWrites     bool
-	WatchInterval   time.Duration
+	// AllowWrites is true when any cluster allows writes: the write tools
+	// are registered, and each cluster's own switch decides per call.
+	AllowWrites   bool
+	WriteTopics   []string // glob allowlist for write tools (empty: any topic)
+	WriteGroups   []string // glob allowlist for write tools (empty: any group)
+	WatchInterval time.Duration
 	// Clusters lists every configured cluster, the default one first. The
 	// connection fields above are the default cluster's (Clusters[0]).
 	Clusters []Cluster
@@ -61,6 +66,19 @@ type Cluster struct {
 	TLS             *tls.Config
 	ExpectedBrokers []int32
 	LagThreshold    int64
+	Writes          Writes
+}
+
+// Writes is what the write tools may do on one cluster, with the variables
+// that said so (named in refusals).
+type Writes struct {
+	Allowed bool
+	// Topics and Groups are glob allowlists (path.Match syntax, e.g.
+	// orders-*); empty allows everything.
+	Topics, Groups []string
+	// AllowedVar, TopicsVar and GroupsVar are the variables read:
+	// STREAM_<NAME>_X when set, else STREAM_X.
+	AllowedVar, TopicsVar, GroupsVar string
 }
 
 // DefaultClusterName names the one cluster configured without STREAM_CLUSTERS.
@@ -72,6 +90,7 @@ var clusterVars = []string{
 	"STREAM_BROKERS", "STREAM_SASL_MECHANISM", "STREAM_SASL_USERNAME", "STREAM_SASL_PASSWORD",
 	"STREAM_TLS_ENABLED", "STREAM_TLS_CA_FILE", "STREAM_TLS_CERT_FILE", "STREAM_TLS_KEY_FILE",
 	"STREAM_TLS_SERVER_NAME", "STREAM_TLS_INSECURE_SKIP_VERIFY", "STREAM_EXPECTED_BROKERS", "STREAM_LAG_THRESHOLD",
+	"STREAM_ALLOW_WRITES", "STREAM_WRITE_TOPICS", "STREAM_WRITE_GROUPS",
 }
 
 // clusterName is what a cluster may be called: it appears in URIs
@@ -95,7 +114,7 @@ const DefaultKafkaVersion = "4.0.0"
 
 // Vars documents every STREAM_* variable for --help and the README.
 var Vars = []envconfig.Var{
-	{Name: "STREAM_CLUSTERS", Description: "comma-separated cluster names (lowercase letters, digits, - and _), e.g. prod,staging; the first is the default cluster. Each cluster reads STREAM_<NAME>_BROKERS, _SASL_*, _TLS_*, _EXPECTED_BROKERS and _LAG_THRESHOLD (NAME upper-cased, - as _), falling back to the unprefixed variables. Unset: one cluster named default"},
+	{Name: "STREAM_CLUSTERS", Description: "comma-separated cluster names (lowercase letters, digits, - and _), e.g. prod,staging; the first is the default cluster. Each cluster reads STREAM_<NAME>_BROKERS, _SASL_*, _TLS_*, _EXPECTED_BROKERS, _LAG_THRESHOLD, _ALLOW_WRITES, _WRITE_TOPICS and _WRITE_GROUPS (NAME upper-cased, - as _), falling back to the unprefixed variables. Unset: one cluster named default"},
 	{Name: "STREAM_BROKERS", Required: true, Description: "required: comma-separated Kafka bootstrap brokers, host:port"},
 	{Name: "STREAM_CLIENT_ID", Default: "streammcp", Description: "Kafka client id"},
 	{Name: "STREAM_KAFKA_VERSION", Default: DefaultKafkaVersion, Description: "protocol version sarama assumes (3.0+ for one multi-group offset fetch per broker; requests are negotiated down per broker)"},
@@ -111,7 +130,9 @@ var Vars = []envconfig.Var{
 	{Name: "STREAM_TIMEOUT", Default: "10s", Description: "time limit for one report or tool call against Kafka"},
 	{Name: "STREAM_LAG_THRESHOLD", Default: "1000", Description: "messages of lag above which a partition makes its group high-lag (lag report default and health-check)"},
 	{Name: "STREAM_EXPECTED_BROKERS", Description: "comma-separated broker ids that should be live; missing ones are reported offline"},
-	{Name: "STREAM_ALLOW_WRITES", Default: "false", Description: "register the write tools produce_message and create_topic"},
+	{Name: "STREAM_ALLOW_WRITES", Default: "false", Description: "allow the write tools (produce, topic and group changes, offset resets); per cluster STREAM_<NAME>_ALLOW_WRITES"},
+	{Name: "STREAM_WRITE_TOPICS", Description: "comma-separated globs of the topics write tools may touch, e.g. orders-*,payments (unset: any topic); per cluster STREAM_<NAME>_WRITE_TOPICS"},
+	{Name: "STREAM_WRITE_GROUPS", Description: "comma-separated globs of the consumer groups write tools may touch, e.g. payments-* (unset: any group); per cluster STREAM_<NAME>_WRITE_GROUPS"},
 	{Name: "STREAM_WATCH_INTERVAL", Default: "30s", Description: "how often subscribed reports are re-read to notify changes"},
 }
 
@@ -122,26 +143,39 @@ func FromEnv(r *envconfig.Reader) Config {
 	names := clusterNames(r)
 	if len(names) == 0 {
 		c := fromEnv(r)
-		c.Clusters = []Cluster{c.cluster(DefaultClusterName)}
+		c.Clusters = []Cluster{c.cluster(DefaultClusterName, nil)}
 		return c
 	}
 	var c Config
 	for i, name := range names {
-		cc := clusterFromEnv(r, name, i == 0)
+		cc, used := clusterFromEnv(r, name, i == 0)
 		if i == 0 {
 			c = cc
 		}
-		cl := cc.cluster(name)
+		cl := cc.cluster(name, used)
 		cl.VarPrefix = VarPrefix(name)
 		c.Clusters = append(c.Clusters, cl)
 	}
+	c.AllowWrites = slices.ContainsFunc(c.Clusters, func(cl Cluster) bool { return cl.Writes.Allowed })
 	return c
 }
 
-func (c Config) cluster(name string) Cluster {
+// cluster is c's settings as cluster name; used maps an unprefixed
+// variable to the per-cluster one that was read instead.
+func (c Config) cluster(name string, used map[string]string) Cluster {
+	read := func(v string) string {
+		if u := used[v]; u != "" {
+			return u
+		}
+		return v
+	}
 	return Cluster{
 		Name: name, Brokers: c.Brokers, SASLMechanism: c.SASLMechanism, SASLUsername: c.SASLUsername, SASLPassword: c.SASLPassword,
 		TLSEnabled: c.TLSEnabled, TLS: c.TLS, ExpectedBrokers: c.ExpectedBrokers, LagThreshold: c.LagThreshold,
+		Writes: Writes{
+			Allowed: c.AllowWrites, Topics: c.WriteTopics, Groups: c.WriteGroups,
+			AllowedVar: read("STREAM_ALLOW_WRITES"), TopicsVar: read("STREAM_WRITE_TOPICS"), GroupsVar: read("STREAM_WRITE_GROUPS"),
+		},
 	}
 }
 
@@ -174,7 +208,7 @@ func clusterNames(r *envconfig.Reader) []string {
 // validated by the same code as a single cluster's; each problem is then
 // recorded in r under the variable that was actually read, naming the
 // cluster.
-func clusterFromEnv(r *envconfig.Reader, name string, first bool) Config {
+func clusterFromEnv(r *envconfig.Reader, name string, first bool) (Config, map[string]string) {
 	used := map[string]string{} // unprefixed name → variable read
 	getenv := func(k string) string {
 		if slices.Contains(clusterVars, k) {
@@ -213,7 +247,7 @@ func clusterFromEnv(r *envconfig.Reader, name string, first bool) Config {
 			}
 		}
 	}
-	return c
+	return c, used
 }
 
 // fromEnv reads one cluster's worth of variables from r.
@@ -235,6 +269,8 @@ func fromEnv(r *envconfig.Reader) Config {
 		WatchInterval:   r.Duration("STREAM_WATCH_INTERVAL", 30*time.Second, time.Second),
 	}
 	c.Brokers = brokers(r)
+	c.WriteTopics = globs(r, "STREAM_WRITE_TOPICS", "orders-*,payments")
+	c.WriteGroups = globs(r, "STREAM_WRITE_GROUPS", "payments-*")
 	c.KafkaVersion = kafkaVersion(r)
 	c.ExpectedBrokers = expected(r)
 	if c.SASLMechanism != "" {
@@ -265,6 +301,19 @@ func brokers(r *envconfig.Reader) []string {
 		n, perr := strconv.Atoi(port)
 		if err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
 			r.Fail("STREAM_BROKERS", raw, "comma-separated host:port list with ports 1-65535, e.g. kafka-1:9092,kafka-2:9092")
+			return nil
+		}
+	}
+	return list
+}
+
+// globs reads a comma-separated glob allowlist (path.Match syntax).
+func globs(r *envconfig.Reader, name, example string) []string {
+	raw := r.Lookup(name)
+	list := r.List(name, nil)
+	for _, g := range list {
+		if _, err := path.Match(g, ""); err != nil {
+			r.Fail(name, raw, fmt.Sprintf("comma-separated globs (* any characters, ? one, [a-z] a class), e.g. %s; %q is not a valid glob", example, g))
 			return nil
 		}
 	}

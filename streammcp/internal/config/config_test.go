@@ -36,7 +36,7 @@ func TestDefaults(t *testing.T) {
 	want := Config{
 		Brokers: []string{"k1:9092", "k2:9093"}, ClientID: "streammcp", KafkaVersion: sarama.V4_0_0_0,
 		Timeout: 10 * time.Second, LagThreshold: 1000, WatchInterval: 30 * time.Second,
-		Clusters: []Cluster{{Name: "default", Brokers: []string{"k1:9092", "k2:9093"}, LagThreshold: 1000}},
+		Clusters: []Cluster{{Name: "default", Brokers: []string{"k1:9092", "k2:9093"}, LagThreshold: 1000, Writes: unprefixedWrites}},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got %+v\nwant %+v", c, want)
@@ -135,6 +135,45 @@ func TestPasswordNeverEchoed(t *testing.T) {
 	}
 }
 
+var unprefixedWrites = Writes{AllowedVar: "STREAM_ALLOW_WRITES", TopicsVar: "STREAM_WRITE_TOPICS", GroupsVar: "STREAM_WRITE_GROUPS"}
+
+// TestWritesPerCluster: each cluster's write switch and allowlists fall
+// back to the unprefixed variables, and remember which variable decided.
+func TestWritesPerCluster(t *testing.T) {
+	c, err := read(map[string]string{
+		"STREAM_CLUSTERS": "prod,staging,dev", "STREAM_BROKERS": "k:9092",
+		"STREAM_ALLOW_WRITES": "true", "STREAM_WRITE_GROUPS": "team-*",
+		"STREAM_PROD_ALLOW_WRITES":    "false",
+		"STREAM_STAGING_WRITE_TOPICS": "orders-*, payments",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Writes{
+		{Allowed: false, Groups: []string{"team-*"}, AllowedVar: "STREAM_PROD_ALLOW_WRITES", TopicsVar: "STREAM_WRITE_TOPICS", GroupsVar: "STREAM_WRITE_GROUPS"},
+		{Allowed: true, Topics: []string{"orders-*", "payments"}, Groups: []string{"team-*"}, AllowedVar: "STREAM_ALLOW_WRITES", TopicsVar: "STREAM_STAGING_WRITE_TOPICS", GroupsVar: "STREAM_WRITE_GROUPS"},
+		{Allowed: true, Groups: []string{"team-*"}, AllowedVar: "STREAM_ALLOW_WRITES", TopicsVar: "STREAM_WRITE_TOPICS", GroupsVar: "STREAM_WRITE_GROUPS"},
+	}
+	for i, cl := range c.Clusters {
+		if !reflect.DeepEqual(cl.Writes, want[i]) {
+			t.Errorf("%s: %+v, want %+v", cl.Name, cl.Writes, want[i])
+		}
+	}
+	if !c.AllowWrites {
+		t.Error("AllowWrites must say some cluster allows writes")
+	}
+	// Only prod writable: still registered; none: not.
+	c, _ = read(map[string]string{"STREAM_CLUSTERS": "prod,staging", "STREAM_BROKERS": "k:9092", "STREAM_STAGING_ALLOW_WRITES": "yes"})
+	if !c.AllowWrites || c.Clusters[0].Writes.Allowed || !c.Clusters[1].Writes.Allowed {
+		t.Errorf("%+v", c.Clusters)
+	}
+	_, err = read(map[string]string{"STREAM_CLUSTERS": "prod", "STREAM_BROKERS": "k:9092", "STREAM_PROD_WRITE_TOPICS": "orders-[", "STREAM_PROD_ALLOW_WRITES": "perhaps"})
+	if err == nil || !strings.Contains(err.Error(), "STREAM_PROD_WRITE_TOPICS") || !strings.Contains(err.Error(), `"orders-[" is not a valid glob`) ||
+		!strings.Contains(err.Error(), "STREAM_PROD_ALLOW_WRITES") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 func TestClustersFallBackToUnprefixedVariables(t *testing.T) {
 	c, err := read(map[string]string{
 		"STREAM_CLUSTERS": "prod, staging-eu,dev",
@@ -148,9 +187,9 @@ func TestClustersFallBackToUnprefixedVariables(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Cluster{
-		{Name: "prod", VarPrefix: "STREAM_PROD_", Brokers: []string{"p1:9092", "p2:9092"}, SASLMechanism: "PLAIN", SASLUsername: "prod-reader", SASLPassword: "prod-pw", ExpectedBrokers: []int32{1, 2}, LagThreshold: 10000},
-		{Name: "staging-eu", VarPrefix: "STREAM_STAGING_EU_", Brokers: []string{"s1:9092"}, SASLMechanism: "SCRAM-SHA-256", SASLUsername: "reader", SASLPassword: "pw", TLSEnabled: true, LagThreshold: 500},
-		{Name: "dev", VarPrefix: "STREAM_DEV_", Brokers: []string{"shared:9092"}, SASLMechanism: "PLAIN", SASLUsername: "reader", SASLPassword: "pw", LagThreshold: 500},
+		{Name: "prod", VarPrefix: "STREAM_PROD_", Brokers: []string{"p1:9092", "p2:9092"}, SASLMechanism: "PLAIN", SASLUsername: "prod-reader", SASLPassword: "prod-pw", ExpectedBrokers: []int32{1, 2}, LagThreshold: 10000, Writes: unprefixedWrites},
+		{Name: "staging-eu", VarPrefix: "STREAM_STAGING_EU_", Brokers: []string{"s1:9092"}, SASLMechanism: "SCRAM-SHA-256", SASLUsername: "reader", SASLPassword: "pw", TLSEnabled: true, LagThreshold: 500, Writes: unprefixedWrites},
+		{Name: "dev", VarPrefix: "STREAM_DEV_", Brokers: []string{"shared:9092"}, SASLMechanism: "PLAIN", SASLUsername: "reader", SASLPassword: "pw", LagThreshold: 500, Writes: unprefixedWrites},
 	}
 	if c.Clusters[1].TLS == nil || c.Clusters[1].TLS.MinVersion != tls.VersionTLS12 {
 		t.Fatalf("staging-eu TLS config %+v", c.Clusters[1].TLS)

@@ -298,6 +298,14 @@ const (
 	APIFetch                 API = "Fetch"
 	APICreateTopics          API = "CreateTopics"
 	APIProduce               API = "Produce"
+	APIOffsetCommit          API = "OffsetCommit"
+	APIOffsetDelete          API = "OffsetDelete"
+	APIDeleteGroups          API = "DeleteGroups"
+	APIDeleteRecords         API = "DeleteRecords"
+	APICreatePartitions      API = "CreatePartitions"
+	APIIncrementalAlter      API = "IncrementalAlterConfigs"
+	APIDeleteTopics          API = "DeleteTopics"
+	APIDescribeLogDirs       API = "DescribeLogDirs"
 )
 
 // endCall ends a recorded request: a context that ended is a timeout or a
@@ -375,7 +383,8 @@ func kerrKind(k sarama.KError) mcperr.Kind {
 		return mcperr.Permission
 	case sarama.ErrUnknownTopicOrPartition, sarama.ErrGroupIDNotFound:
 		return mcperr.NotFound
-	case sarama.ErrTopicAlreadyExists:
+	case sarama.ErrTopicAlreadyExists, sarama.ErrNonEmptyGroup, sarama.ErrGroupSubscribedToTopic, sarama.ErrUnknownMemberId,
+		sarama.ErrIllegalGeneration, sarama.ErrRebalanceInProgress:
 		return mcperr.Conflict
 	case sarama.ErrInvalidTopic, sarama.ErrInvalidPartitions, sarama.ErrInvalidReplicationFactor, sarama.ErrInvalidConfig,
 		sarama.ErrPolicyViolation, sarama.ErrInvalidRequest:

@@ -34,6 +34,16 @@ var errorNames = map[sarama.KError]string{
 	sarama.ErrInvalidTopic:                    "INVALID_TOPIC_EXCEPTION",
 	sarama.ErrOffsetOutOfRange:                "OFFSET_OUT_OF_RANGE",
 	sarama.ErrUnsupportedVersion:              "UNSUPPORTED_VERSION",
+	sarama.ErrUnknownMemberId:                 "UNKNOWN_MEMBER_ID",
+	sarama.ErrIllegalGeneration:               "ILLEGAL_GENERATION",
+	sarama.ErrRebalanceInProgress:             "REBALANCE_IN_PROGRESS",
+	sarama.ErrNonEmptyGroup:                   "NON_EMPTY_GROUP",
+	sarama.ErrGroupSubscribedToTopic:          "GROUP_SUBSCRIBED_TO_TOPIC",
+	sarama.ErrInvalidConfig:                   "INVALID_CONFIG",
+	sarama.ErrInvalidRequest:                  "INVALID_REQUEST",
+	sarama.ErrPolicyViolation:                 "POLICY_VIOLATION",
+	sarama.ErrTopicDeletionDisabled:           "TOPIC_DELETION_DISABLED",
+	sarama.ErrNotController:                   "NOT_CONTROLLER",
 }
 
 // ErrorName returns Kafka's name for an error code, e.g. LEADER_NOT_AVAILABLE.

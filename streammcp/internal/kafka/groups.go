@@ -366,8 +366,17 @@ func (c *Client) logEnds(ctx context.Context, md *sarama.MetadataResponse, group
 }
 
 // offsetsAt asks each partition's leader for the offset at time ts
-// (sarama.OffsetNewest or OffsetOldest), one ListOffsets per leader broker.
+// (sarama.OffsetNewest, OffsetOldest or a time in milliseconds: the first
+// offset at or after it, -1 when there is none), one ListOffsets per
+// leader broker.
 func (c *Client) offsetsAt(ctx context.Context, md *sarama.MetadataResponse, parts map[tp]bool, ts int64) (map[tp]int64, map[tp]string) {
+	offs, _, errs := c.offsetsWithTimes(ctx, md, parts, ts)
+	return offs, errs
+}
+
+// offsetsWithTimes is offsetsAt with the timestamp of each offset found
+// (meaningful when ts is a time).
+func (c *Client) offsetsWithTimes(ctx context.Context, md *sarama.MetadataResponse, parts map[tp]bool, ts int64) (map[tp]int64, map[tp]int64, map[tp]string) {
 	leader := map[tp]int32{}
 	for _, t := range md.Topics {
 		for _, p := range t.Partitions {
@@ -395,6 +404,7 @@ func (c *Client) offsetsAt(ctx context.Context, md *sarama.MetadataResponse, par
 		req.AddBlock(k.topic, k.part, ts, 1)
 	}
 	ends := map[tp]int64{}
+	times := map[tp]int64{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for l, req := range byLeader {
@@ -427,10 +437,11 @@ func (c *Client) offsetsAt(ctx context.Context, md *sarama.MetadataResponse, par
 						off = b.Offsets[0]
 					}
 					ends[k] = off
+					times[k] = b.Timestamp
 				}
 			}
 		}(l, req)
 	}
 	wg.Wait()
-	return ends, errs
+	return ends, times, errs
 }

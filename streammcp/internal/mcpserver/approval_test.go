@@ -266,12 +266,20 @@ func TestWronglyTypedArguments(t *testing.T) {
 	}
 	// valid arguments per tool, so that only the argument under test is wrong
 	valid := map[string]map[string]any{
-		"describe_topic":          {"topic": "orders"},
-		"describe_consumer_group": {"group_id": "orders-processor"},
-		"describe_configs":        {"resource_type": "topic", "resource_name": "orders"},
-		"consume_messages":        {"topic": "orders"},
-		"produce_message":         {"topic": "audit", "value": "v"},
-		"create_topic":            {"name": "typed-topic"},
+		"describe_topic":                {"topic": "orders"},
+		"describe_consumer_group":       {"group_id": "orders-processor"},
+		"describe_configs":              {"resource_type": "topic", "resource_name": "orders"},
+		"consume_messages":              {"topic": "orders"},
+		"produce_message":               {"topic": "audit", "value": "v"},
+		"create_topic":                  {"name": "typed-topic"},
+		"reset_consumer_group_offsets":  {"group_id": "payments-audit", "topic": "payments", "to_latest": true},
+		"delete_consumer_group_offsets": {"group_id": "payments-audit", "topic": "payments"},
+		"delete_consumer_group":         {"group_id": "payments-audit"},
+		"delete_records":                {"topic": "audit", "partition": 0, "before_offset": 1},
+		"create_partitions":             {"topic": "audit", "count": 2},
+		"alter_topic_config":            {"topic": "audit", "set": map[string]any{"retention.ms": "86400000"}},
+		"delete_topic":                  {"topic": "audit"},
+		"get_offsets_for_times":         {"topic": "audit", "datetime": "2026-01-01T00:00:00Z"},
 	}
 	wrong := map[string][]any{
 		"string":  {7, 1.5, true, nil, []any{"a"}, map[string]any{"a": "b"}},

@@ -38,15 +38,25 @@ func TestEveryToolValidatesCluster(t *testing.T) {
 	c := connect(t, s, mcp.ProtocolVersion20251125)
 	call := func(name string, args map[string]any) *mcp.CallToolResult { return callTool(t, c, name, args) }
 	tools := map[string]map[string]any{
-		"list_brokers":            {},
-		"list_topics":             {},
-		"describe_topic":          {"topic": kafkatest.TopicEvents},
-		"list_consumer_groups":    {},
-		"describe_consumer_group": {"group_id": kafkatest.GroupEventsSink},
-		"describe_configs":        {"resource_type": "topic", "resource_name": kafkatest.TopicEvents},
-		"consume_messages":        {"topic": kafkatest.TopicEvents, "last": 1},
-		"produce_message":         {"topic": kafkatest.TopicEvents, "partition": 2, "value": "v"},
-		"create_topic":            {"name": "cluster-arg-%d"},
+		"list_brokers":                 {},
+		"list_topics":                  {},
+		"describe_topic":               {"topic": kafkatest.TopicEvents},
+		"list_consumer_groups":         {},
+		"describe_consumer_group":      {"group_id": kafkatest.GroupEventsSink},
+		"describe_configs":             {"resource_type": "topic", "resource_name": kafkatest.TopicEvents},
+		"consume_messages":             {"topic": kafkatest.TopicEvents, "last": 1},
+		"produce_message":              {"topic": kafkatest.TopicEvents, "partition": 2, "value": "v"},
+		"create_topic":                 {"name": "cluster-arg-%d"},
+		"reset_consumer_group_offsets": {"group_id": kafkatest.GroupEventsSink, "topic": kafkatest.TopicEvents, "to_latest": true},
+		// Destructive tools as dry runs: they read the named cluster only,
+		// and leave the topic and group for the other tools.
+		"delete_consumer_group_offsets": {"group_id": kafkatest.GroupEventsSink, "topic": kafkatest.TopicEvents, "dryRun": true},
+		"delete_consumer_group":         {"group_id": kafkatest.GroupEventsSink, "dryRun": true},
+		"delete_records":                {"topic": kafkatest.TopicEvents, "partition": 0, "before_offset": 1, "dryRun": true},
+		"create_partitions":             {"topic": kafkatest.TopicEvents, "count": 4, "dryRun": true},
+		"alter_topic_config":            {"topic": kafkatest.TopicEvents, "set": map[string]any{"retention.ms": "86400000"}, "dryRun": true},
+		"delete_topic":                  {"topic": kafkatest.TopicEvents, "dryRun": true},
+		"get_offsets_for_times":         {"topic": kafkatest.TopicEvents, "datetime": "2026-01-01T00:00:00Z"},
 	}
 	list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {

@@ -115,6 +115,7 @@ func (h *Handler) troubleshootReplication(_ context.Context, req mcp.GetPromptRe
 	}
 	steps = append(steps,
 		"5. Summarise: what is wrong (with counts), the most likely cause (named brokers), the impact on producers/consumers, and safe next steps in order (restart or repair the named broker, check disk/network, wait for ISR to catch up, avoid unclean leader election unless data loss is acceptable).",
+		"6. A consumer group stuck behind an offline partition resumes by itself once the partition has a leader again: do not reset its offsets for that. Only if the user wants it to skip or replay data, propose "+pt.call("reset_consumer_group_offsets", "dryRun=true")+" and show its per-partition preview before anything moves.",
 	)
 	return mcp.NewGetPromptResult("Troubleshoot Kafka replication", []mcp.PromptMessage{
 		mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(strings.Join(steps, "\n"))),
@@ -153,6 +154,7 @@ func (h *Handler) investigateLag(_ context.Context, req mcp.GetPromptRequest) (*
 		"3. Decide per group: state Empty (or no members) with lag = no active consumer; Stable with lag = consumers too slow or one partition stuck (compare lag across partitions and members' assignments); PreparingRebalance/CompletingRebalance = rebalancing, look for crashing consumers or long processing (max.poll.interval.ms). Partitions with a null committed offset were never committed and are not counted as lag.",
 		"4. Optionally call "+pt.call("consume_messages")+" on a stuck partition at its committed offset to see the message a consumer may be failing on (this does not commit anything).",
 		"5. Summarise per group: consuming or stuck, the evidence (lag, state, members), and concrete next steps (scale consumers up to the partition count, fix the failing message, restart consumers, or delete an abandoned group).",
+		"6. When a group is stuck (the same committed offset while messages arrive, or Empty with lag) and the user wants to move it, propose "+pt.call("reset_consumer_group_offsets", "dryRun=true")+" — shift_by=1 on the stuck partition to skip a poison message, to_datetime to replay since a time, to_latest to jump to now — and show its per-partition preview (committed → new, messages re-consumed or skipped). The group must be empty first (stop its consumers); run it without dryRun only after the user approves the preview.",
 	)
 	return mcp.NewGetPromptResult("Investigate consumer lag", []mcp.PromptMessage{
 		mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(strings.Join(steps, "\n"))),

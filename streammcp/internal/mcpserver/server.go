@@ -24,6 +24,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/flight"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkametrics"
@@ -55,7 +56,9 @@ func ClusterURI(cluster, report string) string {
 type Options struct {
 	// LagThreshold is the single cluster's threshold for New; NewFleet
 	// takes each cluster's own.
-	LagThreshold  int64
+	LagThreshold int64
+	// AllowWrites is the write switch of clusters given without Writes
+	// (New's one cluster): STREAM_ALLOW_WRITES.
 	AllowWrites   bool
 	WatchInterval time.Duration
 	Logger        *slog.Logger
@@ -69,6 +72,9 @@ type Cluster struct {
 	Name         string
 	Client       *kafka.Client
 	LagThreshold int64
+	// Writes is what write tools may do here; nil takes Options.AllowWrites
+	// with no allowlists.
+	Writes *config.Writes
 }
 
 // clusterState is a cluster with its own shared reads: concurrent reads of
@@ -114,6 +120,9 @@ func NewFleet(clusters []Cluster, o Options) *Handler {
 	}
 	h := &Handler{opts: o, log: o.Logger, byName: map[string]*clusterState{}, subs: newSubscriptions(), listens: map[string]listener{}}
 	for _, c := range clusters {
+		if c.Writes == nil {
+			c.Writes = &config.Writes{Allowed: o.AllowWrites, AllowedVar: "STREAM_ALLOW_WRITES", TopicsVar: "STREAM_WRITE_TOPICS", GroupsVar: "STREAM_WRITE_GROUPS"}
+		}
 		cs := &clusterState{Cluster: c}
 		h.clusters = append(h.clusters, cs)
 		h.byName[c.Name] = cs

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -111,7 +112,12 @@ func (h *Handler) registerTools(calls *toolcall.Pipeline) {
 			mcp.WithInteger("max_messages", mcp.Description(fmt.Sprintf("at most this many messages (default %d, max %d)", defaultMessages, maxMessages)), mcp.Min(1), mcp.Max(maxMessages)),
 			mcp.WithInteger("max_bytes", mcp.Description(fmt.Sprintf("at most this many key+value bytes (default %d, max %d)", defaultBytes, maxBytes)), mcp.Min(1), mcp.Max(maxBytes)),
 		)...), h.consume)
-	if !h.opts.AllowWrites {
+	calls.Read(h.tool("get_offsets_for_times", "For every partition of a topic, the first offset whose timestamp is at or after a time (ListOffsets), with that message's timestamp and the log start and end: where a consumer or a reset to that time would start.",
+		append(readOnly("Offsets for a time"),
+			mcp.WithString("topic", mcp.Required(), mcp.Description("topic name")),
+			mcp.WithString("datetime", mcp.Required(), mcp.Description("RFC 3339 time with a zone, e.g. 2026-11-24T09:00:00Z or 2026-11-24T10:00:00+01:00")),
+		)...), h.offsetsForTimes)
+	if !h.anyWritable() {
 		return
 	}
 	calls.Change(h.tool("produce_message", "Write one message to a topic (acks=all). Enabled by STREAM_ALLOW_WRITES=true.",
@@ -129,6 +135,8 @@ func (h *Handler) registerTools(calls *toolcall.Pipeline) {
 			mcp.WithInteger("replication_factor", mcp.Description("replicas per partition (default: the broker's default.replication.factor)"), mcp.Min(1)),
 			mcp.WithObject("configs", mcp.Description("topic configs, e.g. {\"retention.ms\": \"86400000\"}"), mcp.AdditionalProperties(map[string]any{"type": "string"})),
 		)...), toolcall.Change, h.planCreateTopic)
+	h.registerChanges(calls)
+	h.registerAdmin(calls)
 }
 
 // result wraps v as structured content with its JSON as text.
@@ -289,6 +297,27 @@ func (h *Handler) consume(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	return result(res), nil
 }
 
+func (h *Handler) offsetsForTimes(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	cl, err := h.clusterArg(req)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	topic, err := topicArg(req)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	s, _ := req.GetArguments()["datetime"].(string)
+	at, err := parseDatetime("datetime", s)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	offs, err := cl.Client.OffsetsAtTime(ctx, topic, at)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	return result(map[string]any{"topic": topic, "datetime": at.UTC().Format(time.RFC3339Nano), "partitions": offs}), nil
+}
+
 // target names the cluster a write goes to, for previews and audit records:
 // "kafka <brokers>" when the only cluster is the unnamed default (as before
 // clusters existed), "kafka cluster <name> at <brokers>" in a fleet.
@@ -307,9 +336,15 @@ func (h *Handler) planProduce(ctx context.Context, req mcp.CallToolRequest) (too
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
+	if err := h.writable(cl); err != nil {
+		return toolcall.Plan{}, err
+	}
 	kc := cl.Client
 	topic, err := stringArg(req, "topic", true)
 	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	if err := topicAllowed(cl, topic); err != nil {
 		return toolcall.Plan{}, err
 	}
 	args := req.GetArguments()
@@ -433,9 +468,18 @@ func (h *Handler) planCreateTopic(ctx context.Context, req mcp.CallToolRequest) 
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
+	if err := h.writable(cl); err != nil {
+		return toolcall.Plan{}, err
+	}
 	kc := cl.Client
 	name, err := stringArg(req, "name", true)
 	if err != nil {
+		return toolcall.Plan{}, err
+	}
+	if err := checkTopic("name", name); err != nil {
+		return toolcall.Plan{}, err
+	}
+	if err := topicAllowed(cl, name); err != nil {
 		return toolcall.Plan{}, err
 	}
 	parts, _, err := intArg(req, "partitions", 1, 1, math.MaxInt32)
