@@ -50,6 +50,10 @@ type Options struct {
 	// TLS adds frontend fe_tls: a "bind ... ssl crt" with a certificate
 	// generated for the run (see TLSCert).
 	TLS bool
+	// Files are written into Dir before HAProxy starts: maps and ACLs that
+	// Extra names as {{dir}}/<name> ({{dir}} is replaced by Dir, which is
+	// only known at start for a chroot).
+	Files map[string]string
 }
 
 // Fixed names of the test configuration.
@@ -219,6 +223,11 @@ func Start(ctx context.Context, o Options) (h *HAProxy, err error) {
 	if err := os.WriteFile(h.ACLFile, []byte("192.0.2.10\n198.51.100.0/24\n"), 0o644); err != nil {
 		return h, err
 	}
+	for name, content := range o.Files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return h, err
+		}
+	}
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, `global
     stats socket %s mode 600 level admin
@@ -288,7 +297,7 @@ listen stats_noadmin
 			fmt.Fprintf(&cfg, "    server big%04d %s weight %d\n", i, web[i%len(web)], 1+i%100)
 		}
 	}
-	cfg.WriteString(o.Extra)
+	cfg.WriteString(strings.ReplaceAll(o.Extra, "{{dir}}", dir))
 	h.ConfigPath = filepath.Join(dir, "haproxy.cfg")
 	if err := os.WriteFile(h.ConfigPath, []byte(cfg.String()), 0o644); err != nil {
 		return h, err

@@ -162,8 +162,11 @@ func TestReadOnlyRegistersOnlyReads(t *testing.T) {
 // TestAnnotations checks the hints the issue requires.
 func TestAnnotations(t *testing.T) {
 	e := newEnv(t, nil, nil, deadStats(), Options{})
-	destructive := map[string]bool{"del_server": true, "shutdown_session": true, "shutdown_server_sessions": true, "clear_counters": true,
-		"clear_map": true, "clear_acl": true, "replace_map": true, "del_map_entry": true, "del_acl_entry": true}
+	// destructiveHint: the tools one of whose calls can be destructive.
+	destructive := map[string]bool{}
+	for _, name := range wantDestructive {
+		destructive[name] = true
+	}
 	required := []string{"show_info", "show_stat", "clear_counters", "show_activity", "show_version", "list_frontends", "list_backends",
 		"get_backend", "list_servers", "get_server", "show_servers_state", "show_servers_conn", "list_tables", "show_table", "show_resolvers",
 		"add_server", "del_server", "set_server_state", "enable_server", "disable_server", "set_server_weight", "get_server_weight",

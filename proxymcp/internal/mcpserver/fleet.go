@@ -561,13 +561,22 @@ func (ft *fleetTools) planner(name string, eff effect, class toolcall.Class) too
 			}
 			plans[i] = p
 		}
-		// The call's class, as for one instance, the highest of any instance's.
+		// Each instance's class from its own state, read concurrently, each
+		// within its own limit; the call's is the widest of them.
+		classes := make([]toolcall.Class, len(ms))
+		var wg sync.WaitGroup
+		for i, m := range ms {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rctx, cancel := m.ReadContext(ctx)
+				defer cancel()
+				classes[i], plans[i] = ft.per[m.Name].settle(rctx, plans[i], class)
+			}()
+		}
+		wg.Wait()
 		c := toolcall.Read
-		for _, p := range plans {
-			pc := p.class
-			if pc == toolcall.Read {
-				pc = class
-			}
+		for _, pc := range classes {
 			c = max(c, pc)
 		}
 		var targets []string

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -93,6 +94,9 @@ type tools struct {
 	// specs are the tools as declared, in order, for a fleet (fleet.go)
 	// to register once and call per instance.
 	specs []spec
+	// locks serialise, per key of the state a call's class depends on,
+	// the last check of that state and the command (planned.key).
+	locks sync.Map
 }
 
 // Register adds every tool through the tool-call pipeline (or, read-only,
@@ -127,12 +131,16 @@ type prop struct {
 	opt  mcp.ToolOption
 }
 
-func (t *tools) tool(name, title, desc string, eff effect, props []prop) (mcp.Tool, []string) {
+// tool declares a tool; most is the widest class a call of it can have,
+// so destructiveHint is true for every tool one of whose calls can be
+// destructive (a drain of the last server), not only for the tools whose
+// every call is.
+func (t *tools) tool(name, title, desc string, eff effect, most toolcall.Class, props []prop) (mcp.Tool, []string) {
 	opts := []mcp.ToolOption{
 		mcp.WithToolTitle(title),
 		mcp.WithDescription(desc),
 		mcp.WithReadOnlyHintAnnotation(eff == read),
-		mcp.WithDestructiveHintAnnotation(eff == destructive),
+		mcp.WithDestructiveHintAnnotation(eff == destructive || most == toolcall.Destructive),
 		mcp.WithIdempotentHintAnnotation(eff == read || eff == idempotent),
 		mcp.WithOpenWorldHintAnnotation(false),
 		mcp.WithSchemaAdditionalProperties(false),
@@ -153,7 +161,7 @@ func (t *tools) add(name, title, desc string, eff effect, props []prop, h handle
 	if eff != read {
 		panic("mcpserver: " + name + " changes HAProxy: register it with change, which plans it for the approval pipeline")
 	}
-	tool, allowed := t.tool(name, title, desc, eff, props)
+	tool, allowed := t.tool(name, title, desc, eff, toolcall.Read, props)
 	t.specs = append(t.specs, spec{tool: tool, allowed: allowed, eff: eff, read: h})
 	if t.calls == nil {
 		return
@@ -176,20 +184,86 @@ func (t *tools) add(name, title, desc string, eff effect, props []prop, h handle
 // to read the current state for a preview, and the run itself, closing
 // over the same values.
 type planned struct {
-	// class is this call's class; zero means the tool's.
-	class    toolcall.Class
+	// class is this call's class when it follows from the arguments alone;
+	// zero means the tool's.
+	class toolcall.Class
+	// effect, when set, decides the class from the live state instead
+	// (read-only reads at plan time): what the call does to traffic, and a
+	// sentence saying what that depended on ("other servers of be_app
+	// serve: app2"), which the preview shows and its precondition carries.
+	effect func(ctx context.Context) (toolcall.Class, string)
+	// key names the state effect reads ("backend be_app"): a run decides
+	// the effect again under that key's lock, just before sending, and is
+	// refused if the call has become destructive since it was planned as a
+	// change. Two calls on one key therefore never both pass as changes
+	// (two drains of the last two servers at once).
+	key      string
 	commands []string
 	describe func(ctx context.Context) (toolcall.Preview, error)
 	run      func(ctx context.Context) (result, error)
 }
 
 // planFunc decodes and validates a write call's arguments (a *args) and
-// plans it; it must not talk to HAProxy.
+// plans it; it must not talk to HAProxy (planned.effect does, when called).
 type planFunc func(a *args) (planned, error)
 
-// change registers a tool that can change HAProxy: class is its risk class
-// (the approval policy's unit), eff its annotations. PROXY_READ_ONLY leaves
-// it out entirely.
+// settle decides a planned call's class (reading the live state when the
+// class depends on it) and returns the plan with its run guarded and its
+// preview saying why.
+func (t *tools) settle(ctx context.Context, p planned, most toolcall.Class) (toolcall.Class, planned) {
+	c := p.class
+	if c == toolcall.Read {
+		c = most
+	}
+	if p.effect == nil {
+		return c, p
+	}
+	effect := p.effect
+	c, _ = effect(ctx)
+	if run := p.run; p.key != "" && c != toolcall.Destructive {
+		p.run = func(ctx context.Context) (result, error) {
+			mu := t.lock(p.key)
+			mu.Lock()
+			defer mu.Unlock()
+			if now, why := effect(ctx); now > c {
+				return result{}, &staleError{why: why}
+			}
+			return run(ctx)
+		}
+	}
+	if describe := p.describe; describe != nil {
+		p.describe = func(ctx context.Context) (toolcall.Preview, error) {
+			pv, err := describe(ctx)
+			if err != nil {
+				return pv, err
+			}
+			_, why := effect(ctx)
+			pv.Summary += " " + why
+			pv.Precondition += "; " + why
+			return pv, nil
+		}
+	}
+	return c, p
+}
+
+// lock returns the mutex of one key of the state effects read.
+func (t *tools) lock(key string) *sync.Mutex {
+	mu, _ := t.locks.LoadOrStore(key, new(sync.Mutex))
+	return mu.(*sync.Mutex)
+}
+
+// staleError refuses a call planned as a change that the live state has
+// made destructive before it ran.
+type staleError struct{ why string }
+
+func (e *staleError) Error() string {
+	return "state changed since the call was planned, and it is no longer a mere change: " + e.why + " Nothing was sent to HAProxy"
+}
+
+// change registers a tool that can change HAProxy: class is the widest
+// risk class a call of it can have (the approval policy's unit; a call's
+// own class may be lower, see planned.effect), eff its annotations.
+// PROXY_READ_ONLY leaves it out entirely.
 func (t *tools) change(name, title, desc string, eff effect, class toolcall.Class, props []prop, plan planFunc) {
 	if eff == read || class == toolcall.Read {
 		panic("mcpserver: " + name + " is registered as a change but declared read")
@@ -198,7 +272,7 @@ func (t *tools) change(name, title, desc string, eff effect, class toolcall.Clas
 		return
 	}
 	t.classes[name] = class
-	tool, allowed := t.tool(name, title, desc, eff, props)
+	tool, allowed := t.tool(name, title, desc, eff, class, props)
 	t.specs = append(t.specs, spec{tool: tool, allowed: allowed, eff: eff, class: class, plan: plan})
 	if t.calls == nil {
 		return
@@ -215,10 +289,7 @@ func (t *tools) change(name, title, desc string, eff effect, class toolcall.Clas
 		if err != nil {
 			return toolcall.Plan{}, classify(name, true, err)
 		}
-		c := p.class
-		if c == toolcall.Read {
-			c = class
-		}
+		c, p := t.settle(ctx, p, class)
 		pl := toolcall.Plan{Class: c, Target: t.hp.Target(), Commands: p.commands,
 			Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
 				res, err := p.run(ctx)
@@ -272,6 +343,7 @@ func classify(tool string, change bool, err error) error {
 		unav  *haproxy.UnavailableError
 		sconn *statspage.ConnError
 		adm   *statspage.AdminError
+		stale *staleError
 	)
 	op := tool
 	switch {
@@ -319,6 +391,8 @@ func classify(tool string, change bool, err error) error {
 		return mcperr.New(mcperr.Invalid, op, err, "Check the backend and server names with list_servers")
 	case errors.As(err, &sconn):
 		return mcperr.New(mcperr.Unavailable, op, err, "Check PROXY_STATS_URL and the stats page credentials")
+	case errors.As(err, &stale):
+		return mcperr.New(mcperr.Conflict, op, err, "Call it again: it will be previewed with its class now and asked for approval if the policy says so")
 	case errors.Is(err, haproxy.ErrStillBusy):
 		return mcperr.New(mcperr.Conflict, op, err, "")
 	}

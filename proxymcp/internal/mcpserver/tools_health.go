@@ -67,7 +67,7 @@ func (t *tools) healthTools() {
 
 	t.change("set_server_health", "Force health state",
 		"Force a server's health-check state: up, stopping (no new traffic) or down, until the next check says otherwise. Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.",
-		idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer(),
+		idempotent, toolcall.Destructive, []prop{pBackend("Backend name."), pServer(),
 			{"health", mcp.WithString("health", mcp.Required(), mcp.Enum("up", "stopping", "down"), mcp.Description("up, stopping or down."))}},
 		func(a *args) (planned, error) {
 			b, s := backendServer(a)
@@ -75,7 +75,14 @@ func (t *tools) healthTools() {
 			if err := a.check(); err != nil {
 				return planned{}, err
 			}
+			var out func(ctx context.Context) (toolcall.Class, string)
+			if h != "up" {
+				out = t.rotationEffect(b, s)
+			}
 			return planned{
+				class:    toolcall.Change, // when out is nil: forcing up takes nothing out
+				effect:   out,
+				key:      backendKey(b),
 				commands: t.hp.SetServerHealthCommands(b, s, h),
 				describe: t.serverPreview(b, s, "the server is treated as "+h+" until its next health check says otherwise", func(v haproxy.ServerView) string {
 					return fmt.Sprintf("Force the health state of server %s (%s) to %s on %s. %s", v.Name(), v.Endpoint(), h, t.at(), serverNow(v))
@@ -88,7 +95,7 @@ func (t *tools) healthTools() {
 
 	t.change("set_server_agent", "Configure agent check",
 		"Change a server's agent check: force its state (up/down), its address, port and the string sent to the agent. Give at least one. A state change alone can go through the stats page when the runtime API cannot be reached.",
-		idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer(),
+		idempotent, toolcall.Destructive, []prop{pBackend("Backend name."), pServer(),
 			{"state", mcp.WithString("state", mcp.Enum("up", "down"), mcp.Description("Force the agent state."))},
 			{"address", mcp.WithString("address", mcp.Description("Agent IPv4 or IPv6 address."))},
 			{"port", mcp.WithInteger("port", mcp.Min(1), mcp.Max(65535), mcp.Description("Agent TCP port."))},
@@ -116,7 +123,14 @@ func (t *tools) healthTools() {
 			if st.Send != "" {
 				parts = append(parts, fmt.Sprintf("set the string it is sent to %q", st.Send))
 			}
+			var out func(ctx context.Context) (toolcall.Class, string)
+			if st.State == "down" {
+				out = t.rotationEffect(b, s) // an agent reported down takes the server down
+			}
 			return planned{
+				class:    toolcall.Change, // when out is nil
+				effect:   out,
+				key:      backendKey(b),
 				commands: t.hp.SetServerAgentCommands(b, s, st),
 				describe: t.serverPreview(b, s, "the agent check uses the new settings from its next run", func(v haproxy.ServerView) string {
 					return fmt.Sprintf("Change the agent check of server %s (%s) on %s: %s. Its agent check is %s (address %s, port %d). %s",

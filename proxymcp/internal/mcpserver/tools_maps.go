@@ -21,13 +21,14 @@ func (t *tools) mapTools() {
 	}
 	t.change("set_map_entry", "Set a map entry",
 		"Change the value of an existing key in a map (`set map`). Keys and values may contain spaces and are stored whole. "+runtimeOnly,
-		idempotent, toolcall.Change, []prop{pMapRef("map"), pText("key", "Existing key.", true), pText("value", "New value.", true)},
+		idempotent, toolcall.Destructive, []prop{pMapRef("map"), pText("key", "Existing key.", true), pText("value", "New value.", true)},
 		func(a *args) (planned, error) {
 			ref, key, val := a.ref("map"), a.text("key", true), a.text("value", true)
 			if err := a.check(); err != nil {
 				return planned{}, err
 			}
 			return planned{
+				effect:   t.patternEffect(haproxy.KindMap, ref),
 				commands: t.hp.SetMapEntryCommands(ref, key, val),
 				describe: t.patternPreview(haproxy.KindMap, ref, key, "lookups of the key return the new value; "+runtimeOnly, func(v haproxy.PatternView, cur string, found bool) string {
 					if !found {
@@ -223,7 +224,7 @@ func (t *tools) patternTools(kind haproxy.MapKind) {
 		addProps = []prop{pMapRef(k), pText("pattern", "Pattern to add, in the ACL's type (e.g. an IP address or network for src ACLs).", true)}
 		addDesc = "Add a pattern to an ACL (`add acl`); HAProxy checks it against the ACL's type. " + runtimeOnly
 	}
-	t.change("add_"+k+"_entry", "Add a "+upper+" entry", addDesc, write, toolcall.Change, addProps,
+	t.change("add_"+k+"_entry", "Add a "+upper+" entry", addDesc, write, toolcall.Destructive, addProps,
 		func(a *args) (planned, error) {
 			ref := a.ref(k)
 			var key, val string
@@ -240,6 +241,7 @@ func (t *tools) patternTools(kind haproxy.MapKind) {
 				what = fmt.Sprintf("key %q with value %q", key, val)
 			}
 			return planned{
+				effect:   t.patternEffect(kind, ref),
 				commands: t.hp.AddEntryCommands(kind, ref, key, val),
 				describe: func(ctx context.Context) (toolcall.Preview, error) {
 					pv, err := t.patternPreview(kind, ref, key, "", func(v haproxy.PatternView, cur string, found bool) string {

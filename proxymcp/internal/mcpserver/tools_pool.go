@@ -34,7 +34,7 @@ func (t *tools) poolTools() {
 	t.change("add_server", "Add a server",
 		"Add a server to a backend at run time (`add server`; the backend needs a dynamic balance algorithm such as roundrobin or leastconn). "+
 			"A new server starts in maintenance with checks off; set enable=true to put it in service at once (and start its health check when check=true). Allowed keywords: weight, maxconn, check, backup. "+notPersisted+".",
-		write, toolcall.Change, []prop{
+		write, toolcall.Destructive, []prop{
 			pBackend("Backend to add the server to."),
 			{"server", mcp.WithString("server", mcp.Required(), mcp.Description("Name of the new server."), mcp.Pattern(`^[A-Za-z0-9_.:-]{1,128}$`))},
 			{"address", mcp.WithString("address", mcp.Required(), mcp.Description("IPv4 or IPv6 address."))},
@@ -54,11 +54,15 @@ func (t *tools) poolTools() {
 				return planned{}, err
 			}
 			ep := haproxy.ServerView{Address: addr, Port: int64(port)}.Endpoint()
-			then := "It will start in maintenance (MAINT) with checks off and get no traffic until set ready."
+			// In service at once, it takes a share of live traffic to an
+			// address that has served none: destructive. In maintenance it
+			// takes none until set ready, a call classified on its own.
+			class, then := toolcall.Change, "It will start in maintenance (MAINT) with checks off and get no traffic until set ready."
 			if o.Enable {
-				then = "It will be put in service (ready) at once and get traffic."
+				class, then = toolcall.Destructive, "It will be put in service (ready) at once and take a share of live traffic at "+ep+". Destructive."
 			}
 			return planned{
+				class:    class,
 				commands: t.hp.AddServerCommands(b, s, addr, port, o),
 				describe: func(ctx context.Context) (toolcall.Preview, error) {
 					exists, err := t.hp.ServerExists(ctx, b, s)
@@ -132,7 +136,7 @@ func (t *tools) poolTools() {
 
 	t.change("set_server_state", "Set server state",
 		"Set a server's administrative state: ready (in service), drain (no new sessions except persistent ones) or maint (maintenance, no traffic). Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.",
-		idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer(),
+		idempotent, toolcall.Destructive, []prop{pBackend("Backend name."), pServer(),
 			{"state", mcp.WithString("state", mcp.Required(), mcp.Enum("ready", "drain", "maint"), mcp.Description("ready, drain or maint."))}},
 		func(a *args) (planned, error) {
 			b, s := backendServer(a)
@@ -143,12 +147,15 @@ func (t *tools) poolTools() {
 			return t.planState(b, s, state), nil
 		})
 
-	for _, v := range []struct{ name, title, desc, state string }{
-		{"enable_server", "Enable a server", "Put a server back in service (state ready). Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.", "ready"},
-		{"disable_server", "Disable a server", "Put a server in maintenance (state maint): it gets no traffic. Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.", "maint"},
+	for _, v := range []struct {
+		name, title, desc, state string
+		most                     toolcall.Class
+	}{
+		{"enable_server", "Enable a server", "Put a server back in service (state ready). Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.", "ready", toolcall.Change},
+		{"disable_server", "Disable a server", "Put a server in maintenance (state maint): it gets no traffic. Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.", "maint", toolcall.Destructive},
 	} {
 		state := v.state
-		t.change(v.name, v.title, v.desc, idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer()},
+		t.change(v.name, v.title, v.desc, idempotent, v.most, []prop{pBackend("Backend name."), pServer()},
 			func(a *args) (planned, error) {
 				b, s := backendServer(a)
 				if err := a.check(); err != nil {
@@ -160,7 +167,7 @@ func (t *tools) poolTools() {
 
 	t.change("set_server_weight", "Set server weight",
 		"Set a server's weight: 0-256, or a percentage of its initial weight such as \"50%\". 0 stops new traffic. "+notPersisted+".",
-		idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer(), pWeight(true)},
+		idempotent, toolcall.Destructive, []prop{pBackend("Backend name."), pServer(), pWeight(true)},
 		func(a *args) (planned, error) {
 			b, s := backendServer(a)
 			w := a.weight("weight", true)
@@ -168,6 +175,8 @@ func (t *tools) poolTools() {
 				return planned{}, err
 			}
 			return planned{
+				effect:   t.weightEffect(b, s, w),
+				key:      backendKey(b),
 				commands: t.hp.SetServerWeightCommands(b, s, w),
 				describe: t.serverPreview(b, s, "the server's share of new traffic follows weight "+w+"; "+notPersisted, func(v haproxy.ServerView) string {
 					return fmt.Sprintf("Change the weight of server %s (%s) from %d to %s on %s. %s", v.Name(), v.Endpoint(), v.Weight, w, t.at(), serverNow(v))
@@ -199,7 +208,7 @@ func (t *tools) poolTools() {
 
 	t.change("set_server_addr", "Set server address",
 		"Change a server's IP address and optionally its port. "+notPersisted+".",
-		idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer(),
+		idempotent, toolcall.Destructive, []prop{pBackend("Backend name."), pServer(),
 			{"address", mcp.WithString("address", mcp.Required(), mcp.Description("IPv4 or IPv6 address."))},
 			{"port", mcp.WithInteger("port", mcp.Min(1), mcp.Max(65535), mcp.Description("New port; omit to keep the current one."))}},
 		func(a *args) (planned, error) {
@@ -210,6 +219,8 @@ func (t *tools) poolTools() {
 				return planned{}, err
 			}
 			return planned{
+				effect:   t.addrEffect(b, s, addr, port),
+				key:      backendKey(b),
 				commands: t.hp.SetServerAddrCommands(b, s, addr, port),
 				describe: t.serverPreview(b, s, "new connections to the server go to the new address; "+notPersisted, func(v haproxy.ServerView) string {
 					to := haproxy.ServerView{Address: addr, Port: int64(port)}
@@ -282,22 +293,30 @@ func (t *tools) poolTools() {
 			}, nil
 		})
 
-	for _, v := range []struct{ name, title, desc, verb string }{
-		{"enable_frontend", "Enable a frontend", "Resume a paused frontend: it accepts connections again.", "enable"},
-		{"disable_frontend", "Disable a frontend", "Pause a frontend: it stops accepting new connections (status PAUSED); existing ones continue.", "disable"},
+	for _, v := range []struct {
+		name, title, desc, verb string
+		most                    toolcall.Class
+	}{
+		{"enable_frontend", "Enable a frontend", "Resume a paused frontend: it accepts connections again.", "enable", toolcall.Change},
+		{"disable_frontend", "Disable a frontend", "Pause a frontend: it stops accepting new connections (status PAUSED); existing ones continue.", "disable", toolcall.Destructive},
 	} {
 		enable := v.verb == "enable"
-		t.change(v.name, v.title, v.desc, idempotent, toolcall.Change, []prop{pFrontend()},
+		t.change(v.name, v.title, v.desc, idempotent, v.most, []prop{pFrontend()},
 			func(a *args) (planned, error) {
 				f := a.name("frontend", true)
 				if err := a.check(); err != nil {
 					return planned{}, err
 				}
 				effect := "the frontend stops accepting new connections; current ones continue"
+				var off func(ctx context.Context) (toolcall.Class, string)
 				if enable {
 					effect = "the frontend accepts new connections again"
+				} else {
+					off = t.frontendOffEffect(f)
 				}
 				return planned{
+					effect:   off,
+					key:      "frontend " + f,
 					commands: t.hp.SetFrontendEnabledCommands(f, enable),
 					describe: t.frontendPreview(f, effect, func(v haproxy.FrontendView) string {
 						verb := "Pause"
@@ -325,7 +344,7 @@ func (t *tools) planState(b, s, state string) planned {
 		"drain": "the server gets no new sessions except persistent ones; current sessions continue",
 		"maint": "the server gets no new traffic; current sessions are not cut",
 	}[state]
-	return planned{
+	p := planned{
 		commands: t.hp.SetServerStateCommands(b, s, state),
 		describe: t.serverPreview(b, s, effect, func(v haproxy.ServerView) string {
 			return fmt.Sprintf("Set server %s (%s) to %s on %s. %s", v.Name(), v.Endpoint(), state, t.at(), serverNow(v))
@@ -334,6 +353,12 @@ func (t *tools) planState(b, s, state string) planned {
 			return t.stateChange(t.hp.SetServerState(ctx, b, s, state))(map[string]any{"backend": b, "server": s, "state": state})
 		},
 	}
+	if state == "ready" {
+		p.class = toolcall.Change
+	} else {
+		p.effect, p.key = t.rotationEffect(b, s), backendKey(b)
+	}
+	return p
 }
 
 // applied adds what a change did to its result: "changed" (false when the

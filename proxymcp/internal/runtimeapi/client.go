@@ -155,6 +155,9 @@ func (c *Client) Execute(ctx context.Context, cmd string) (string, error) {
 }
 
 func (c *Client) execute(ctx context.Context, cmd string) (string, error) {
+	if err := c.notSent(ctx, cmd); err != nil {
+		return "", err
+	}
 	var raw string
 	var err error
 	if c.MaxConns > 0 {
@@ -216,6 +219,19 @@ func (c *Client) Close() error {
 
 func (c *Client) connErr(err error) error { return &ConnError{Endpoint: c.Endpoint(), Err: err} }
 
+// errNotSent marks an exchange given up before its command was written.
+var errNotSent = errors.New("not sent")
+
+// notSent is the error for a command whose caller gave up (ctx done) before
+// it was written, nil while the caller still waits. A command is never
+// written after that: a cancelled write must not change HAProxy.
+func (c *Client) notSent(ctx context.Context, cmd string) error {
+	if err := ctx.Err(); err != nil {
+		return c.connErr(fmt.Errorf("%w before %q was sent; nothing was sent to HAProxy", err, cmd))
+	}
+	return nil
+}
+
 func (c *Client) dial(ctx context.Context) (net.Conn, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, c.Network, c.Address)
@@ -235,6 +251,9 @@ func (c *Client) oneShot(ctx context.Context, cmd string) (string, error) {
 	defer conn.Close()
 	guard := watch(ctx, conn)
 	defer guard()
+	if err := c.notSent(ctx, cmd); err != nil {
+		return "", err
+	}
 	if _, err := io.WriteString(conn, "set severity-output number;"+cmd+"\n"); err != nil {
 		return "", c.connErr(ctxErr(ctx, err))
 	}

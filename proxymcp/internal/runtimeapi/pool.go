@@ -71,9 +71,14 @@ func (p *pool) execute(ctx context.Context, cmd string) (string, error) {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
 		return "", p.c.connErr(fmt.Errorf("all %d connections to HAProxy stayed busy with other calls (PROXY_RUNTIME_MAX_CONNS; "+
-			"raise it, below the socket's stats maxconn, or PROXY_RUNTIME_TIMEOUT): %w", cap(p.slots), ctx.Err()))
+			"raise it, below the socket's stats maxconn, or PROXY_RUNTIME_TIMEOUT); nothing was sent to HAProxy: %w", cap(p.slots), ctx.Err()))
 	}
 	defer func() { <-p.slots }()
+	// select picks at random among ready cases: a caller that gave up while
+	// a slot came free may have won the slot.
+	if err := p.c.notSent(ctx, cmd); err != nil {
+		return "", err
+	}
 
 	// Commands that change the connection's own state (level, modes) would
 	// leak into later commands on a shared connection: they get their own.
@@ -89,6 +94,12 @@ func (p *pool) execute(ctx context.Context, cmd string) (string, error) {
 			return "", err
 		}
 		raw, n, clean, err := exchange(ctx, conn, cmd)
+		if errors.Is(err, errNotSent) {
+			// Cancelled before the write: the connection carried nothing,
+			// but cancellation may have touched its deadline.
+			conn.Close()
+			return "", p.c.notSent(ctx, cmd)
+		}
 		if err == nil {
 			if clean {
 				p.put(conn)
@@ -225,6 +236,12 @@ func setup(ctx context.Context, conn net.Conn) error {
 // connection can carry another command.
 func exchange(ctx context.Context, conn *pconn, cmd string) (raw string, n int, clean bool, err error) {
 	stop := watch(ctx, conn)
+	// The last hand-off before the socket: checking out and dialling took
+	// time, during which the caller may have given up.
+	if ctx.Err() != nil {
+		stop()
+		return "", 0, false, errNotSent
+	}
 	if _, err := io.WriteString(conn, cmd+"\n"); err != nil {
 		stop()
 		return "", 0, false, err

@@ -100,6 +100,12 @@ func (c *Client) do(ctx context.Context, req *http.Request) (*http.Response, con
 	if c.Timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 	}
+	// The HTTP client may still send on a reused connection after the
+	// caller gave up; an admin post must not.
+	if err := ctx.Err(); err != nil {
+		cancel()
+		return nil, nil, &ConnError{URL: c.URL, Err: fmt.Errorf("%w before the request was sent; nothing was sent to HAProxy", err)}
+	}
 	req = req.WithContext(ctx)
 	if c.Username != "" || c.Password != "" {
 		req.SetBasicAuth(c.Username, c.Password)

@@ -3,6 +3,7 @@ package statspage_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +51,35 @@ func TestStatsPageClient(t *testing.T) {
 	time.Sleep(time.Millisecond)
 	if _, err := st.CSV(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("expired context: %v", err)
+	}
+}
+
+// TestCancelledAdminPostIsNeverSent: an admin post whose caller already
+// gave up is not sent, even over a kept-alive connection: the server's
+// state is unchanged.
+func TestCancelledAdminPostIsNeverSent(t *testing.T) {
+	h := haproxytest.Run(t, haproxytest.Options{})
+	st := &statspage.Client{URL: h.StatsURL, Username: haproxytest.StatsUser, Password: haproxytest.StatsPassword, Timeout: 5 * time.Second,
+		HTTP: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	for range 20 {
+		if _, err := st.CSV(context.Background()); err != nil { // a kept-alive connection
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := st.Admin(ctx, "be_app", "app2", statspage.ActionMaint)
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "nothing was sent") {
+			t.Fatalf("cancelled admin post: %v", err)
+		}
+	}
+	out, err := h.Exec(context.Background(), "show servers state be_app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 6 && f[3] == "app2" && f[6] != "0" {
+			t.Fatalf("a cancelled admin post changed app2's admin state: %s", line)
+		}
 	}
 }
