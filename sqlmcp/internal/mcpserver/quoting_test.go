@@ -10,7 +10,7 @@ import (
 )
 
 // TestQuotingCannotHideATable: quoting Trino does not have but DuckDB
-// reads (dollar quotes, E'' escapes, ...) cannot make the guard see a
+// reads (dollar quotes, E'...' escapes, ...) cannot make the guard see a
 // string where the engine reads a table outside SQLENGINE_ALLOWED_SCHEMAS;
 // under an always-false filter the engine's IO plan names no table, so
 // only one reading of the tokens keeps the columns of sales.mcpsecret.s

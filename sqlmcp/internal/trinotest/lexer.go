@@ -109,12 +109,16 @@ var symbolNotes = map[string]string{
 	"}":  "Trino has no struct or map literals in braces",
 }
 
+// fromEnds end a FROM list.
+var fromEnds = map[string]bool{"WHERE": true, "GROUP": true, "HAVING": true, "WINDOW": true, "ORDER": true, "LIMIT": true,
+	"OFFSET": true, "FETCH": true, "UNION": true, "INTERSECT": true, "EXCEPT": true, "ON": true, "SELECT": true}
+
 // trinoLex reads a statement as Trino's lexer and parser would, refusing
 // with Trino's SYNTAX_ERROR what Trino refuses but DuckDB would read
 // another way, before DuckDB sees the text: characters that are no Trino
 // token ($, #, \, ::, ...), backquoted names, E'...' escape strings,
-// identifiers starting with a digit and a string glued to a binary
-// literal. What passes is only tokens Trino and DuckDB delimit alike.
+// identifiers starting with a digit, a string literal following
+// another and a string where Trino wants a name. What passes is only tokens Trino and DuckDB delimit alike.
 func trinoLex(sqlText string) ([]token, *trinoError) {
 	toks, se := tokenize(sqlText)
 	if se != nil {
@@ -122,9 +126,30 @@ func trinoLex(sqlText string) ([]token, *trinoError) {
 		r, _ := utf8.DecodeRuneInString(sqlText[min(se.Pos, len(sqlText)):])
 		return nil, newError("SYNTAX_ERROR", fmt.Sprintf("mismatched input '%c' (%s)", r, se.Msg), line, col)
 	}
+	// Per parenthesis level: whether a FROM list is open, and whether a
+	// function's parenthesis (SUBSTRING(s FROM 2)) is.
+	from, call := []bool{false}, []bool{false}
 	for i, t := range toks {
 		line, col := lineCol(sqlText, t.start)
 		raw := sqlText[t.start:t.end]
+		d := len(from) - 1
+		switch {
+		case t.isSymbol("("):
+			from, call = append(from, false), append(call, i > 0 && toks[i-1].kind == tokWord)
+		case t.isSymbol(")") && d > 0:
+			from, call = from[:d], call[:d]
+		case t.is("FROM") || t.is("JOIN"):
+			from[d] = !call[d]
+		case t.kind == tokWord && fromEnds[strings.ToUpper(t.text)]:
+			from[d] = false
+		}
+		if t.kind == tokString && i > 0 && !call[d] {
+			// A string where Trino wants a name: DuckDB reads it as an
+			// alias, or in FROM as a file to scan.
+			if p := toks[i-1]; p.is("AS") || p.is("FROM") || p.is("JOIN") || p.is("INTO") || p.is("UPDATE") || p.is("TABLE") || p.isSymbol(",") && from[d] {
+				return nil, newError("SYNTAX_ERROR", fmt.Sprintf("mismatched input '%s'. Expecting: <identifier>", raw), line, col)
+			}
+		}
 		switch {
 		case t.kind == tokSymbol && !trinoSymbols[t.text]:
 			note := symbolNotes[t.text]
@@ -136,9 +161,11 @@ func trinoLex(sqlText string) ([]token, *trinoError) {
 			return nil, newError("SYNTAX_ERROR", "backquoted identifiers are not supported; use double quotes to quote identifiers", line, col)
 		case t.kind == tokWord && raw[0] >= '0' && raw[0] <= '9':
 			return nil, newError("SYNTAX_ERROR", "identifiers must not start with a digit; surround the identifier with double quotes", line, col)
-		case i > 0 && t.kind == tokString && toks[i-1].end == t.start && (toks[i-1].is("E") || toks[i-1].kind == tokString):
-			// E'...' is DuckDB's escape string (Trino: a literal of type E);
-			// X'ab''...' one DuckDB literal where Trino ends at the first quote.
+		case i > 0 && t.kind == tokString && (toks[i-1].kind == tokString || toks[i-1].end == t.start && toks[i-1].kind == tokWord && len(toks[i-1].text) == 1):
+			// E'...' is DuckDB's escape string, B'...' its bit string (in
+			// Trino, literals of types that do not exist);
+			// X'ab''...' one DuckDB literal where Trino ends at the first
+			// quote; 'a' 'b' on two lines one DuckDB string.
 			return nil, newError("SYNTAX_ERROR", fmt.Sprintf("mismatched input '%s'", raw), line, col)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
 )
@@ -23,6 +24,9 @@ func FuzzGuardAndEngineAgree(f *testing.F) {
 	}
 	f.Cleanup(func() { db.Close() })
 	f.Fuzz(func(t *testing.T, sqlText string) {
+		if !utf8.ValidString(sqlText) {
+			return // a statement reaches Trino as UTF-8 text
+		}
 		gt, gerr := sqlguard.Tokenize(sqlText)
 		text, toks, e := trinoText(sqlText)
 		if gerr != nil {
@@ -57,8 +61,8 @@ func FuzzGuardAndEngineAgree(f *testing.F) {
 			}
 		}
 		var raw string
-		if err := db.QueryRowContext(context.Background(), "SELECT CAST(json_serialize_sql(?) AS VARCHAR)", text).Scan(&raw); err != nil {
-			return
+		if err := db.QueryRowContext(context.Background(), "SELECT CAST(json_serialize_sql(CAST(? AS VARCHAR)) AS VARCHAR)", text).Scan(&raw); err != nil {
+			t.Fatal(err)
 		}
 		var tree any
 		if err := json.Unmarshal([]byte(raw), &tree); err != nil {
@@ -71,11 +75,22 @@ func FuzzGuardAndEngineAgree(f *testing.F) {
 			switch {
 			case kind == "string" && !strs[v]:
 				t.Fatalf("%q: DuckDB reads the string %q, which the guard does not (engine text %q)", sqlText, v, text)
-			case kind == "name" && v != "" && !names[strings.ToLower(v)]:
+			case kind == "name" && v != "" && !names[strings.ToLower(v)] && !duckSyntaxNames[v] && !isOperator(v):
 				t.Fatalf("%q: DuckDB reads the name %q, which the guard does not (engine text %q)", sqlText, v, text)
 			}
 		})
 	})
+}
+
+// duckSyntaxNames are the functions DuckDB's parser itself names for
+// syntax ([1, 2], x[1], a[1:2]); operators are named by their symbols.
+var duckSyntaxNames = map[string]bool{"list_value": true, "array_extract": true, "array_slice": true, "count_star": true}
+
+// isOperator reports DuckDB's name for an operator: its symbols, for a
+// postfix or prefix use with a suffix.
+func isOperator(name string) bool {
+	name = strings.TrimSuffix(strings.TrimSuffix(name, "__postfix"), "__prefix")
+	return strings.Trim(name, "+-*/%|<>=!~&^@#[]") == ""
 }
 
 // walkDuckTree reports the names (tables, schemas, catalogs, columns,
@@ -87,7 +102,7 @@ func walkDuckTree(n any, see func(kind, v string)) {
 			walkDuckTree(c, see)
 		}
 	case map[string]any:
-		for _, k := range []string{"table_name", "schema_name", "catalog_name", "alias", "function_name"} {
+		for _, k := range []string{"table_name", "schema_name", "catalog_name", "relation_name", "alias", "function_name"} {
 			if s, ok := x[k].(string); ok {
 				see("name", s)
 			}
