@@ -61,6 +61,9 @@ type apOptions struct {
 	noClient bool
 	// impersonate runs queries as the OAuth caller (username field).
 	impersonate bool
+	// readOnly leaves SQLENGINE_ALLOW_WRITE_QUERIES unset: reads only, in
+	// read-only transactions.
+	readOnly bool
 }
 
 func newApEnv(t *testing.T, o apOptions) *apEnv {
@@ -88,7 +91,7 @@ func newApEnv(t *testing.T, o apOptions) *apEnv {
 		user = "svc"
 	}
 	cfg := engine.Config{Host: srv.Host(), Port: srv.Port(), User: user, Password: o.password, Catalog: "sales", Schema: e.schema,
-		Source: e.source, SSL: srv.TLS(), RootCAs: srv.CertPool(), QueryTimeout: 30 * time.Second}
+		Source: e.source, SSL: srv.TLS(), RootCAs: srv.CertPool(), QueryTimeout: 30 * time.Second, ReadOnlyTransactions: o.readOnly}
 	eng, err := engine.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +108,7 @@ func newApEnv(t *testing.T, o apOptions) *apEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	mcpserver.New(eng, mcpserver.Options{AllowWrites: true, Impersonation: o.impersonate}, nil).RegisterWith(p)
+	mcpserver.New(eng, mcpserver.Options{AllowWrites: !o.readOnly, Impersonation: o.impersonate}, nil).RegisterWith(p)
 	e.mcp = s.MCPServer
 	if o.noClient {
 		return e

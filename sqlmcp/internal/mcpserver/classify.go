@@ -70,12 +70,17 @@ func classify(st *sqlguard.Statement, catalog, schema string) statement {
 	if st.ReadOnly {
 		return statement{Class: toolcall.Read, Verb: st.InnerKeyword}
 	}
-	toks, err := sqlguard.Tokenize(st.Inner)
+	// A query that contains a write (WITH ... DELETE) is that write.
+	sql := st.Inner
+	if st.Write != "" {
+		sql = st.Write
+	}
+	toks, err := sqlguard.Tokenize(sql)
 	if err != nil || len(toks) == 0 {
 		return statement{Class: toolcall.Destructive, Verb: st.InnerKeyword}
 	}
 	s := statement{Class: toolcall.Destructive, Verb: toks[0].Value, Kind: kindTable}
-	p := &parser{sql: st.Inner, toks: toks, i: 1, catalog: catalog, schema: schema}
+	p := &parser{sql: sql, toks: toks, i: 1, catalog: catalog, schema: schema}
 	switch s.Verb {
 	case "INSERT":
 		s.Class = toolcall.Change
@@ -120,7 +125,7 @@ func classify(st *sqlguard.Statement, catalog, schema string) statement {
 		s.IfGuard = p.keyword("IF") && p.keyword("EXISTS")
 		s.Target = p.name(s.Kind)
 		if s.Verb == "ALTER" && p.i < len(toks) {
-			s.Rest = strings.TrimSpace(st.Inner[toks[p.i].Pos:])
+			s.Rest = strings.TrimSpace(sql[toks[p.i].Pos:])
 		}
 		s.Cascade = s.Verb == "DROP" && p.topLevel("CASCADE") >= 0
 	default:

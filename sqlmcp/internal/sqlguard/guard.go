@@ -45,9 +45,15 @@ type Statement struct {
 	// InformationSchema reports a reference to an information_schema name.
 	InformationSchema bool
 	// PassThrough reports a call of a pass-through table function
-	// (query(...), raw_query(...)), which runs SQL in another system; only
+	// (query(...), raw_query(...), procedure(...)) or of a table function
+	// the guard does not know, which may run SQL in another system; only
 	// admitted when writes are allowed, and then never a read.
 	PassThrough bool
+	// Write is set when a statement that starts like a query contains a
+	// write (WITH ... DELETE, a CTE body that INSERTs): the SQL from that
+	// write's keyword on, a suffix of Inner. The statement is then judged
+	// by that write, as its effect is that write's.
+	Write string
 
 	// toks are the tokens of SQL (positions in SQL), for Relations.
 	toks []Token
@@ -85,8 +91,16 @@ var sessionKeywords = map[string]bool{
 	"EXECUTE": true, "DEALLOCATE": true,
 }
 
-// passThrough names table functions that run SQL in another system.
-var passThrough = map[string]bool{"query": true, "raw_query": true}
+// passThrough names table functions that run SQL in another system: the
+// JDBC connectors' and BigQuery's query, Elasticsearch's and OpenSearch's
+// raw_query, SQL Server's procedure.
+var passThrough = map[string]bool{"query": true, "raw_query": true, "procedure": true}
+
+// readTableFunctions are the table functions known only to read (Trino's
+// built-in ones). Any other function called in TABLE(...) may be a
+// connector's pass-through under a name not listed above, so it is judged
+// as one.
+var readTableFunctions = map[string]bool{"sequence": true, "exclude_columns": true}
 
 const readList = "SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE and EXPLAIN"
 
@@ -129,6 +143,18 @@ func Check(sql string, opts Options) (*Statement, error) {
 			}
 			if i > 0 && t.Is("TABLE") {
 				st.TableFunction = true
+				if fn, arg := tableFunction(toks[i+2:]); !arg && (fn == nil || !passThrough[fn.Name()] && !readTableFunctions[fn.Name()]) {
+					st.PassThrough = true
+					if !opts.AllowWrites {
+						what := "the table function call TABLE(...)"
+						if fn != nil {
+							what = "the table function " + fn.Text + "(...)"
+						}
+						return nil, &Refusal{What: what,
+							Why:   "it is not a table function known only to read (" + readTableFunctionList + "), and others such as query, raw_query and procedure run SQL in another system, which can change data there",
+							Allow: "set " + SettingAllowWrites + "=true to allow it"}
+					}
+				}
 			}
 		}
 	}
@@ -136,6 +162,86 @@ func Check(sql string, opts Options) (*Statement, error) {
 		return nil, err
 	}
 	return st, nil
+}
+
+const readTableFunctionList = "sequence, exclude_columns"
+
+// tableFunction reads the tokens after TABLE's parenthesis: a function
+// call [catalog.][schema.]name( returns the name's last part; a table
+// argument of a table function (TABLE(t), TABLE(SELECT ...)) returns arg;
+// anything else returns neither.
+func tableFunction(toks []Token) (fn *Token, arg bool) {
+	if len(toks) > 0 && toks[0].Kind == Word && queryKeywords[toks[0].Value] {
+		return nil, true
+	}
+	for i := 0; i+1 < len(toks); i += 2 {
+		if toks[i].Kind != Word && toks[i].Kind != QuotedIdent {
+			return nil, false
+		}
+		switch {
+		case toks[i+1].IsSymbol("("):
+			return &toks[i], false
+		case toks[i+1].IsSymbol(")"):
+			return nil, true
+		case !toks[i+1].IsSymbol("."):
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// writeAt reports whether toks[i] starts a write statement inside a
+// statement that starts like a query. INSERT, DELETE, CREATE, DROP and
+// ALTER are reserved words in Trino, so never a name; UPDATE, MERGE and
+// TRUNCATE are not, and count only in their statements' shapes (UPDATE t
+// [AS a] SET, MERGE INTO, TRUNCATE TABLE), so that a column or alias of
+// that name stays a read.
+func writeAt(toks []Token, i int) bool {
+	t := toks[i]
+	next := func(k int) Token {
+		if i+k < len(toks) {
+			return toks[i+k]
+		}
+		return Token{}
+	}
+	switch {
+	case t.Is("INSERT"), t.Is("DELETE"), t.Is("CREATE"), t.Is("DROP"), t.Is("ALTER"):
+		return true
+	case t.Is("MERGE"):
+		return next(1).Is("INTO")
+	case t.Is("TRUNCATE"):
+		return next(1).Is("TABLE")
+	case t.Is("UPDATE"):
+		for k := 1; i+k < len(toks) && k < 12; k++ {
+			switch u := toks[i+k]; {
+			case u.Is("SET"):
+				return k > 1
+			case u.Kind == Word, u.Kind == QuotedIdent, u.IsSymbol("."):
+			default:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+// writeIn returns the index of the write a query-shaped statement contains
+// (the first that is not an INSERT or CREATE when there are several, so
+// that the most destructive one decides), or -1.
+func writeIn(toks []Token) int {
+	found := -1
+	for i := range toks {
+		if !writeAt(toks, i) {
+			continue
+		}
+		if !toks[i].Is("INSERT") && !toks[i].Is("CREATE") {
+			return i
+		}
+		if found < 0 {
+			found = i
+		}
+	}
+	return found
 }
 
 // normalize rebuilds the statement from its tokens: the source between two
@@ -174,8 +280,7 @@ func judge(st *Statement, sql string, toks []Token, end int, opts Options) error
 			st.Keyword = "("
 		}
 		if i < len(toks) && toks[i].Kind == Word && queryKeywords[toks[i].Value] {
-			st.ReadOnly = true
-			return nil
+			return judgeQuery(st, sql, toks, end, opts)
 		}
 		return &Refusal{What: "the statement", Why: "a parenthesised statement must be a query (SELECT, WITH, VALUES or TABLE)", Allow: "fix the SQL"}
 	}
@@ -226,6 +331,8 @@ func judge(st *Statement, sql string, toks []Token, end int, opts Options) error
 		st.InnerKeyword = inner[0].Value
 		st.ReadOnly = true
 		return nil
+	case queryKeywords[kw]:
+		return judgeQuery(st, sql, toks, end, opts)
 	case readKeywords[kw]:
 		st.ReadOnly = true
 		return nil
@@ -244,4 +351,24 @@ func judge(st *Statement, sql string, toks []Token, end int, opts Options) error
 	return &Refusal{What: kw,
 		Why:   "it may change data or the catalog, and only read-only statements (" + readList + ") run",
 		Allow: "set " + SettingAllowWrites + "=true to allow writes"}
+}
+
+// judgeQuery judges a statement that starts like a query by its effect: a
+// read, unless it contains a write (WITH ... DELETE, a CTE body that
+// INSERTs), which engines that accept it run as that write. Trino cannot
+// parse such statements, but the class must not depend on that.
+func judgeQuery(st *Statement, sql string, toks []Token, end int, opts Options) error {
+	w := writeIn(toks)
+	if w < 0 {
+		st.ReadOnly = true
+		return nil
+	}
+	if !opts.AllowWrites {
+		return &Refusal{What: toks[0].Text + " ... " + toks[w].Value,
+			Why:   "a query that contains " + toks[w].Value + " is that write: it may change data or the catalog, and only read-only statements (" + readList + ") run",
+			Allow: "set " + SettingAllowWrites + "=true to allow writes"}
+	}
+	st.ReadOnly = false
+	st.Write = strings.TrimSpace(sql[toks[w].Pos:end])
+	return nil
 }

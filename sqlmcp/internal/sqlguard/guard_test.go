@@ -230,3 +230,71 @@ func TestTokenize(t *testing.T) {
 		t.Errorf("tokens = %s\nwant     %s", strings.Join(got, "|"), want)
 	}
 }
+
+// A query that contains a write is that write, however it is spelled; a
+// table function is a read only when it is known to be one.
+func TestTheEffectDecides(t *testing.T) {
+	for _, tc := range []struct{ sql, write string }{
+		{"WITH c AS (SELECT 1 x) DELETE FROM t", "DELETE FROM t"},
+		{"with c as (select 1) update t set a = 1", "update t set a = 1"},
+		{"WITH c AS (SELECT 1) MERGE INTO t USING c ON true WHEN MATCHED THEN DELETE", "MERGE INTO t USING c ON true WHEN MATCHED THEN DELETE"},
+		{"WITH c AS (SELECT 1) INSERT INTO t SELECT * FROM c", "INSERT INTO t SELECT * FROM c"},
+		{"WITH c AS (INSERT INTO t VALUES 1 RETURNING *), d AS (DELETE FROM u RETURNING *) SELECT 1", "DELETE FROM u RETURNING *) SELECT 1"},
+		{"EXPLAIN ANALYZE WITH/**/c AS (SELECT 1)--\nDELETE FROM t", "DELETE FROM t"},
+		{"((WITH c AS (SELECT 1) DELETE FROM t))", "DELETE FROM t))"},
+		{`WITH c AS (SELECT 1) UPDATE "t" AS x SET a = 1`, `UPDATE "t" AS x SET a = 1`},
+	} {
+		if _, err := Check(tc.sql, Options{}); err == nil || !strings.Contains(err.Error(), SettingAllowWrites+"=true") {
+			t.Errorf("Check(%q) = %v, want a write refusal", tc.sql, err)
+		}
+		st, err := Check(tc.sql, Options{AllowWrites: true})
+		if err != nil || st.ReadOnly || st.Write != tc.write {
+			t.Errorf("Check(%q) with writes = %+v, %v; want the write %q", tc.sql, st, err, tc.write)
+		}
+	}
+	for _, sql := range []string{
+		"SELECT * FROM TABLE(system.procedure(query => 'EXECUTE p'))",
+		"SELECT * FROM TABLE(my.system.whatever(x => 1))",
+		`SELECT * FROM TABLE("sequence "(start => 1))`,
+		"SELECT * FROM TABLE((system.query(query => 'x')))",
+	} {
+		if _, err := Check(sql, Options{}); err == nil {
+			t.Errorf("Check(%q) accepted", sql)
+		}
+		if st, err := Check(sql, Options{AllowWrites: true}); err != nil || !st.PassThrough {
+			t.Errorf("Check(%q) with writes = %+v, %v; want pass-through", sql, st, err)
+		}
+	}
+	for _, sql := range []string{
+		"SELECT update FROM t",
+		"SELECT x AS update, merge FROM t",
+		"WITH update AS (SELECT 1 x) SELECT * FROM update",
+		"SELECT * FROM TABLE(exclude_columns(input => TABLE(t), columns => DESCRIPTOR(a)))",
+		"SELECT * FROM TABLE(system.sequence(start => 1, stop => 3))",
+		"SHOW CREATE TABLE t",
+	} {
+		if st, err := Check(sql, Options{}); err != nil || !st.ReadOnly {
+			t.Errorf("Check(%q) = %+v, %v; want a read", sql, st, err)
+		}
+	}
+}
+
+// Numbers and identifiers end where Trino's longest-match lexer ends them.
+func TestTokenizeNumbers(t *testing.T) {
+	toks, err := Tokenize("1e5 1e5x 1e 0x1F 0x1G 1_000 1__0 1.5e 1.5 .5e3 1. 123abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tk := range toks {
+		k := "N"
+		if tk.Kind == Word {
+			k = "W"
+		}
+		got = append(got, k+":"+tk.Text)
+	}
+	want := "N:1e5 W:1e5x W:1e N:0x1F W:0x1G N:1_000 W:1__0 N:1.5 W:e N:1.5 N:.5e3 N:1. W:123abc"
+	if strings.Join(got, " ") != want {
+		t.Errorf("tokens %s\nwant   %s", strings.Join(got, " "), want)
+	}
+}

@@ -121,23 +121,21 @@ func Tokenize(sql string) ([]Token, error) {
 			toks = append(toks, Token{Kind: QuotedIdent, Text: sql[i:j], Value: val, Pos: i})
 			i = j
 		case isLetter(c) || c == '_':
-			j := i + 1
-			for j < n && isWordChar(sql[j]) {
-				j++
-			}
+			j := scanWord(sql, i)
 			toks = append(toks, Token{Kind: Word, Text: sql[i:j], Value: strings.ToUpper(sql[i:j]), Pos: i})
 			i = j
 		case isDigit(c) || (c == '.' && i+1 < n && isDigit(sql[i+1])):
+			// Trino's lexer takes the longest match: 1e5 and 0x1F are
+			// numbers, 1e5x and 123abc (digit) identifiers.
 			j := scanNumber(sql, i)
-			// Trino reads 123abc as a (digit) identifier.
-			if j < n && (isLetter(sql[j]) || sql[j] == '_') && !(sql[j] == 'e' || sql[j] == 'E') {
-				for j < n && isWordChar(sql[j]) {
-					j++
+			if isDigit(c) {
+				if k := scanWord(sql, i); k > j {
+					toks = append(toks, Token{Kind: Word, Text: sql[i:k], Value: strings.ToUpper(sql[i:k]), Pos: i})
+					i = k
+					continue
 				}
-				toks = append(toks, Token{Kind: Word, Text: sql[i:j], Value: strings.ToUpper(sql[i:j]), Pos: i})
-			} else {
-				toks = append(toks, Token{Kind: Number, Text: sql[i:j], Value: sql[i:j], Pos: i})
 			}
+			toks = append(toks, Token{Kind: Number, Text: sql[i:j], Value: sql[i:j], Pos: i})
 			i = j
 		case c < 0x20 || c == 0x7f:
 			return nil, &SyntaxError{Pos: i, Msg: fmt.Sprintf("control character %U outside a literal", rune(c))}
@@ -183,28 +181,75 @@ func scanQuoted(sql string, start int, q byte, doubled bool) (int, string, error
 	return 0, "", &SyntaxError{Pos: start, Msg: "unterminated " + what}
 }
 
+// scanNumber returns the end of the longest of Trino's number literals at
+// sql[i]: DECIMAL_INTEGER ('_' between digits), hexadecimal, octal and
+// binary integers (0x1F, 0o17, 0b101), decimals (1., 1.5, .5) and doubles
+// (1e3, 1.5E-3, .5e3, whose digits take no '_').
 func scanNumber(sql string, i int) int {
 	n := len(sql)
-	for i < n && isDigit(sql[i]) {
-		i++
-	}
-	if i < n && sql[i] == '.' {
-		i++
-		for i < n && isDigit(sql[i]) {
-			i++
+	digits := func(j int, ok func(byte) bool, underscores bool) int {
+		start := j
+		for j < n {
+			switch {
+			case ok(sql[j]):
+				j++
+			case underscores && sql[j] == '_' && j > start && j+1 < n && ok(sql[j+1]):
+				j += 2
+			default:
+				return j
+			}
 		}
+		return j
 	}
-	if i < n && (sql[i] == 'e' || sql[i] == 'E') {
-		j := i + 1
-		if j < n && (sql[j] == '+' || sql[j] == '-') {
-			j++
+	best := i
+	if sql[i] == '0' && i+2 < n {
+		var ok func(byte) bool
+		switch sql[i+1] {
+		case 'x', 'X':
+			ok = func(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+		case 'o', 'O':
+			ok = func(c byte) bool { return c >= '0' && c <= '7' }
+		case 'b', 'B':
+			ok = func(c byte) bool { return c == '0' || c == '1' }
 		}
-		if j < n && isDigit(sql[j]) {
-			for j < n && isDigit(sql[j]) {
+		if ok != nil {
+			// '_' may also come first: 0x_1F.
+			j := i + 2
+			if sql[j] == '_' && j+1 < n && ok(sql[j+1]) {
 				j++
 			}
-			i = j
+			if k := digits(j, ok, true); k > j {
+				best = k
+			}
 		}
+	}
+	// DECIMAL_INTEGER ['.' [DECIMAL_INTEGER]], or '.' DECIMAL_INTEGER.
+	j := digits(i, isDigit, true)
+	if j < n && sql[j] == '.' {
+		j = digits(j+1, isDigit, true)
+	}
+	best = max(best, j)
+	// DIGIT+ ['.' DIGIT*] EXPONENT, or '.' DIGIT+ EXPONENT.
+	j = digits(i, isDigit, false)
+	if j < n && sql[j] == '.' {
+		j = digits(j+1, isDigit, false)
+	}
+	if j < n && (sql[j] == 'e' || sql[j] == 'E') {
+		k := j + 1
+		if k < n && (sql[k] == '+' || sql[k] == '-') {
+			k++
+		}
+		if e := digits(k, isDigit, false); e > k {
+			best = max(best, e)
+		}
+	}
+	return best
+}
+
+// scanWord returns the end of the run of letters, digits and '_' at sql[i].
+func scanWord(sql string, i int) int {
+	for i < len(sql) && isWordChar(sql[i]) {
+		i++
 	}
 	return i
 }

@@ -581,7 +581,7 @@ func (s *Server) runExplain(q *query, sess session, sqlText string, toks []token
 		return
 	}
 	rewritten, refs := toDuck(inner, lex(inner), sess.catalog)
-	c, _, release, e := s.conn(q.ctx, sess)
+	c, tx, release, e := s.conn(q.ctx, sess)
 	if e != nil {
 		q.sendError(e)
 		return
@@ -602,6 +602,11 @@ func (s *Server) runExplain(q *query, sess session, sqlText string, toks []token
 		}
 	}
 	if analyze {
+		if tx != nil && tx.readOnly && st != duckdb.STATEMENT_TYPE_SELECT {
+			// EXPLAIN ANALYZE runs its statement, in the transaction.
+			q.sendError(newError("READ_ONLY_VIOLATION", "Cannot execute write in a read-only transaction", 0, 0))
+			return
+		}
 		q.setState(StateRunning)
 		plan, err := duckPlan(q.ctx, c, "EXPLAIN ANALYZE "+rewritten)
 		if err != nil {

@@ -47,27 +47,38 @@ func (s *Server) run(q *query, sess session) {
 		q.sendError(e)
 		return
 	}
-	sqlText := q.sql
-	toks := lex(sqlText)
-	sqlText = blankComments(sqlText, toks)
-	if e := singleStatement(sqlText, toks); e != nil {
+	sqlText, toks, e := trinoText(q.sql)
+	if e != nil {
 		q.sendError(e)
 		return
 	}
 	if toks[0].is("EXECUTE") {
-		var e *trinoError
 		sqlText, e = expandExecute(sqlText, toks, sess)
 		if e != nil {
 			q.sendError(e)
 			return
 		}
-		toks = lex(sqlText)
-		if e := singleStatement(sqlText, toks); e != nil {
+		if sqlText, toks, e = trinoText(sqlText); e != nil {
 			q.sendError(e)
 			return
 		}
 	}
 	s.dispatch(q, sess, sqlText, toks)
+}
+
+// trinoText reads one statement with Trino's lexer (trinoLex) and returns
+// it with its comments blanked: what every later step, DuckDB included,
+// reads.
+func trinoText(sqlText string) (string, []token, *trinoError) {
+	toks, e := trinoLex(sqlText)
+	if e != nil {
+		return "", nil, e
+	}
+	sqlText = blankComments(sqlText, toks)
+	if e := singleStatement(sqlText, toks); e != nil {
+		return "", nil, e
+	}
+	return sqlText, toks, nil
 }
 
 func (s *Server) checkAccess(sess session) *trinoError {
@@ -200,6 +211,9 @@ var trinoOnly = map[string]bool{
 func trinoStatement(sqlText string, toks []token) *trinoError {
 	first := strings.ToUpper(toks[0].text)
 	if toks[0].kind == tokWord && duckStatements[first] || toks[0].isSymbol("(") {
+		if e := queryWrites(sqlText, toks); e != nil {
+			return e
+		}
 		return duckOnlyVariant(sqlText, toks)
 	}
 	line, col := lineCol(sqlText, toks[0].start)
@@ -211,6 +225,36 @@ func trinoStatement(sqlText string, toks []token) *trinoError {
 		return newError("NOT_SUPPORTED", what+" is not supported by the trinotest engine", line, col)
 	}
 	return newError("SYNTAX_ERROR", fmt.Sprintf("mismatched input '%s'. Expecting: 'ALTER', 'ANALYZE', 'CALL', 'COMMENT', 'COMMIT', 'CREATE', 'DEALLOCATE', 'DELETE', 'DESC', 'DESCRIBE', 'DROP', 'EXECUTE', 'EXPLAIN', 'GRANT', 'INSERT', 'MERGE', 'PREPARE', 'REFRESH', 'RESET', 'REVOKE', 'ROLLBACK', 'SET', 'SHOW', 'START', 'TRUNCATE', 'UPDATE', 'USE', <query>", toks[0].text), line, col)
+}
+
+// queryReserved are reserved words of Trino that its queries never
+// contain unquoted: the verbs of statements that write, and INTO.
+var queryReserved = map[string]bool{"INSERT": true, "DELETE": true, "CREATE": true, "DROP": true, "ALTER": true, "INTO": true}
+
+// queryWrites refuses, as Trino's parser does, a query (SELECT, WITH,
+// VALUES, TABLE, a parenthesis) that contains a statement that writes:
+// WITH ... DELETE/INSERT/UPDATE/MERGE, a CTE body that writes. DuckDB runs
+// them; Trino's grammar has no place for them (UPDATE is not reserved, so
+// only UPDATE name SET counts).
+func queryWrites(sqlText string, toks []token) *trinoError {
+	if !toks[0].isSymbol("(") && !toks[0].is("SELECT") && !toks[0].is("WITH") && !toks[0].is("VALUES") && !toks[0].is("TABLE") {
+		return nil
+	}
+	for i, t := range toks {
+		bad := t.kind == tokWord && queryReserved[strings.ToUpper(t.text)]
+		if t.is("UPDATE") {
+			j := i + 1
+			for j < len(toks) && (toks[j].isName() || toks[j].isSymbol(".")) && !toks[j].is("SET") {
+				j++
+			}
+			bad = j > i+1 && j < len(toks) && toks[j].is("SET")
+		}
+		if bad {
+			line, col := lineCol(sqlText, t.start)
+			return newError("SYNTAX_ERROR", fmt.Sprintf("mismatched input '%s'. Expecting: '(', 'SELECT', 'TABLE', 'VALUES'", t.text), line, col)
+		}
+	}
+	return nil
 }
 
 // duckOnlyObjects follow CREATE/DROP (after OR REPLACE) in DuckDB-only
