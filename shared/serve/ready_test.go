@@ -26,7 +26,7 @@ func TestReadyzCachesTheProbe(t *testing.T) {
 			return errors.New("show info on haproxy-1: connection refused")
 		}
 		return nil
-	})
+	}, nil, func(*http.Request) bool { return true })
 	clock := time.Unix(1000, 0)
 	var clockMu sync.Mutex
 	r.now = func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return clock }
@@ -87,7 +87,7 @@ func TestReadyzCachesTheProbe(t *testing.T) {
 		t.Errorf("probes = %d, want 2", n)
 	}
 	// A hanging probe fails at its deadline.
-	h := newReadiness(func(ctx context.Context) error { <-ctx.Done(); return nil })
+	h := newReadiness(func(ctx context.Context) error { <-ctx.Done(); return nil }, nil, nil)
 	h.timeout = 50 * time.Millisecond
 	if err := h.check(context.Background()); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("hanging probe: %v", err)
