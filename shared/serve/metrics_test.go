@@ -172,7 +172,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	for i := range 50 {
 		alice.do(http.MethodPost, "/mcp", sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"custom/method-%d"}`, 700+i, i))
 	}
-	after := scrape(t, p.base+"/metrics", "")
+	after := scrape(t, p.base+"/metrics", tok)
 	// tools/call error and the "other" method are new series at most once.
 	if n := series(after); n > before+4 {
 		t.Errorf("450 distinct calls added %d series (before %d)", n-before, before)
