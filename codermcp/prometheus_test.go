@@ -45,7 +45,7 @@ func TestRealPrometheus(t *testing.T) {
 	bin := e2e.Build(t, ".")
 	srv := e2e.StartHTTP(t, bin, append([]string{h.Marker, "CODER_CLI_PATH=" + h.CLI, "CODER_HOME=" + h.Home,
 		"CODER_MODELS=" + codertest.Model, "CODER_DEFAULT_MODEL=" + codertest.Model}, e2e.OAuthEnv...))
-	prom := promtest.Start(t, promtest.Options{Targets: []string{strings.TrimPrefix(srv.Base, "http://")}, Rules: []string{rules}})
+	prom := promtest.Start(t, promtest.Options{Targets: []string{strings.TrimPrefix(srv.Base, "http://")}, Rules: []string{rules}, BearerToken: e2e.OAuthToken("prometheus")})
 	cs := e2e.Connect(t, srv.MCPURL(), e2e.Bearer(e2e.OAuthToken("alice")))
 	dir := t.TempDir()
 

@@ -61,7 +61,7 @@ func TestRealPrometheus(t *testing.T) {
 	eng, env := ownEngine(t)
 	bin := e2e.Build(t, ".")
 	srv := e2e.StartHTTP(t, bin, append(env, e2e.OAuthEnv...))
-	prom := promtest.Start(t, promtest.Options{Targets: []string{strings.TrimPrefix(srv.Base, "http://")}, Rules: []string{rules}})
+	prom := promtest.Start(t, promtest.Options{Targets: []string{strings.TrimPrefix(srv.Base, "http://")}, Rules: []string{rules}, BearerToken: e2e.OAuthToken("prometheus")})
 	cs := e2e.Connect(t, srv.MCPURL(), e2e.Bearer(e2e.OAuthToken("alice")))
 
 	for i := range 5 {

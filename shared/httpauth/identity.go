@@ -1,6 +1,7 @@
 package httpauth
 
 import (
+	"context"
 	"strconv"
 	"strings"
 )
@@ -32,14 +33,40 @@ func identityFromClaims(provider string, claims map[string]any) *Identity {
 	return id
 }
 
-// Owner is the key a session is bound to: issuer and subject together, as
-// a subject is unique only within its issuer. The issuer is length-prefixed
-// so that no other issuer and subject spell the same key.
-func (id *Identity) Owner() string {
+// Principal is who owns a session or a task: the token's issuer and
+// subject, compared as values. A subject is unique only within its issuer,
+// and neither field is ever formatted into one string, so no crafted
+// subject (`alice user=alice`, one ending in the issuer) can equal another
+// caller's principal. The zero Principal is the caller without OAuth.
+type Principal struct {
+	Issuer  string
+	Subject string
+}
+
+// Principal returns the owner key of id; a nil id is the zero Principal.
+func (id *Identity) Principal() Principal {
 	if id == nil {
-		return ""
+		return Principal{}
 	}
-	return strconv.Itoa(len(id.Issuer)) + ":" + id.Issuer + id.Subject
+	return Principal{Issuer: id.Issuer, Subject: id.Subject}
+}
+
+// PrincipalFromContext returns the principal of the verified caller in ctx,
+// or the zero Principal when there is none (OAuth off, stdio).
+func PrincipalFromContext(ctx context.Context) Principal {
+	id, _ := IdentityFromContext(ctx)
+	return id.Principal()
+}
+
+// Owner is the principal as bytes for a MAC input (session ids): the
+// issuer is length-prefixed, so that no other issuer and subject produce
+// the same bytes. Compare principals with Principal, never as strings.
+func (id *Identity) Owner() string {
+	return id.Principal().key()
+}
+
+func (p Principal) key() string {
+	return strconv.Itoa(len(p.Issuer)) + ":" + p.Issuer + p.Subject
 }
 
 // checkIdentity refuses an identity without a subject, or without the

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -25,6 +27,9 @@ type HTTPHandler struct {
 	streamable *server.StreamableHTTPServer
 	sse        *server.SSEServer
 	posts      *calls // requests being answered (not the long-lived GET streams)
+	sessions   *sessions
+	stopSweep  chan struct{}
+	closeOnce  sync.Once
 }
 
 // NewHTTPHandler builds the handler. auth may be nil (OAuth disabled).
@@ -33,7 +38,7 @@ func NewHTTPHandler(p Program, s *Server, cfg Config, auth *httpauth.Layer, o Op
 	if auth != nil {
 		key = auth.SessionKey()
 	}
-	sess := newSessions(key)
+	sess := newSessions(key, orDefault(cfg.SessionIdleTimeout, DefaultSessionIdleTimeout), orDefault(cfg.MaxSessionsPerIdentity, DefaultMaxSessionsPerIdentity))
 	streamable := server.NewStreamableHTTPServer(s.MCPServer,
 		server.WithSessionIdManagerResolver(sess),
 		server.WithDisableLocalhostProtection(true), // hostGuard below does it, with MCP_ALLOWED_HOSTS
@@ -53,13 +58,22 @@ func NewHTTPHandler(p Program, s *Server, cfg Config, auth *httpauth.Layer, o Op
 			return ctx
 		}),
 	)
+	// An expired session is ended the way a client's DELETE ends it, so
+	// that mcp-go frees everything it holds for it.
+	sess.end = func(id string) {
+		req, _ := http.NewRequestWithContext(context.WithValue(context.Background(), systemKey{}, true), http.MethodDelete, "/mcp", nil)
+		req.Header.Set(server.HeaderKeySessionID, id)
+		streamable.ServeHTTP(discard{}, req)
+	}
 	posts := newCalls()
+	busy := newInflight(orDefault(cfg.MaxInflightPerIdentity, DefaultMaxInflightPerIdentity))
 	protect := func(h http.Handler) http.Handler {
 		h = trackPosts(h, posts)
 		if len(o.MethodAliases) > 0 {
 			h = aliasMethods(h, o.MethodAliases)
 		}
-		h = limitBody(h, cfg.maxRequestBytes())
+		h = limitBody(h, cfg.maxRequestBytes(), orDefault(cfg.RequestReadTimeout, DefaultRequestReadTimeout))
+		h = busy.wrap(h)
 		if auth != nil {
 			h = auth.Protect(h)
 		}
@@ -73,22 +87,43 @@ func NewHTTPHandler(p Program, s *Server, cfg Config, auth *httpauth.Layer, o Op
 	mux.Handle("/mcp", protect(countStreams(sess.guardStreamable(mcpHandler), s.Metrics, "streamable_http")))
 	mux.Handle("/sse", protect(countStreams(sess.trackSSE(sse.SSEHandler()), s.Metrics, "sse")))
 	mux.Handle("/message", protect(sess.guardSSEMessage(sse.MessageHandler())))
-	mux.Handle("GET /readyz", newReadiness(o.Ready))
+	// With OAuth, /readyz says only ready or not to a caller without a
+	// valid token: what failed (back-end addresses, user names, paths) is
+	// for a verified caller, the log and the MCP_METRICS_ADDR listener.
+	// Without OAuth the listener is as open as /mcp, whose tools say more,
+	// and binds loopback by default: it keeps the detail.
+	verified := func(*http.Request) bool { return true }
+	if auth != nil {
+		verified = auth.Verified
+	}
+	mux.Handle("GET /readyz", newReadiness(o.Ready, o.Logger, verified))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]string{"status": "ok", "name": p.Name, "version": p.Version})
 	})
+	// With OAuth, /metrics here needs the token like /mcp (tool names,
+	// clients' activity); MCP_METRICS_ADDR serves it without one.
 	var scrape http.Handler = s.Metrics.Handler()
 	if auth != nil {
 		auth.OnFailure(s.Metrics.AuthFailure)
-		if cfg.MetricsAuth {
-			scrape = auth.Protect(scrape)
-		}
+		scrape = auth.Protect(scrape)
 		auth.Register(mux)
 	}
 	mux.Handle("GET /metrics", scrape)
-	return &HTTPHandler{mux: mux, streamable: streamable, sse: sse, posts: posts}
+	h := &HTTPHandler{mux: mux, streamable: streamable, sse: sse, posts: posts, sessions: sess, stopSweep: make(chan struct{})}
+	go sess.sweepEvery(min(max(sess.idle/10, time.Second), time.Minute), h.stopSweep)
+	return h
 }
+
+// Close stops the idle-session sweeper.
+func (h *HTTPHandler) Close() { h.closeOnce.Do(func() { close(h.stopSweep) }) }
+
+// discard is the response writer of the server's own requests.
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+func (discard) WriteHeader(int)             {}
 
 // countStreams counts open GET streams (SSE sessions, streamable HTTP
 // listening streams) in mcpfleet_sessions.

@@ -30,14 +30,37 @@ type inproc struct {
 	srv     *httptest.Server
 	read    *atomic.Int64 // bytes the server read from its sockets
 	metrics *metrics.Metrics
+	server  *Server
+	handler *HTTPHandler
+	hold    chan struct{} // closing it lets "hold" calls return
 }
 
 // newInproc starts the surface; with authCfg, OAuth is on (its BaseURL is
 // filled in with the server's address).
 func newInproc(t *testing.T, cfg Config, authCfg *httpauth.Config) *inproc {
 	t.Helper()
-	p := &inproc{read: new(atomic.Int64)}
+	return newInprocWith(t, cfg, authCfg, Options{})
+}
+
+// newInprocWith is newInproc with options (a readiness probe, a logger).
+func newInprocWith(t *testing.T, cfg Config, authCfg *httpauth.Config, o Options) *inproc {
+	t.Helper()
+	p := &inproc{read: new(atomic.Int64), hold: make(chan struct{})}
+	t.Cleanup(func() {
+		select {
+		case <-p.hold:
+		default:
+			close(p.hold)
+		}
+	})
 	s := NewServer("inproc", "0.0.1")
+	s.AddTool(mcp.NewTool("hold"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-p.hold:
+		case <-ctx.Done():
+		}
+		return mcp.NewToolResultText("held"), nil
+	})
 	s.AddTool(mcp.NewTool("whoami", mcp.WithDescription("returns the verified caller")),
 		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			p.calls.Add(1)
@@ -63,10 +86,14 @@ func newInproc(t *testing.T, cfg Config, authCfg *httpauth.Config) *inproc {
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"
 	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		logger = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		if testing.Verbose() {
+			logger = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+		}
 	}
+	o.Logger = logger
 	var auth *httpauth.Layer
 	if authCfg != nil {
 		ac := *authCfg
@@ -78,9 +105,15 @@ func newInproc(t *testing.T, cfg Config, authCfg *httpauth.Config) *inproc {
 		}
 		cfg.Auth = ac
 	}
-	p.srv.Config.Handler = NewHTTPHandler(Program{Name: "inproc", Version: "0.0.1"}, s, cfg, auth, Options{Logger: logger})
+	p.server = s
+	p.handler = NewHTTPHandler(Program{Name: "inproc", Version: "0.0.1"}, s, cfg, auth, o)
+	// The product's server settings (header timeout, idle connections).
+	hs := newHTTPServer(p.handler, cfg, logger)
+	hs.Addr = p.srv.Config.Addr
+	p.srv.Config = hs
 	p.srv.Start()
 	t.Cleanup(p.srv.Close)
+	t.Cleanup(p.handler.Close)
 	return p
 }
 

@@ -6,14 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"time"
 )
 
-// limitBody caps a request body at max bytes before anything reads it into
-// memory: a declared Content-Length above max is refused without reading,
-// and a body of unknown length (chunked) is read up to max+1 bytes and
-// refused when it is longer. Refusals are 413 with a JSON-RPC error.
-func limitBody(next http.Handler, max int64) http.Handler {
+// limitBody reads a request body into memory before anything else sees
+// it, within max bytes and readTimeout: a declared Content-Length above max
+// is refused without reading (413), a longer body is refused once max+1
+// bytes arrived (413), and a body still arriving after readTimeout is
+// refused (408), so that a body dribbled in cannot hold memory. The
+// deadline applies to the body only: it is lifted once the body is in, so
+// the long-lived answer streams are not cut.
+func limitBody(next http.Handler, max int64, readTimeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
@@ -23,27 +28,44 @@ func limitBody(next http.Handler, max int64) http.Handler {
 			tooLarge(w, max)
 			return
 		}
-		if r.ContentLength < 0 {
-			// Unknown length: read it here, bounded, so that the 413 is
-			// ours and not a parse error deep inside mcp-go.
-			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				tooLarge(w, max)
-				return
-			}
-			if err != nil {
-				http.Error(w, "cannot read the request body: "+err.Error(), http.StatusBadRequest)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			r.ContentLength = int64(len(body))
-			next.ServeHTTP(w, r)
+		rc := http.NewResponseController(w)
+		// Connections that cannot take a deadline (none of net/http's)
+		// are read without one.
+		_ = rc.SetReadDeadline(time.Now().Add(readTimeout))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+		_ = rc.SetReadDeadline(time.Time{})
+		var mbe *http.MaxBytesError
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
+			tooLarge(w, max)
+			return
+		case errors.As(err, &ne) && ne.Timeout():
+			tooSlow(w, readTimeout)
+			return
+		case err != nil:
+			http.Error(w, "cannot read the request body: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		// net/http already stops at Content-Length; this is a second stop.
-		r.Body = http.MaxBytesReader(w, r.Body, max)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r)
+	})
+}
+
+// tooSlow answers 408 and closes the connection.
+func tooSlow(w http.ResponseWriter, timeout time.Duration) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Connection", "close")
+	w.WriteHeader(http.StatusRequestTimeout)
+	json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error": map[string]any{
+			"code": -32600,
+			"message": fmt.Sprintf("the request body did not arrive within %s (MCP_REQUEST_READ_TIMEOUT); nothing was done. "+
+				"Send the whole body at once and retry, or ask the operator to raise MCP_REQUEST_READ_TIMEOUT for slow links", timeout),
+		},
 	})
 }
 

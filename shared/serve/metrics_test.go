@@ -110,7 +110,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	listen, _ := alice.open("/mcp", sid)
 	_ = listen
 
-	fams := scrape(t, p.base+"/metrics", "")
+	fams := scrape(t, p.base+"/metrics", tok)
 	srv := map[string]string{"server": "inproc"}
 	with := func(kv ...string) map[string]string {
 		m := map[string]string{"server": "inproc"}
@@ -162,7 +162,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 		}
 		return n
 	}
-	before := series(scrape(t, p.base+"/metrics", ""))
+	before := series(scrape(t, p.base+"/metrics", tok))
 	for i := range 300 {
 		call(100+i, "fail", fmt.Sprintf(`{"why":"SELECT %d FROM t WHERE k = 'key-%d' -- prompt %d"}`, i, i, i))
 	}
@@ -172,7 +172,7 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	for i := range 50 {
 		alice.do(http.MethodPost, "/mcp", sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"custom/method-%d"}`, 700+i, i))
 	}
-	after := scrape(t, p.base+"/metrics", "")
+	after := scrape(t, p.base+"/metrics", tok)
 	// tools/call error and the "other" method are new series at most once.
 	if n := series(after); n > before+4 {
 		t.Errorf("450 distinct calls added %d series (before %d)", n-before, before)
@@ -188,16 +188,38 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	}
 }
 
-// TestMetricsAuthAndOwnListener: MCP_METRICS_AUTH puts /metrics behind the
-// bearer check; MCP_METRICS_ADDR serves it on a listener of its own, also
-// for a stdio server.
-func TestMetricsAuthAndOwnListener(t *testing.T) {
+// TestMetricsNeedTheTokenWithOAuthAndOwnListener (issue 23 item 14): with
+// OAuth on, /metrics on the MCP listener needs the bearer token (a bad one
+// too is 401); without OAuth it is open; MCP_METRICS_ADDR serves it on a
+// listener of its own, also for a stdio server.
+func TestMetricsNeedTheTokenWithOAuthAndOwnListener(t *testing.T) {
 	tok := idptest.SignHS256(sessionSecret, map[string]any{"sub": "alice", "aud": "x", "exp": time.Now().Add(time.Hour).Unix()})
-	p := newInproc(t, Config{MetricsAuth: true}, &httpauth.Config{Provider: "hmac", JWTSecret: sessionSecret, Audience: "x"})
-	if resp, err := http.Get(p.base + "/metrics"); err != nil || resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("/metrics without a token under MCP_METRICS_AUTH: %v %v", resp, err)
+	p := newInproc(t, Config{}, &httpauth.Config{Provider: "hmac", JWTSecret: sessionSecret, Audience: "x"})
+	for name, auth := range map[string]string{
+		"no token":        "",
+		"forged token":    "Bearer " + idptest.SignHS256("another-secret-of-at-least-32-bytes!!", map[string]any{"sub": "alice", "aud": "x", "exp": time.Now().Add(time.Hour).Unix()}),
+		"expired token":   "Bearer " + idptest.SignHS256(sessionSecret, map[string]any{"sub": "alice", "aud": "x", "exp": time.Now().Add(-time.Hour).Unix()}),
+		"basic auth":      "Basic YWxpY2U6YWxpY2U=",
+		"garbage":         "Bearer !!",
+		"token as scheme": tok,
+	} {
+		req, _ := http.NewRequest(http.MethodGet, p.base+"/metrics", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || strings.Contains(string(b), "mcpfleet_") {
+			t.Errorf("/metrics with %s under OAuth: HTTP %d %.100s", name, resp.StatusCode, b)
+		}
 	}
 	scrape(t, p.base+"/metrics", tok)
+	open := newInproc(t, Config{}, nil)
+	scrape(t, open.base+"/metrics", "")
 
 	s := NewServer("stdiometrics", "1.2.3")
 	addr := make(chan net.Addr, 1)

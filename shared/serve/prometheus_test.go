@@ -34,7 +34,7 @@ func TestRealPrometheusScrapes(t *testing.T) {
 		client{t, p.base, "not.a.jwt"}.do(http.MethodPost, "/mcp", "", initMsg)
 	}
 
-	prom := promtest.Start(t, promtest.Options{Targets: []string{p.addr}})
+	prom := promtest.Start(t, promtest.Options{Targets: []string{p.addr}, BearerToken: tok})
 	want := map[string]float64{
 		`sum(mcpfleet_tool_calls_total{server="inproc",tool="whoami",outcome="ok"})`:                                                  7,
 		`sum(mcpfleet_tool_calls_total{server="inproc",tool="fail",outcome="tool_error"})`:                                            2,

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -27,6 +28,10 @@ type readiness struct {
 	probe   ReadyFunc
 	now     func() time.Time
 	timeout time.Duration
+	logger  *slog.Logger
+	// detail reports whether the caller may read what failed; nil: no one.
+	detail func(*http.Request) bool
+	logged string // the failure last logged, to log each change once
 
 	mu      sync.Mutex
 	checked time.Time
@@ -34,8 +39,11 @@ type readiness struct {
 	running chan struct{} // closed when the running probe ends
 }
 
-func newReadiness(probe ReadyFunc) *readiness {
-	return &readiness{probe: probe, now: time.Now, timeout: readyTimeout}
+func newReadiness(probe ReadyFunc, logger *slog.Logger, detail func(*http.Request) bool) *readiness {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &readiness{probe: probe, now: time.Now, timeout: readyTimeout, logger: logger, detail: detail}
 }
 
 // check returns the cached result, or runs the probe.
@@ -75,20 +83,41 @@ func (r *readiness) run() {
 	}
 	cancel()
 	r.mu.Lock()
+	// The operator reads what failed in the log, once per change.
+	if msg := errText(err); msg != r.logged {
+		r.logged = msg
+		if err != nil {
+			r.logger.Warn("not ready: the back end's readiness probe failed", "error", msg)
+		} else {
+			r.logger.Info("ready: the back end's readiness probe succeeds again")
+		}
+	}
 	r.err, r.checked = err, r.now()
 	close(r.running)
 	r.running = nil
 	r.mu.Unlock()
 }
 
-// ServeHTTP answers GET /readyz: 200 when the back end answered, else 503
-// with what failed.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// ServeHTTP answers GET /readyz: 200 when the back end answered, else 503,
+// saying what failed only to a caller detail admits (the probe's error
+// names back-end addresses, user names and paths).
 func (r *readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	if err := r.check(req.Context()); err != nil {
 		w.WriteHeader(http.StatusServiceUnavailable)
-		json.NewEncoder(w).Encode(map[string]string{"status": "unavailable", "error": err.Error()})
+		msg := "the back end is not ready; what failed is in the server's log, on MCP_METRICS_ADDR's /readyz, or here with a valid bearer token"
+		if r.detail != nil && r.detail(req) {
+			msg = err.Error()
+		}
+		json.NewEncoder(w).Encode(map[string]string{"status": "unavailable", "error": msg})
 		return
 	}
 	json.NewEncoder(w).Encode(map[string]string{"status": "ready"})

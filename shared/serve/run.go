@@ -17,6 +17,24 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 )
 
+// headerTimeout bounds receiving a request's headers, at most
+// MCP_REQUEST_READ_TIMEOUT.
+const headerTimeout = 10 * time.Second
+
+// newHTTPServer is the HTTP server of the transport. Slow headers
+// (slowloris) are dropped after headerTimeout; bodies have
+// MCP_REQUEST_READ_TIMEOUT (limitBody). There is no ReadTimeout: it would
+// cut the long-lived SSE answers. An idle keep-alive connection is closed
+// after IdleTimeout instead of being held forever.
+func newHTTPServer(h http.Handler, cfg Config, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: min(headerTimeout, orDefault(cfg.RequestReadTimeout, DefaultRequestReadTimeout)),
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          log.New(slogWriter{logger}, "", 0),
+	}
+}
+
 // Options are the process-level pieces Run needs.
 type Options struct {
 	Logger *slog.Logger
@@ -85,7 +103,9 @@ func serveMetrics(addr string, s *Server, o Options) (stop func(), err error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", s.Metrics.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(slogWriter{o.Logger}, "", 0)}
+	// The operator's own listener: readiness with what failed.
+	mux.Handle("GET /readyz", newReadiness(o.Ready, o.Logger, func(*http.Request) bool { return true }))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: headerTimeout, IdleTimeout: 2 * time.Minute, ErrorLog: log.New(slogWriter{o.Logger}, "", 0)}
 	go srv.Serve(ln)
 	o.Logger.Info("serving Prometheus metrics", "addr", ln.Addr().String(), "path", "/metrics")
 	if o.MetricsListening != nil {
@@ -129,11 +149,8 @@ func runHTTP(ctx context.Context, p Program, s *Server, cfg Config, o Options) e
 			"choose a free port with MCP_PORT or stop the process using it")
 	}
 	h := NewHTTPHandler(p, s, cfg, auth, o)
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          log.New(slogWriter{o.Logger}, "", 0),
-	}
+	defer h.Close()
+	srv := newHTTPServer(h, cfg, o.Logger)
 	o.Logger.Info("serving MCP over HTTP", "addr", ln.Addr().String(), "mcp", "/mcp", "sse", "/sse", "oauth", cfg.Auth.Enabled)
 	if o.Listening != nil {
 		o.Listening(ln.Addr())

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -8,9 +9,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -29,13 +33,32 @@ import (
 // default stateless session ids did; only DELETE is remembered per process.
 // Legacy SSE sessions live in one process with their stream, so they are
 // bound in a map for as long as the stream is open.
+//
+// The sessions this process opened hold memory in mcp-go until they end,
+// so they are also kept in a table: one identity holds at most maxPer
+// (open SSE streams count too), and a session unused for idle ends — its
+// next use is 404, and end frees what mcp-go holds for it.
 type sessions struct {
-	key []byte
+	key    []byte
+	now    func() time.Time
+	idle   time.Duration
+	maxPer int
+	// end frees mcp-go's state of an expired streamable session.
+	end func(id string)
 
 	mu         sync.Mutex
 	sse        map[string]string // open SSE session id → owner
 	terminated map[string]struct{}
 	order      []string // terminated ids, oldest first, to bound the set
+	live       map[string]*liveSession
+	held       map[httpauth.Principal]int // live sessions, SSE streams and admissions under way
+}
+
+// liveSession is a streamable session this process opened.
+type liveSession struct {
+	owner httpauth.Principal
+	last  time.Time // end of its last request
+	busy  int       // its requests and streams in progress
 }
 
 // maxTerminated bounds the memory of DELETEd streamable sessions.
@@ -45,14 +68,16 @@ const sessionPrefix = "mcp-session-"
 
 var sessionB64 = base64.RawURLEncoding
 
-func newSessions(key []byte) *sessions {
+func newSessions(key []byte, idle time.Duration, maxPer int) *sessions {
 	if len(key) == 0 {
 		key = make([]byte, 32)
 		if _, err := rand.Read(key); err != nil {
 			panic("serve: no randomness for the session key: " + err.Error())
 		}
 	}
-	return &sessions{key: key, sse: map[string]string{}, terminated: map[string]struct{}{}}
+	return &sessions{key: key, now: time.Now, idle: idle, maxPer: maxPer, end: func(string) {},
+		sse: map[string]string{}, terminated: map[string]struct{}{},
+		live: map[string]*liveSession{}, held: map[httpauth.Principal]int{}}
 }
 
 // owner is the binding key of the caller of r.
@@ -121,20 +146,39 @@ func (s *sessions) terminate(id string) {
 
 // ResolveSessionIdManager implements server.SessionIdManagerResolver: the
 // manager it returns mints and checks ids for the caller of r. mcp-go calls
-// it with a nil r when it ends sessions itself (shutdown, idle sweep).
+// it with a nil r when it ends sessions itself (shutdown), and the idle
+// expiry with a request marked as the system's.
 func (s *sessions) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
-	return &boundManager{s: s, owner: owner(r), system: r == nil}
+	m := &boundManager{s: s, owner: owner(r), system: r == nil}
+	if r != nil {
+		m.system = r.Context().Value(systemKey{}) != nil
+		m.minted, _ = r.Context().Value(mintedKey{}).(*string)
+	}
+	return m
 }
+
+// systemKey marks the server's own request ending an expired session.
+type systemKey struct{}
+
+// mintedKey carries where to note the id an initialize was given.
+type mintedKey struct{}
 
 type boundManager struct {
 	s      *sessions
 	owner  string
 	system bool
+	minted *string
 }
 
 var errUnknownSession = errors.New("unknown session")
 
-func (m *boundManager) Generate() string { return m.s.mint(m.owner) }
+func (m *boundManager) Generate() string {
+	id := m.s.mint(m.owner)
+	if m.minted != nil {
+		*m.minted = id
+	}
+	return id
+}
 
 func (m *boundManager) Validate(id string) (bool, error) {
 	if !m.s.bound(id, m.owner) {
@@ -148,6 +192,7 @@ func (m *boundManager) Terminate(id string) (bool, error) {
 		return false, errUnknownSession
 	}
 	m.s.terminate(id)
+	m.s.forget(id)
 	return false, nil
 }
 
@@ -160,15 +205,197 @@ func (s *sessions) guardStreamable(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ids := r.Header.Values(server.HeaderKeySessionID)
 		if len(ids) == 0 {
-			next.ServeHTTP(w, r)
+			s.open(w, r, next)
 			return
 		}
-		if len(ids) > 1 || !s.bound(ids[0], owner(r)) || s.isTerminated(ids[0]) {
+		if len(ids) > 1 || !s.bound(ids[0], owner(r)) || s.isTerminated(ids[0]) || !s.enter(ids[0]) {
 			sessionNotFound(w)
 			return
 		}
+		defer s.leave(ids[0])
 		next.ServeHTTP(w, r)
 	})
+}
+
+// open serves a request naming no session. One that can open a session
+// (initialize, or a GET that opens a listening stream) is admitted within
+// the caller's MCP_MAX_SESSIONS_PER_IDENTITY, and the session it opens is
+// kept in the table.
+func (s *sessions) open(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	if r.Method == http.MethodPost && !isInitialize(r) {
+		next.ServeHTTP(w, r)
+		return
+	}
+	if r.Method != http.MethodPost && r.Method != http.MethodGet {
+		next.ServeHTTP(w, r)
+		return
+	}
+	p := httpauth.PrincipalFromContext(r.Context())
+	if !s.admit(p) {
+		s.tooManySessions(w, p)
+		return
+	}
+	var minted string
+	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), mintedKey{}, &minted)))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// A GET's session lives as long as its stream, which has just ended;
+	// mcp-go registers an initialize's session even when it answers an
+	// error, so it is kept until it ends or expires.
+	if minted == "" || r.Method == http.MethodGet {
+		s.releaseLocked(p)
+		return
+	}
+	s.live[minted] = &liveSession{owner: p, last: s.now()}
+}
+
+// isInitialize reports whether the POST body (already read into memory by
+// limitBody) is a 2025-era initialize, the one message that opens a
+// session.
+func isInitialize(r *http.Request) bool {
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	var m struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(body, &m) == nil && m.Method == "initialize"
+}
+
+// admit takes a session slot for p.
+func (s *sessions) admit(p httpauth.Principal) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[p] >= s.maxPer {
+		return false
+	}
+	s.held[p]++
+	return true
+}
+
+func (s *sessions) release(p httpauth.Principal) {
+	s.mu.Lock()
+	s.releaseLocked(p)
+	s.mu.Unlock()
+}
+
+func (s *sessions) releaseLocked(p httpauth.Principal) {
+	if s.held[p]--; s.held[p] <= 0 {
+		delete(s.held, p)
+	}
+}
+
+// tooManySessions answers 429: the caller holds maxPer sessions.
+func (s *sessions) tooManySessions(w http.ResponseWriter, p httpauth.Principal) {
+	s.mu.Lock()
+	// The earliest a session of p's can expire, if none is used meanwhile.
+	wait := s.idle
+	for _, l := range s.live {
+		if l.owner == p && l.busy == 0 {
+			wait = min(wait, max(l.last.Add(s.idle).Sub(s.now()), time.Second))
+		}
+	}
+	s.mu.Unlock()
+	tooMany(w, wait, fmt.Sprintf("too many MCP sessions: this identity already holds %d open sessions on this server (MCP_MAX_SESSIONS_PER_IDENTITY); "+
+		"end sessions you no longer use (DELETE /mcp with their Mcp-Session-Id, or close SSE streams), wait until idle ones expire (MCP_SESSION_IDLE_TIMEOUT %s), "+
+		"or ask the operator to raise MCP_MAX_SESSIONS_PER_IDENTITY", s.maxPer, s.idle))
+}
+
+// enter marks a request of session id as under way. A session of this
+// process idle past the timeout ends here (enter reports false); ids of
+// sessions this process did not open (another replica's, or from before a
+// restart) hold nothing here and pass.
+func (s *sessions) enter(id string) bool {
+	s.mu.Lock()
+	l, ok := s.live[id]
+	if !ok {
+		s.mu.Unlock()
+		return true
+	}
+	if l.busy == 0 && s.now().Sub(l.last) >= s.idle {
+		s.expireLocked(id, l)
+		s.mu.Unlock()
+		s.end(id)
+		return false
+	}
+	l.busy++
+	s.mu.Unlock()
+	return true
+}
+
+func (s *sessions) leave(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l, ok := s.live[id]; ok {
+		l.busy--
+		l.last = s.now()
+	}
+}
+
+// forget drops an ended session from the table.
+func (s *sessions) forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l, ok := s.live[id]; ok {
+		delete(s.live, id)
+		s.releaseLocked(l.owner)
+	}
+}
+
+// expireLocked ends session id in the table; the caller then calls s.end.
+func (s *sessions) expireLocked(id string, l *liveSession) {
+	delete(s.live, id)
+	s.releaseLocked(l.owner)
+	if _, ok := s.terminated[id]; !ok {
+		s.terminated[id] = struct{}{}
+		s.order = append(s.order, id)
+		if len(s.order) > maxTerminated {
+			delete(s.terminated, s.order[0])
+			s.order = s.order[1:]
+		}
+	}
+}
+
+// sweep ends every session idle past the timeout and frees what mcp-go
+// holds for it; it returns how many ended.
+func (s *sessions) sweep() int {
+	s.mu.Lock()
+	var ended []string
+	now := s.now()
+	for id, l := range s.live {
+		if l.busy == 0 && now.Sub(l.last) >= s.idle {
+			s.expireLocked(id, l)
+			ended = append(ended, id)
+		}
+	}
+	s.mu.Unlock()
+	for _, id := range ended {
+		s.end(id)
+	}
+	return len(ended)
+}
+
+// sweepEvery runs sweep until stop is closed.
+func (s *sessions) sweepEvery(interval time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			s.sweep()
+		}
+	}
+}
+
+// liveCount is how many sessions the table holds.
+func (s *sessions) liveCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.live)
 }
 
 type sseHolderKey struct{}
@@ -180,6 +407,16 @@ type sseHolder struct{ id string }
 // binding ends with the stream.
 func (s *sessions) trackSSE(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			next.ServeHTTP(w, r)
+			return
+		}
+		p := httpauth.PrincipalFromContext(r.Context())
+		if !s.admit(p) {
+			s.tooManySessions(w, p)
+			return
+		}
+		defer s.release(p)
 		h := &sseHolder{}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sseHolderKey{}, h)))
 		if h.id != "" {

@@ -8,16 +8,21 @@
 // A Keeper fixes that for the HTTP transport:
 //   - Wrap, in front of mcp-go's streamable HTTP handler, sets a task's TTL
 //     to MCP_TASK_TTL (or the client's shorter one), refuses a task with a
-//     clear error once MCP_MAX_TASKS are stored, and marks the request so
-//     the task can be told apart;
+//     clear error once its caller's identity has MCP_MAX_TASKS outstanding,
+//     and marks the request so the task can be told apart;
 //   - Tool, around a tool handler, runs a task's handler on a context of its
 //     own that ends only on tasks/cancel or at the TTL, so the work outlives
 //     the request and a cancel still reaches the handler (and through it the
 //     process it runs).
 //
-// mcp-go scopes tasks to the MCP session that created them (another session
-// gets "task not found"), and serve binds a session to the OAuth identity
-// that opened it, so a task belongs to its creator's identity.
+// A task belongs to the identity that created it (httpauth.Principal:
+// issuer and subject compared as values). mcp-go scopes tasks to MCP
+// sessions only, and a request without a session (protocol 2026-07-28, or a
+// task created there) passes its check, so any caller could get, cancel or
+// list anyone's task. The keeper's hooks answer every tasks/get,
+// tasks/result and tasks/cancel naming a task of another identity exactly
+// as for an id that never existed, and drop such tasks from tasks/list, on
+// every transport and protocol version.
 package tasks
 
 import (
@@ -35,6 +40,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 )
 
 // Defaults for the environment variables.
@@ -46,13 +52,13 @@ const (
 // Vars documents the variables FromEnv reads.
 var Vars = []envconfig.Var{
 	{Name: "MCP_TASK_TTL", Default: DefaultTTL.String(), Description: "how long a task and its result are kept (a client may ask for less)"},
-	{Name: "MCP_MAX_TASKS", Default: fmt.Sprint(DefaultMax), Description: "tasks stored at once per server; further task requests are refused"},
+	{Name: "MCP_MAX_TASKS", Default: fmt.Sprint(DefaultMax), Description: "tasks one identity may have outstanding (running, or finished with the result not yet fetched); its further task requests are refused"},
 }
 
 // Config bounds the tasks a server keeps.
 type Config struct {
 	TTL time.Duration // kept this long after creation, at most
-	Max int           // stored at once
+	Max int           // outstanding at once per identity
 }
 
 // FromEnv reads MCP_TASK_TTL and MCP_MAX_TASKS.
@@ -68,9 +74,14 @@ func FromEnv(r *envconfig.Reader) Config {
 type Keeper struct {
 	cfg Config
 
-	mu      sync.Mutex
-	stored  int
-	running map[string]runEntry // task id -> its handler run
+	mu sync.Mutex
+	// tasks holds the owner of every task mcp-go may still answer for
+	// (until its TTL plus mcp-go's "expired" tombstone); outstanding counts
+	// each identity's tasks that hold a slot, plus its requests about to
+	// create one.
+	tasks       map[string]*record
+	outstanding map[httpauth.Principal]int
+	running     map[string]runEntry // task id -> its handler run
 	// waiting holds the tasks created whose handler has not started yet:
 	// a tasks/cancel can arrive before it does (mcp-go starts the handler
 	// on a goroutine of its own, and misses such a cancel itself).
@@ -78,6 +89,17 @@ type Keeper struct {
 	stopped bool
 	idle    chan struct{} // closed while no run is under way
 }
+
+// record is what the keeper knows of one task.
+type record struct {
+	owner httpauth.Principal
+	slot  bool // counted in outstanding[owner]
+}
+
+// forgetAfter is how long after its TTL a task's owner is still known:
+// mcp-go answers "task has expired" for five minutes after the TTL, and
+// only the owner may learn that.
+const forgetAfter = 6 * time.Minute
 
 // runEntry is one task's handler run: how to end it and its latest
 // progress.
@@ -96,7 +118,8 @@ func NewKeeper(cfg Config) *Keeper {
 	}
 	idle := make(chan struct{})
 	close(idle)
-	return &Keeper{cfg: cfg, running: map[string]runEntry{}, waiting: map[string]*link{}, idle: idle}
+	return &Keeper{cfg: cfg, tasks: map[string]*record{}, outstanding: map[httpauth.Principal]int{},
+		running: map[string]runEntry{}, waiting: map[string]*link{}, idle: idle}
 }
 
 // ServerOptions declares the tasks capability (tasks/list, tasks/cancel,
@@ -109,35 +132,81 @@ func (k *Keeper) ServerOptions() []server.ServerOption {
 	hooks.AddOnTaskCreated(func(ctx context.Context, m server.TaskMetrics) { k.created(ctx, m.TaskID) })
 	// A task that ends without its handler going through Tool (none do
 	// today) leaves nothing waiting.
-	forget := func(ctx context.Context, m server.TaskMetrics) {
+	hooks.AddOnTaskCompleted(func(ctx context.Context, m server.TaskMetrics) {
 		k.mu.Lock()
 		delete(k.waiting, m.TaskID)
 		k.mu.Unlock()
-	}
-	hooks.AddOnTaskCompleted(forget)
-	hooks.AddOnTaskFailed(forget)
-	hooks.AddOnTaskCancelled(func(ctx context.Context, m server.TaskMetrics) { k.cancel(m.TaskID) })
+	})
+	// A failed task has nothing left to fetch: its slot is free at once
+	// (a completed one keeps it until its result is fetched, or the TTL).
+	hooks.AddOnTaskFailed(func(ctx context.Context, m server.TaskMetrics) {
+		k.mu.Lock()
+		delete(k.waiting, m.TaskID)
+		k.mu.Unlock()
+		k.free(m.TaskID)
+	})
+	hooks.AddOnTaskCancelled(func(ctx context.Context, m server.TaskMetrics) {
+		k.cancel(m.TaskID)
+		k.free(m.TaskID)
+	})
 	answers := func(s *server.MCPServer) {
 		h := s.GetHooks()
 		if h == nil {
 			h = &server.Hooks{}
 			server.WithHooks(h)(s)
 		}
+		// A request naming a task of another identity (or one the keeper
+		// does not know) goes on naming no task at all, so that mcp-go
+		// answers it exactly as an id that never existed: same error, same
+		// status, on every transport and protocol version. The before
+		// hooks run on the request mcp-go then handles.
+		h.AddBeforeGetTask(func(ctx context.Context, _ any, req *mcp.GetTaskRequest) {
+			k.screen(ctx, &req.Params.TaskId)
+		})
+		h.AddBeforeTaskResult(func(ctx context.Context, _ any, req *mcp.TaskResultRequest) {
+			k.screen(ctx, &req.Params.TaskId)
+		})
+		h.AddBeforeCancelTask(func(ctx context.Context, _ any, req *mcp.CancelTaskRequest) {
+			k.screen(ctx, &req.Params.TaskId)
+		})
 		// mcp-go v1.2.1 keeps a task's status in an unexported entry and
 		// offers no way to update a working task's statusMessage, so the
-		// keeper fills it into the answers, after mcp-go has checked that
-		// the task belongs to the caller's session.
+		// keeper fills it into the answers.
 		h.AddAfterGetTask(func(ctx context.Context, id any, _ *mcp.GetTaskRequest, res *mcp.GetTaskResult) {
 			if res != nil {
 				k.fill(&res.Task)
+				// On 2026-07-28 tasks/get is how the outcome is fetched
+				// (tasks/result is gone): once it reports an end, the slot
+				// is free.
+				if res.Status.IsTerminal() && server.IsModernRequest(ctx) {
+					k.free(res.TaskId)
+				}
+			}
+		})
+		h.AddAfterTaskResult(func(ctx context.Context, id any, req *mcp.TaskResultRequest, res *mcp.TaskResultResult) {
+			if res != nil {
+				k.free(req.Params.TaskId)
 			}
 		})
 		h.AddAfterListTasks(func(ctx context.Context, id any, _ *mcp.ListTasksRequest, res *mcp.ListTasksResult) {
-			if res != nil {
-				for i := range res.Tasks {
-					k.fill(&res.Tasks[i])
+			if res == nil {
+				return
+			}
+			p := httpauth.PrincipalFromContext(ctx)
+			mine := res.Tasks[:0]
+			for _, t := range res.Tasks {
+				if k.owns(p, t.TaskId) {
+					k.fill(&t)
+					mine = append(mine, t)
 				}
 			}
+			if len(mine) < len(res.Tasks) {
+				// mcp-go's cursor is the last listed task's id. serve sets
+				// no page limit, so there is none; with one, a page that
+				// held another's task ends the list rather than name it.
+				res.NextCursor = ""
+			}
+			res.Tasks = mine
 		})
 	}
 	return []server.ServerOption{server.WithTaskCapabilities(true, true, true), server.WithTaskHooks(hooks), answers}
@@ -159,11 +228,41 @@ func (k *Keeper) fill(t *mcp.Task) {
 	}
 }
 
-// Stored is how many tasks the keeper counts as kept.
+// Stored is how many task slots are held, over every identity.
 func (k *Keeper) Stored() int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.stored
+	n := 0
+	for _, c := range k.outstanding {
+		n += c
+	}
+	return n
+}
+
+// owns reports whether task id belongs to p.
+func (k *Keeper) owns(p httpauth.Principal, id string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	r, ok := k.tasks[id]
+	return ok && r.owner == p
+}
+
+// screen replaces *id with one no task has unless the caller of ctx owns
+// it.
+func (k *Keeper) screen(ctx context.Context, id *string) {
+	if !k.owns(httpauth.PrincipalFromContext(ctx), *id) {
+		*id = ""
+	}
+}
+
+// free releases task id's slot, once.
+func (k *Keeper) free(id string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if r, ok := k.tasks[id]; ok && r.slot {
+		r.slot = false
+		k.release(r.owner)
+	}
 }
 
 // Running is how many task handler runs are under way.
@@ -177,9 +276,10 @@ func (k *Keeper) Running() int {
 // request's goroutine) to the handler (another goroutine, same context
 // values).
 type link struct {
-	mu  sync.Mutex
-	id  string
-	ttl time.Duration
+	mu    sync.Mutex
+	id    string
+	ttl   time.Duration
+	owner httpauth.Principal // holds a reserved slot for the task
 	// cancelled is set (under the keeper's mu) by a tasks/cancel that came
 	// before the handler started.
 	cancelled bool
@@ -262,17 +362,33 @@ func (k *Keeper) Stop() {
 	}
 }
 
-// created links a new task to the request that created it, and keeps it
-// as waiting for its handler.
+// created records a new task's owner, links it to the request that
+// created it, and keeps it as waiting for its handler. It runs inside
+// mcp-go's task creation, before the client can learn the id.
 func (k *Keeper) created(ctx context.Context, id string) {
-	l, ok := ctx.Value(linkKey{}).(*link)
-	if !ok {
-		return
-	}
-	l.set(id)
+	owner := httpauth.PrincipalFromContext(ctx)
+	ttl := k.cfg.TTL
+	l, linked := ctx.Value(linkKey{}).(*link)
 	k.mu.Lock()
-	k.waiting[id] = l
+	if linked {
+		// The slot Wrap reserved for the request becomes the task's.
+		owner, ttl = l.owner, l.ttl
+		k.waiting[id] = l
+	} else {
+		// Created without Wrap (legacy SSE): counted, not refusable.
+		k.outstanding[owner]++
+	}
+	k.tasks[id] = &record{owner: owner, slot: true}
 	k.mu.Unlock()
+	if linked {
+		l.set(id)
+	}
+	time.AfterFunc(ttl, func() { k.free(id) })
+	time.AfterFunc(ttl+forgetAfter, func() {
+		k.mu.Lock()
+		delete(k.tasks, id)
+		k.mu.Unlock()
+	})
 }
 
 // cancel ends a task's handler run, or marks a task whose handler has not
@@ -335,37 +451,42 @@ func (k *Keeper) Wrap(next http.Handler) http.Handler {
 			rpcError(w, c.ID, -32602, "params.task is not an object: "+err.Error())
 			return
 		}
-		if !k.reserve() {
-			rpcError(w, c.ID, -32603, fmt.Sprintf("cannot create a task: this server already keeps %d tasks (MCP_MAX_TASKS); fetch or cancel finished ones and retry after they expire (MCP_TASK_TTL %s), or call the tool without a task", k.cfg.Max, k.cfg.TTL))
+		owner := httpauth.PrincipalFromContext(r.Context())
+		if !k.reserve(owner) {
+			rpcError(w, c.ID, -32603, fmt.Sprintf("cannot create a task: you already have %d tasks outstanding (MCP_MAX_TASKS, per identity), running or finished with the result not yet fetched; "+
+				"fetch results (tasks/result, or tasks/get once a task has ended), cancel tasks you no longer need (tasks/cancel), wait for them to expire (MCP_TASK_TTL %s), or call the tool without a task", k.cfg.Max, k.cfg.TTL))
 			return
 		}
-		l := &link{ttl: ttl}
-		rec := &sniffer{ResponseWriter: w}
+		l := &link{ttl: ttl, owner: owner}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), linkKey{}, l)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), linkKey{}, l)))
 		if l.get() == "" {
-			k.release() // refused by mcp-go (unknown tool, no task support): nothing stored
-			return
+			// Refused by mcp-go (unknown tool, no task support): nothing
+			// stored.
+			k.mu.Lock()
+			k.release(owner)
+			k.mu.Unlock()
 		}
-		time.AfterFunc(ttl, k.release)
 	})
 }
 
-func (k *Keeper) reserve() bool {
+// reserve takes a slot for a task owner is about to create.
+func (k *Keeper) reserve(owner httpauth.Principal) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.stored >= k.cfg.Max {
+	if k.outstanding[owner] >= k.cfg.Max {
 		return false
 	}
-	k.stored++
+	k.outstanding[owner]++
 	return true
 }
 
-func (k *Keeper) release() {
-	k.mu.Lock()
-	k.stored--
-	k.mu.Unlock()
+// release gives owner's slot back; k.mu is held.
+func (k *Keeper) release(owner httpauth.Principal) {
+	if k.outstanding[owner]--; k.outstanding[owner] <= 0 {
+		delete(k.outstanding, owner)
+	}
 }
 
 // setTTL rewrites params.task.ttl, keeping every other byte's meaning.
@@ -395,27 +516,6 @@ func setTTL(body []byte, ttl time.Duration) ([]byte, error) {
 	}
 	return json.Marshal(msg)
 }
-
-// sniffer keeps the start of the answer to see whether a task was created.
-type sniffer struct {
-	http.ResponseWriter
-	head []byte
-}
-
-func (s *sniffer) Write(p []byte) (int, error) {
-	if len(s.head) < 4096 {
-		s.head = append(s.head, p[:min(len(p), 4096-len(s.head))]...)
-	}
-	return s.ResponseWriter.Write(p)
-}
-
-func (s *sniffer) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (s *sniffer) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func rpcError(w http.ResponseWriter, id json.RawMessage, code int, msg string) {
 	if len(id) == 0 {
