@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func TestRealPrometheus(t *testing.T) {
 	promtest.CheckRules(t, rules)
 	h := codertest.New(t)
 	bin := e2e.Build(t, ".")
-	srv := e2e.StartHTTP(t, bin, append([]string{h.Marker, "CODER_CLI_PATH=" + h.CLI, "CODER_HOME=" + h.Home,
+	srv := e2e.StartHTTP(t, bin, append([]string{h.Marker, "CODER_CLI_PATH=" + h.CLI, "CODER_HOME=" + h.Home, "CODER_WORKSPACE_ROOTS=" + os.TempDir(),
 		"CODER_MODELS=" + codertest.Model, "CODER_DEFAULT_MODEL=" + codertest.Model}, e2e.OAuthEnv...))
 	prom := promtest.Start(t, promtest.Options{Targets: []string{strings.TrimPrefix(srv.Base, "http://")}, Rules: []string{rules}})
 	cs := e2e.Connect(t, srv.MCPURL(), e2e.Bearer(e2e.OAuthToken("alice")))

@@ -119,18 +119,22 @@ func (s *Server) buildCoder(caps cli.Caps, in coderInput, view sessionView) (cod
 	}
 	cp.dir = in.Dir
 	if cp.dir == "" && data.WorkingDirectory != "" {
-		// A follow-up continues where the session worked, if that still exists.
-		if fi, err := os.Stat(data.WorkingDirectory); err == nil && fi.IsDir() {
-			cp.dir = data.WorkingDirectory
+		// A follow-up continues where the session worked, if that is still
+		// a directory the roots allow (checked anew: it may have changed).
+		if real, err := s.ws.Resolve(data.WorkingDirectory); err == nil {
+			cp.dir = real
 		}
 	}
 	if cp.dir == "" {
-		// Named, so that the preview, the target and the session say where.
+		// Named, so that the preview, the target and the session say where;
+		// confined like any other workspace.
 		wd, err := os.Getwd()
 		if err != nil {
 			return cp, mcperr.New(mcperr.Invalid, "the server's own working directory cannot be read", err, "Pass workingDirectory")
 		}
-		cp.dir = wd
+		if cp.dir, err = s.workingDir(wd); err != nil {
+			return cp, mcperr.New(mcperr.Invalid, "no workingDirectory was given and the server's own working directory is not a usable workspace", err, "Pass workingDirectory")
+		}
 	}
 	run := cli.ExecRequest{
 		Prompt: in.Prompt, Model: in.Model, ReasoningEffort: in.ReasoningEffort, Sandbox: in.Sandbox,

@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
@@ -41,6 +40,7 @@ type Server struct {
 	logger    *slog.Logger
 	heartbeat time.Duration
 	throttle  time.Duration
+	ws        workspace.Policy
 }
 
 // Options tune progress reporting (tests shorten them).
@@ -61,7 +61,11 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 	if o.Throttle <= 0 {
 		o.Throttle = 250 * time.Millisecond
 	}
-	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle}
+	ws := workspace.Policy{Roots: cfg.WorkspaceRoots}
+	if cfg.CLIHome != "" {
+		ws.Guarded = []workspace.Guard{{Path: cfg.CLIHome, What: "the CLI's configuration directory (CODER_HOME)"}}
+	}
+	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws}
 }
 
 // Register adds the five tools through the tool-call pipeline: coder is
@@ -138,7 +142,7 @@ func (s *Server) decodeCoder(req mcp.CallToolRequest) (coderInput, error) {
 	if in.Model, err = s.model(in.Model); err != nil {
 		return in, err
 	}
-	if in.Dir, err = workingDir(req.GetString("workingDirectory", "")); err != nil {
+	if in.Dir, err = s.workingDir(req.GetString("workingDirectory", "")); err != nil {
 		return in, err
 	}
 	if in.CallbackURI == "" {
@@ -185,23 +189,22 @@ func (s *Server) invalidModel(m, why string) error {
 		fmt.Sprintf("Omit model to use the default (%s), or choose one of: %s", s.cfg.DefaultModel, joinModels(s.cfg.Models)))
 }
 
-// workingDir checks that dir exists and is a directory, and makes it absolute.
-func workingDir(dir string) (string, error) {
+// workingDir confines dir to the workspace roots and returns its real
+// path, which is what the CLI is then given; "" stays "" (the caller picks
+// the default).
+func (s *Server) workingDir(dir string) (string, error) {
 	if dir == "" {
 		return "", nil
 	}
-	abs, err := filepath.Abs(dir)
+	real, err := s.ws.Resolve(dir)
 	if err != nil {
-		return "", mcperr.New(mcperr.Invalid, fmt.Sprintf("workingDirectory %q is not a usable path", dir), err, "Pass an existing directory")
+		var we *workspace.Error
+		if errors.As(err, &we) {
+			return "", mcperr.New(mcperr.Invalid, we.Error(), nil, we.Hint+"; no CLI process was started")
+		}
+		return "", err
 	}
-	fi, err := os.Stat(abs)
-	switch {
-	case err != nil:
-		return "", mcperr.New(mcperr.Invalid, fmt.Sprintf("workingDirectory %q does not exist or cannot be read", dir), err, "Pass an existing directory")
-	case !fi.IsDir():
-		return "", mcperr.New(mcperr.Invalid, fmt.Sprintf("workingDirectory %q is not a directory", dir), nil, "Pass a directory, not a file")
-	}
-	return abs, nil
+	return real, nil
 }
 
 // bound applies CODER_TIMEOUT to a whole call: waiting for its session and
@@ -235,7 +238,7 @@ func (s *Server) review(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	if rr.Model, err = s.model(req.GetString("model", "")); err != nil {
 		return mcperr.ToolResult(err), nil
 	}
-	if rr.Dir, err = workingDir(req.GetString("workingDirectory", "")); err != nil {
+	if rr.Dir, err = s.workingDir(req.GetString("workingDirectory", "")); err != nil {
 		return mcperr.ToolResult(err), nil
 	}
 	if err := rr.Validate(); err != nil {
