@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -274,3 +275,5 @@ func waitNoLeftovers(t *testing.T, marker string, d time.Duration) {
 	}
 }
 
+// localOwner owns the sessions of callers without OAuth (this process's user).
+var localOwner = "local:" + strconv.Itoa(os.Getuid())

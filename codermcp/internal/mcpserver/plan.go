@@ -47,6 +47,7 @@ func (v sessionView) same(w sessionView) bool {
 // and run as these values.
 type coderPlan struct {
 	in       coderInput
+	owner    string // whose sessions the turn may use (callerOwner)
 	class    toolcall.Class
 	view     sessionView // the session before the turn (before a reset)
 	dir      string      // where the CLI runs
@@ -81,14 +82,18 @@ func (s *Server) planCoder(ctx context.Context, req mcp.CallToolRequest) (toolca
 		return toolcall.Plan{}, s.classify(err, in.Model)
 	}
 	probe := time.Since(start) // counts against CODER_TIMEOUT with the run
+	owner := callerOwner(ctx)
 	var view sessionView
 	if session.ValidID(in.SessionID) {
-		view.data, view.exists = s.store.Get(in.SessionID)
+		// Only the caller's own: another identity's session of that id is
+		// not found, and the dry run shows a new one.
+		view.data, view.exists = s.store.Get(owner, in.SessionID)
 	}
 	cp, err := s.buildCoder(caps, in, view)
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
+	cp.owner = owner
 	cmds := []string{cp.primary.String()}
 	if cp.fallback != nil {
 		cmds = append(cmds, "only if the CLI no longer knows conversation "+cp.resumeID+": "+cp.fallback.String())
@@ -170,7 +175,7 @@ func (s *Server) runCoder(ctx context.Context, req mcp.CallToolRequest, caps cli
 	ctx, cancel := context.WithTimeoutCause(ctx, budget, cli.ErrTimeout)
 	defer cancel()
 	in := cp.in
-	lease, err := s.store.Acquire(ctx, in.SessionID)
+	lease, err := s.store.Acquire(ctx, cp.owner, in.SessionID)
 	if err != nil {
 		return s.failure(s.waitFailed(ctx, err), in.Model), nil
 	}
@@ -187,9 +192,11 @@ func (s *Server) runCoder(ctx context.Context, req mcp.CallToolRequest, caps cli
 		}
 		// A read turn was neither shown nor recorded: plan it again on the
 		// session as it is now, so queued calls continue one another.
+		owner := cp.owner
 		if cp, err = s.buildCoder(caps, in, now); err != nil {
 			return mcperr.ToolResult(err), nil
 		}
+		cp.owner = owner
 	}
 	if in.Reset {
 		lease.Reset()

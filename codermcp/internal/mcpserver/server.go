@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"maps"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
+	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
@@ -99,12 +102,25 @@ func (s *Server) help(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 }
 
 func (s *Server) listSessions(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	b, err := json.Marshal(s.store.List())
+	b, err := json.Marshal(s.store.List(callerOwner(ctx)))
 	if err != nil {
 		return nil, err
 	}
 	return mcp.NewToolResultText(string(b)), nil
 }
+
+// callerOwner is whom a session belongs to: the OAuth identity (issuer and
+// subject, as httpauth.Identity.Owner spells them), else — stdio, or HTTP
+// without OAuth — the local user running this server. Owner keys start
+// with a digit, so "local:" cannot collide with one.
+func callerOwner(ctx context.Context) string {
+	if id, ok := httpauth.IdentityFromContext(ctx); ok {
+		return id.Owner()
+	}
+	return localOwner
+}
+
+var localOwner = "local:" + strconv.Itoa(os.Getuid())
 
 // coderInput is the decoded, validated coder call.
 type coderInput struct {
