@@ -20,7 +20,7 @@ import (
 // the roots.
 type boundary struct {
 	base, root, realRoot2, linkRoot2, outside, home string
-	marker                                         string // file name the attacks write
+	marker                                          string // file name the attacks write
 }
 
 func newBoundary(t *testing.T) *boundary {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -175,6 +176,9 @@ func (s *Server) runCoder(ctx context.Context, req mcp.CallToolRequest, caps cli
 	ctx, cancel := context.WithTimeoutCause(ctx, budget, cli.ErrTimeout)
 	defer cancel()
 	in := cp.in
+	if err := refuseHazards(cp.dir); err != nil {
+		return mcperr.ToolResult(err), nil
+	}
 	lease, err := s.store.Acquire(ctx, cp.owner, in.SessionID)
 	if err != nil {
 		return s.failure(s.waitFailed(ctx, err), in.Model), nil
@@ -273,6 +277,10 @@ func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Previ
 	if in.CallbackURI != "" {
 		state["callbackUri"] = in.CallbackURI
 	}
+	hz := workdir.Hazards(cp.dir)
+	if len(hz) > 0 {
+		state["gitHazards"] = hz
+	}
 	var summary, effect string
 	where := fmt.Sprintf("%s (%s)", cp.dir, g.Words())
 	switch sandbox {
@@ -287,6 +295,9 @@ func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Previ
 		effect = "nothing on disk changes; the model answers"
 	}
 	summary += fmt.Sprintf(" Model %s, %s. Task: %q", in.Model, sessWords, clipText(in.Prompt, 300))
+	if len(hz) > 0 {
+		summary += " It will be refused: the repository's git configuration would have the CLI's own git run commands outside the sandbox (" + strings.Join(hz, ", ") + ")."
+	}
 	return toolcall.Preview{
 		Summary: summary,
 		State:   state,
@@ -295,6 +306,22 @@ func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Previ
 		// place in its conversation.
 		Precondition: fmt.Sprintf("dir=%s %s session=%v turns=%d thread=%s", cp.dir, g.Fingerprint(), cp.view.exists, cp.view.data.TurnCount, cp.view.data.CoderConversationID),
 	}
+}
+
+// refuseHazards refuses a run in a repository configured to run commands:
+// the CLI runs git there itself, outside its sandbox, as this server's user
+// (for a turn's metadata, a review's diff), whatever the call's sandbox.
+func refuseHazards(dir string) error {
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	hz := workdir.Hazards(dir)
+	if len(hz) == 0 {
+		return nil
+	}
+	return mcperr.New(mcperr.Invalid,
+		fmt.Sprintf("the Codex CLI is not run in %s: its git configuration would have the CLI's own git run commands outside the sandbox as this server's user (%s)", dir, strings.Join(hz, ", ")), nil,
+		"Remove those settings (git config --unset <name>; delete or disable the hooks named), or work in a fresh clone; no CLI process was started")
 }
 
 func clipText(s string, n int) string {

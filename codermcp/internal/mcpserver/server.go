@@ -260,6 +260,9 @@ func (s *Server) review(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	if err := rr.Validate(); err != nil {
 		return mcperr.ToolResult(invalidInput(err)), nil
 	}
+	if err := refuseHazards(rr.Dir); err != nil {
+		return mcperr.ToolResult(err), nil
+	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()
 	if _, err := s.cli.Caps(ctx); err != nil {
