@@ -42,7 +42,7 @@ type Config struct {
 var Vars = []envconfig.Var{
 	{Name: "CODER_CLI_PATH", Default: "codex", Description: "Codex CLI executable (name on PATH or a path); 0.36.0 or later"},
 	{Name: "CODER_HOME", Description: "config directory handed to the CLI as CODEX_HOME (default: the CLI's own, ~/.codex)"},
-	{Name: "CODER_WORKSPACE_ROOTS", Default: "(the server's working directory)", Description: "comma-separated directories a call's workingDirectory must lie in (symlinks resolved); none may lie inside CODER_HOME"},
+	{Name: "CODER_WORKSPACE_ROOTS", Description: "comma-separated directories a call's workingDirectory must lie in, symlinks resolved; a workspace never contains or lies in CODER_HOME (default: the server's working directory)"},
 	{Name: "CODER_MODELS", Default: strings.Join(DefaultModels, ","), Description: "comma-separated model ids the tools accept; set them to the ids your CLI/provider knows"},
 	{Name: "CODER_DEFAULT_MODEL", Default: DefaultModel, Description: "model used when a call names none; must be in CODER_MODELS"},
 	{Name: "CODER_SESSION_LIMIT", Default: "100", Description: "most sessions kept in memory; the least recently used is evicted"},

@@ -138,8 +138,9 @@ func (s *Server) buildCoder(caps cli.Caps, in coderInput, view sessionView) (cod
 		if err != nil {
 			return cp, mcperr.New(mcperr.Invalid, "the server's own working directory cannot be read", err, "Pass workingDirectory")
 		}
-		if cp.dir, err = s.workingDir(wd); err != nil {
-			return cp, mcperr.New(mcperr.Invalid, "no workingDirectory was given and the server's own working directory is not a usable workspace", err, "Pass workingDirectory")
+		if cp.dir, err = s.ws.Resolve(wd); err != nil {
+			return cp, mcperr.New(mcperr.Invalid, "no workingDirectory was given, and the server's own working directory cannot be used: "+err.Error(), nil,
+				"Pass workingDirectory: a directory under one of CODER_WORKSPACE_ROOTS ("+strings.Join(s.cfg.WorkspaceRoots, ", ")+"); no CLI process was started")
 		}
 	}
 	run := cli.ExecRequest{
