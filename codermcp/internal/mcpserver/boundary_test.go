@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
@@ -196,4 +198,62 @@ func TestWorkspaceBoundary(t *testing.T) {
 	if _, err := os.Stat(mcpRan); err == nil {
 		t.Fatal("a later read-only call started an MCP server planted by an earlier call")
 	}
+}
+
+// TestWorkspaceSwappedAfterCheck: a directory checked when the call was
+// planned, then replaced by a symlink to CODER_HOME while the call waited
+// for a slot, is refused at the hand-off: no CLI process starts there and
+// the CLI's config is unchanged.
+func TestWorkspaceSwappedAfterCheck(t *testing.T) {
+	b := newBoundary(t)
+	e := newApprovalEnv(t, envOptions{cfg: func(c *config.Config) {
+		c.MaxConcurrency = 1
+		c.WorkspaceRoots = []string{b.root}
+	}})
+	b.home = e.cfg.Home
+	cfgHash := hashFile(t, filepath.Join(b.home, "config.toml"))
+	racy := filepath.Join(b.root, "racy")
+	if err := os.Mkdir(racy, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan struct{})
+	go func() {
+		defer close(held)
+		e.call(t, "coder", map[string]any{"prompt": "[[gate:hold]]", "workingDirectory": filepath.Join(b.root, "proj"), "sessionId": "holder"})
+	}()
+	waitRequest(t, e.h.Endpoint, "[[gate:hold]]")
+	runs := e.started.Load()
+	res := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res <- e.call(t, "coder", map[string]any{"prompt": b.attack(filepath.Join(b.outside, "mcp-ran")), "sandbox": "workspace-write", "workingDirectory": racy, "sessionId": "racer"})
+	}()
+	time.Sleep(time.Second) // planned (checked) and waiting for the slot
+	if err := os.Rename(racy, racy+"-old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(b.home, racy); err != nil {
+		t.Fatal(err)
+	}
+	e.h.Endpoint.Open("hold")
+	<-held
+	mustError(t, <-res, "now resolves to", b.home)
+	if n := e.started.Load() - runs; n != 0 {
+		t.Errorf("%d CLI processes started after the swap", n)
+	}
+	if _, err := os.Stat(filepath.Join(b.home, b.marker)); err == nil {
+		t.Error("the run wrote into CODER_HOME through the swapped directory")
+	}
+	if hashFile(t, filepath.Join(b.home, "config.toml")) != cfgHash {
+		t.Error("config.toml changed")
+	}
+}
+
+func waitRequest(t *testing.T, ep *codertest.Endpoint, s string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if len(ep.RequestsWith(s)) > 0 {
+			return
+		}
+	}
+	t.Fatalf("no request with %q reached the endpoint", s)
 }
