@@ -95,8 +95,10 @@ func newEnv(t testing.TB, o envOptions) *env {
 	e.cfg.CLIPath = e.h.CLI
 	e.cfg.Home = e.h.Home
 	e.cfg.CLIHome = workspace.Real(e.h.Home)
-	// Tests work in temporary directories.
-	e.cfg.WorkspaceRoots = []string{workspace.Real(os.TempDir())}
+	// Tests work in temporary directories, or (without workingDirectory)
+	// in this package's directory.
+	wd, _ := os.Getwd()
+	e.cfg.WorkspaceRoots = []string{workspace.Real(os.TempDir()), workspace.Real(wd)}
 	if o.cfg != nil {
 		o.cfg(&e.cfg)
 	}
