@@ -46,7 +46,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return status
 	}
 
-	client := &cli.Client{Path: ccfg.CLIPath, Home: ccfg.Home, Timeout: ccfg.Timeout}
+	client := &cli.Client{Path: ccfg.CLIPath, Home: ccfg.Home, Timeout: ccfg.Timeout, Pins: cli.PinsFor(ccfg.CLIHome, getenv("TMPDIR"))}
 	store := session.New(session.Options{Limit: ccfg.SessionLimit, TTL: ccfg.SessionTTL, MaxConcurrency: ccfg.MaxConcurrency})
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()

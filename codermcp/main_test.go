@@ -99,7 +99,7 @@ func TestCoderEndToEnd(t *testing.T) {
 	t.Parallel()
 	h := codertest.New(t)
 	bin := e2e.Build(t, ".")
-	env := append(append([]string(nil), h.Env...), "CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home,
+	env := append(append([]string(nil), h.Env...), "CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_WORKSPACE_ROOTS="+testRoots(),
 		"CODER_MODELS="+codertest.Model, "CODER_DEFAULT_MODEL="+codertest.Model, "STRUCTURED_CONTENT_ENABLED=yes")
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
@@ -180,7 +180,7 @@ func TestShutdownStopsRunningCLI(t *testing.T) {
 	h := codertest.New(t)
 	bin := e2e.Build(t, ".")
 	srv := e2e.StartHTTP(t, bin, append(append([]string(nil), h.Env...), "MCP_SHUTDOWN_TIMEOUT=1s",
-		"CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_MODELS="+codertest.Model, "CODER_DEFAULT_MODEL="+codertest.Model))
+		"CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_WORKSPACE_ROOTS="+testRoots(), "CODER_MODELS="+codertest.Model, "CODER_DEFAULT_MODEL="+codertest.Model))
 	cs := e2e.Connect(t, srv.MCPURL(), nil)
 	go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "coder", Arguments: map[string]any{"prompt": "shutdown [[hang]]"}})
 	deadline := time.Now().Add(30 * time.Second)
@@ -215,7 +215,7 @@ func TestResultsGolden(t *testing.T) {
 	t.Parallel()
 	h := codertest.New(t)
 	bin := e2e.Build(t, ".")
-	cs := e2e.Stdio(t, bin, append(append([]string(nil), h.Env...), "CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home,
+	cs := e2e.Stdio(t, bin, append(append([]string(nil), h.Env...), "CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_WORKSPACE_ROOTS="+testRoots(),
 		"CODER_MODELS="+codertest.Model+","+codertest.MissingModel, "CODER_DEFAULT_MODEL="+codertest.Model,
 		"STRUCTURED_CONTENT_ENABLED=true", "CODER_MCP_CALLBACK_URI=http://127.0.0.1:9/callback"))
 	calls := []struct {
@@ -250,4 +250,12 @@ func TestResultsGolden(t *testing.T) {
 	out = regexp.MustCompile(`\d{4}-\d\d-\d\dT[0-9:.]+Z`).ReplaceAllString(out, "<time>")
 	out = regexp.MustCompile(`127\.0\.0\.1:\d+/v1`).ReplaceAllString(out, "127.0.0.1:<port>/v1")
 	e2e.Golden(t, "testdata/results.golden.json", out+"\n")
+}
+
+// testRoots are the workspace roots of the tests' servers: temporary
+// directories, and this package's directory (the servers' working
+// directory, where a call without workingDirectory runs).
+func testRoots() string {
+	wd, _ := os.Getwd()
+	return os.TempDir() + "," + wd
 }

@@ -43,7 +43,7 @@ func TestRealPrometheus(t *testing.T) {
 	promtest.CheckRules(t, rules)
 	h := codertest.New(t)
 	bin := e2e.Build(t, ".")
-	srv := e2e.StartHTTP(t, bin, append([]string{h.Marker, "CODER_CLI_PATH=" + h.CLI, "CODER_HOME=" + h.Home,
+	srv := e2e.StartHTTP(t, bin, append([]string{h.Marker, "CODER_CLI_PATH=" + h.CLI, "CODER_HOME=" + h.Home, "CODER_WORKSPACE_ROOTS=" + testRoots(),
 		"CODER_MODELS=" + codertest.Model, "CODER_DEFAULT_MODEL=" + codertest.Model}, e2e.OAuthEnv...))
 	prom := promtest.Start(t, promtest.Options{Targets: []string{strings.TrimPrefix(srv.Base, "http://")}, Rules: []string{rules}, BearerToken: e2e.OAuthToken("prometheus")})
 	cs := e2e.Connect(t, srv.MCPURL(), e2e.Bearer(e2e.OAuthToken("alice")))
@@ -151,7 +151,7 @@ func TestMetricsCardinality(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := e2e.Build(t, ".")
-	srv := e2e.StartHTTP(t, bin, []string{"CODER_CLI_PATH=" + fake, "CODER_MODELS=m1", "CODER_DEFAULT_MODEL=m1"})
+	srv := e2e.StartHTTP(t, bin, []string{"CODER_CLI_PATH=" + fake, "CODER_WORKSPACE_ROOTS=" + testRoots(), "CODER_MODELS=m1", "CODER_DEFAULT_MODEL=m1"})
 	cs := e2e.Connect(t, srv.MCPURL(), nil)
 	dir := t.TempDir()
 	round := func(i int) {

@@ -73,7 +73,7 @@ func taskServer(t *testing.T, extra ...string) (*codertest.Harness, string) {
 	h := codertest.New(t)
 	bin := e2e.Build(t, ".")
 	env := append(append(append([]string(nil), h.Env...), e2e.OAuthEnv...),
-		"CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_MODELS="+codertest.Model, "CODER_DEFAULT_MODEL="+codertest.Model)
+		"CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_WORKSPACE_ROOTS="+testRoots(), "CODER_MODELS="+codertest.Model, "CODER_DEFAULT_MODEL="+codertest.Model)
 	srv := e2e.StartHTTP(t, bin, append(env, extra...))
 	return h, srv.MCPURL()
 }
@@ -198,7 +198,7 @@ func TestShutdownStopsRunningTask(t *testing.T) {
 	h := codertest.New(t)
 	bin := e2e.Build(t, ".")
 	srv := e2e.StartHTTP(t, bin, append(append([]string(nil), h.Env...), "MCP_SHUTDOWN_TIMEOUT=1s",
-		"CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_MODELS="+codertest.Model, "CODER_DEFAULT_MODEL="+codertest.Model))
+		"CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_WORKSPACE_ROOTS="+testRoots(), "CODER_MODELS="+codertest.Model, "CODER_DEFAULT_MODEL="+codertest.Model))
 	c := newCaller(t, srv.MCPURL(), "", "")
 	c.rpc("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
 	c.Post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)

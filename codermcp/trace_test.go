@@ -28,7 +28,7 @@ func TestTraceOfOneTurn(t *testing.T) {
 	cmd := exec.Command(bin)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.URL,
 		"MCP_APPROVAL=none", "MCP_AUDIT_LOG=off", "MCP_SHUTDOWN_TIMEOUT=2m",
-		"CODER_CLI_PATH=" + h.CLI, "CODER_HOME=" + h.Home, "CODER_MODELS=" + codertest.Model, "CODER_DEFAULT_MODEL=" + codertest.Model}, h.Env...)
+		"CODER_CLI_PATH=" + h.CLI, "CODER_HOME=" + h.Home, "CODER_WORKSPACE_ROOTS=" + testRoots(), "CODER_MODELS=" + codertest.Model, "CODER_DEFAULT_MODEL=" + codertest.Model}, h.Env...)
 	cmd.Dir = t.TempDir()
 	cmd.Stdin = strings.NewReader(in)
 	out, err := cmd.Output()

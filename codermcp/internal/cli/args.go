@@ -2,7 +2,10 @@ package cli
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
 )
 
 // Sandbox modes the CLI accepts.
@@ -40,6 +43,7 @@ type ExecRequest struct {
 	Dir             string // working directory ("" = the server's)
 	ResumeID        string // CLI conversation (thread) id to continue, "" for a new one
 	CallbackURI     string // passed to the CLI's environment
+	Pins            Pins   // set by Client.ExecCommand
 }
 
 // ReviewRequest is one `review` run. Exactly one target is set: Uncommitted,
@@ -52,6 +56,34 @@ type ReviewRequest struct {
 	Title       string // with Commit only
 	Model       string
 	Dir         string
+	Pins        Pins // set by Client.ReviewCommand
+}
+
+// Pins are the sandbox settings every run names on its command line, so
+// that no configuration file — which a run might have written — widens
+// what a later run may write: no extra writable roots, and /tmp or $TMPDIR
+// left out of the workspace-write sandbox when the CLI's configuration
+// directory lies there (the sandbox may otherwise always write them).
+type Pins struct {
+	ExcludeSlashTmp bool
+	ExcludeTmpdir   bool
+}
+
+// PinsFor is the pins for a CLI whose configuration directory is cliHome
+// (resolved), with tmpdir the children's $TMPDIR.
+func PinsFor(cliHome, tmpdir string) Pins {
+	under := func(dir string) bool {
+		return cliHome != "" && dir != "" && workspace.Within(cliHome, workspace.Real(dir))
+	}
+	return Pins{ExcludeSlashTmp: under("/tmp"), ExcludeTmpdir: under(tmpdir)}
+}
+
+func (p Pins) args() []string {
+	return []string{
+		"--config=sandbox_workspace_write.writable_roots=[]",
+		"--config=sandbox_workspace_write.exclude_slash_tmp=" + strconv.FormatBool(p.ExcludeSlashTmp),
+		"--config=sandbox_workspace_write.exclude_tmpdir_env_var=" + strconv.FormatBool(p.ExcludeTmpdir),
+	}
 }
 
 // tomlString renders s as a TOML basic string for a --config key=value
@@ -107,6 +139,7 @@ func ExecArgs(caps Caps, req ExecRequest) ([]string, error) {
 		}
 		args = append(args, "--config=approval_policy="+tomlString(ApprovalNever),
 			"--config=sandbox_mode="+tomlString(req.EffectiveSandbox()))
+		args = append(args, req.Pins.args()...)
 		return append(args, "--", req.ResumeID, req.Prompt), nil
 	}
 	args := []string{"exec"}
@@ -131,6 +164,7 @@ func ExecArgs(caps Caps, req ExecRequest) ([]string, error) {
 		// workspace-write sandbox), so the CLI's config cannot widen it.
 		args = append(args, "--sandbox="+req.EffectiveSandbox())
 	}
+	args = append(args, req.Pins.args()...)
 	if req.Dir != "" {
 		args = append(args, "--cd="+req.Dir)
 	}
@@ -234,6 +268,7 @@ func ReviewArgs(caps Caps, req ReviewRequest) ([]string, error) {
 	// A review only reads: the sandbox is pinned read-only, so neither the
 	// CLI's config nor the model can make it write.
 	args := []string{"exec", "--config=approval_policy=" + tomlString(ApprovalNever), "--sandbox=" + SandboxReadOnly}
+	args = append(args, req.Pins.args()...)
 	if req.Model != "" {
 		args = append(args, "--config=model="+tomlString(req.Model))
 	}

@@ -52,23 +52,23 @@ func TestExecArgs(t *testing.T) {
 		want string
 	}{
 		{"new turn, every option", current, ExecRequest{Prompt: "-rm -rf? no", Model: "m1", ReasoningEffort: "high", Sandbox: "read-only", Dir: "/w"},
-			`exec --json --skip-git-repo-check --model=m1 --config=model_reasoning_effort="high" --config=approval_policy="never" --sandbox=read-only --cd=/w -- -rm -rf? no`},
+			`exec --json --skip-git-repo-check --model=m1 --config=model_reasoning_effort="high" --config=approval_policy="never" --sandbox=read-only --config=sandbox_workspace_write.writable_roots=[] --config=sandbox_workspace_write.exclude_slash_tmp=false --config=sandbox_workspace_write.exclude_tmpdir_env_var=false --cd=/w -- -rm -rf? no`},
 		{"fullAuto on a current CLI is the workspace-write sandbox", current, ExecRequest{Prompt: "p", Model: "m", FullAuto: true},
-			`exec --json --skip-git-repo-check --model=m --config=approval_policy="never" --sandbox=workspace-write -- p`},
+			`exec --json --skip-git-repo-check --model=m --config=approval_policy="never" --sandbox=workspace-write --config=sandbox_workspace_write.writable_roots=[] --config=sandbox_workspace_write.exclude_slash_tmp=false --config=sandbox_workspace_write.exclude_tmpdir_env_var=false -- p`},
 		{"explicit sandbox wins over fullAuto", current, ExecRequest{Prompt: "p", Model: "m", FullAuto: true, Sandbox: "danger-full-access"},
-			`exec --json --skip-git-repo-check --model=m --config=approval_policy="never" --sandbox=danger-full-access -- p`},
+			`exec --json --skip-git-repo-check --model=m --config=approval_policy="never" --sandbox=danger-full-access --config=sandbox_workspace_write.writable_roots=[] --config=sandbox_workspace_write.exclude_slash_tmp=false --config=sandbox_workspace_write.exclude_tmpdir_env_var=false -- p`},
 		{"fullAuto on a CLI that still has the flag", mid, ExecRequest{Prompt: "p", Model: "m", FullAuto: true},
-			`exec --json --skip-git-repo-check --model=m --config=approval_policy="never" --full-auto -- p`},
+			`exec --json --skip-git-repo-check --model=m --config=approval_policy="never" --full-auto --config=sandbox_workspace_write.writable_roots=[] --config=sandbox_workspace_write.exclude_slash_tmp=false --config=sandbox_workspace_write.exclude_tmpdir_env_var=false -- p`},
 		{"resume moves sandbox into a config override", current, ExecRequest{Prompt: "p", Model: "m", Sandbox: "workspace-write", ResumeID: "T1", Dir: "/w", ReasoningEffort: "low"},
-			`exec resume --json --skip-git-repo-check --model=m --config=model_reasoning_effort="low" --config=approval_policy="never" --config=sandbox_mode="workspace-write" -- T1 p`},
+			`exec resume --json --skip-git-repo-check --model=m --config=model_reasoning_effort="low" --config=approval_policy="never" --config=sandbox_mode="workspace-write" --config=sandbox_workspace_write.writable_roots=[] --config=sandbox_workspace_write.exclude_slash_tmp=false --config=sandbox_workspace_write.exclude_tmpdir_env_var=false -- T1 p`},
 		{"resume with fullAuto", current, ExecRequest{Prompt: "p", Model: "m", FullAuto: true, ResumeID: "T1"},
-			`exec resume --json --skip-git-repo-check --model=m --config=approval_policy="never" --config=sandbox_mode="workspace-write" -- T1 p`},
+			`exec resume --json --skip-git-repo-check --model=m --config=approval_policy="never" --config=sandbox_mode="workspace-write" --config=sandbox_workspace_write.writable_roots=[] --config=sandbox_workspace_write.exclude_slash_tmp=false --config=sandbox_workspace_write.exclude_tmpdir_env_var=false -- T1 p`},
 		{"no sandbox asked: read-only, named", current, ExecRequest{Prompt: "p", Model: "m"},
-			`exec --json --skip-git-repo-check --model=m --config=approval_policy="never" --sandbox=read-only -- p`},
+			`exec --json --skip-git-repo-check --model=m --config=approval_policy="never" --sandbox=read-only --config=sandbox_workspace_write.writable_roots=[] --config=sandbox_workspace_write.exclude_slash_tmp=false --config=sandbox_workspace_write.exclude_tmpdir_env_var=false -- p`},
 		{"resume without a sandbox stays read-only", current, ExecRequest{Prompt: "p", Model: "m", ResumeID: "T1"},
-			`exec resume --json --skip-git-repo-check --model=m --config=approval_policy="never" --config=sandbox_mode="read-only" -- T1 p`},
+			`exec resume --json --skip-git-repo-check --model=m --config=approval_policy="never" --config=sandbox_mode="read-only" --config=sandbox_workspace_write.writable_roots=[] --config=sandbox_workspace_write.exclude_slash_tmp=false --config=sandbox_workspace_write.exclude_tmpdir_env_var=false -- T1 p`},
 		{"old CLI: no --json, no resume", old, ExecRequest{Prompt: "p", Model: "m", ResumeID: "T1", FullAuto: true},
-			`exec --skip-git-repo-check --model=m --config=approval_policy="never" --full-auto -- p`},
+			`exec --skip-git-repo-check --model=m --config=approval_policy="never" --full-auto --config=sandbox_workspace_write.writable_roots=[] --config=sandbox_workspace_write.exclude_slash_tmp=false --config=sandbox_workspace_write.exclude_tmpdir_env_var=false -- p`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,10 +91,10 @@ func TestReviewArgsAndValidate(t *testing.T) {
 		want    string
 		invalid string
 	}{
-		{ReviewRequest{Uncommitted: true, Model: "m", Dir: "/r"}, `exec --config=approval_policy="never" --sandbox=read-only --config=model="m" --cd=/r review --json --skip-git-repo-check --uncommitted`, ""},
-		{ReviewRequest{Base: "main", Model: "m"}, `exec --config=approval_policy="never" --sandbox=read-only --config=model="m" review --json --skip-git-repo-check --base=main`, ""},
-		{ReviewRequest{Commit: "abc1", Title: "T", Model: "m"}, `exec --config=approval_policy="never" --sandbox=read-only --config=model="m" review --json --skip-git-repo-check --commit=abc1 --title=T`, ""},
-		{ReviewRequest{Prompt: "-check errors", Model: "m"}, `exec --config=approval_policy="never" --sandbox=read-only --config=model="m" review --json --skip-git-repo-check -- -check errors`, ""},
+		{ReviewRequest{Uncommitted: true, Model: "m", Dir: "/r"}, `exec --config=approval_policy="never" --sandbox=read-only --config=sandbox_workspace_write.writable_roots=[] --config=sandbox_workspace_write.exclude_slash_tmp=false --config=sandbox_workspace_write.exclude_tmpdir_env_var=false --config=model="m" --cd=/r review --json --skip-git-repo-check --uncommitted`, ""},
+		{ReviewRequest{Base: "main", Model: "m"}, `exec --config=approval_policy="never" --sandbox=read-only --config=sandbox_workspace_write.writable_roots=[] --config=sandbox_workspace_write.exclude_slash_tmp=false --config=sandbox_workspace_write.exclude_tmpdir_env_var=false --config=model="m" review --json --skip-git-repo-check --base=main`, ""},
+		{ReviewRequest{Commit: "abc1", Title: "T", Model: "m"}, `exec --config=approval_policy="never" --sandbox=read-only --config=sandbox_workspace_write.writable_roots=[] --config=sandbox_workspace_write.exclude_slash_tmp=false --config=sandbox_workspace_write.exclude_tmpdir_env_var=false --config=model="m" review --json --skip-git-repo-check --commit=abc1 --title=T`, ""},
+		{ReviewRequest{Prompt: "-check errors", Model: "m"}, `exec --config=approval_policy="never" --sandbox=read-only --config=sandbox_workspace_write.writable_roots=[] --config=sandbox_workspace_write.exclude_slash_tmp=false --config=sandbox_workspace_write.exclude_tmpdir_env_var=false --config=model="m" review --json --skip-git-repo-check -- -check errors`, ""},
 		{ReviewRequest{}, "", "needs a target"},
 		{ReviewRequest{Uncommitted: true, Base: "main"}, "", "cannot combine uncommitted and base"},
 		{ReviewRequest{Prompt: "p", Commit: "abc1"}, "", "cannot combine commit and prompt"},
@@ -118,6 +118,27 @@ func TestReviewArgsAndValidate(t *testing.T) {
 		}
 		if got := strings.Join(argv, " "); got != tc.want {
 			t.Errorf("ReviewArgs =\n  %s\nwant\n  %s", got, tc.want)
+		}
+	}
+}
+
+// TestPinsFor: /tmp and $TMPDIR leave the workspace-write sandbox exactly
+// when the CLI's configuration directory lies in them, and the pins name
+// both either way.
+func TestPinsFor(t *testing.T) {
+	for _, tc := range []struct {
+		home, tmpdir string
+		want         Pins
+	}{
+		{"/root/.codex", "", Pins{}},
+		{"/tmp/h/codex-home", "", Pins{ExcludeSlashTmp: true}},
+		{"/var/tmp/x/.codex", "/var/tmp", Pins{ExcludeTmpdir: true}},
+		{"/tmp/x", "/tmp", Pins{ExcludeSlashTmp: true, ExcludeTmpdir: true}},
+		{"/tmpfoo/.codex", "/tmpfoo/", Pins{ExcludeTmpdir: true}},
+		{"/tmpfoo/.codex", "", Pins{}},
+	} {
+		if got := PinsFor(tc.home, tc.tmpdir); got != tc.want {
+			t.Errorf("PinsFor(%q, %q) = %+v, want %+v", tc.home, tc.tmpdir, got, tc.want)
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
 	"github.com/mcpfleet/mcpfleet/shared/backendcall"
 )
 
@@ -33,6 +34,8 @@ type Client struct {
 	NetworkGrace time.Duration
 	// Env is added to the child's environment (after the inherited one).
 	Env []string
+	// Pins go on every turn's and review's command line (PinsFor).
+	Pins Pins
 	// OnStart, when set, is told each child's pid (= its process group id).
 	OnStart func(pid int)
 	// Recorder, when set, records each run (turn or review) as a back-end
@@ -203,6 +206,7 @@ func ShellQuote(s string) string {
 
 // ExecCommand plans one coder turn on a CLI with caps, or refuses req.
 func (c *Client) ExecCommand(caps Caps, req ExecRequest) (Command, error) {
+	req.Pins = c.Pins
 	args, err := ExecArgs(caps, req)
 	if err != nil {
 		return Command{}, err
@@ -218,6 +222,7 @@ func (c *Client) ReviewCommand(caps Caps, req ReviewRequest) (Command, error) {
 		}
 		return Command{}, &Error{Kind: FailExec, Cause: fmt.Sprintf("Codex CLI %s has no `exec review`; upgrade to %s or later", caps.Version, versionReview)}
 	}
+	req.Pins = c.Pins
 	args, err := ReviewArgs(caps, req)
 	if err != nil {
 		return Command{}, err
@@ -342,6 +347,13 @@ func (c *Client) runCLI(ctx context.Context, planned Command, onEvent func(Event
 	if err := ctx.Err(); err != nil {
 		return nil, c.stopped(ctx)
 	}
+	if dir != "" {
+		// The directory was checked when the call was planned; a symlink
+		// swapped in since would move the run (and its sandbox) elsewhere.
+		if err := workspace.Unchanged(dir); err != nil {
+			return nil, &Error{Kind: FailExec, Err: err, Cause: err.Error() + "; nothing was run: call again to have the directory checked anew"}
+		}
+	}
 	cmd := exec.Command(c.Path, args...)
 	cmd.Dir = dir
 	marker := newRunMarker()
@@ -362,6 +374,14 @@ func (c *Client) runCLI(ctx context.Context, planned Command, onEvent func(Event
 		return nil, startError(c.Path, err)
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
+	if ctx.Err() != nil {
+		// Cancelled while the pipes were made: the hand-off itself.
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return nil, c.stopped(ctx)
+	}
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()

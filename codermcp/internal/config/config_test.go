@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -64,5 +66,40 @@ func TestFromEnv(t *testing.T) {
 				t.Errorf("config = %+v, err = %v", c, err)
 			}
 		})
+	}
+}
+
+// TestWorkspaceRoots: roots are resolved, must exist and be absolute, and
+// never lie inside the CLI's configuration directory.
+func TestWorkspaceRoots(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	home := filepath.Join(base, "home")
+	real := filepath.Join(base, "real")
+	for _, d := range []string{filepath.Join(home, ".codex", "x"), real} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	wd, _ = filepath.EvalSymlinks(wd)
+	c, err := read(map[string]string{"HOME": home})
+	if err != nil || !slices.Equal(c.WorkspaceRoots, []string{wd}) || c.CLIHome != filepath.Join(home, ".codex") {
+		t.Errorf("default: roots %v, CLI home %q, %v", c.WorkspaceRoots, c.CLIHome, err)
+	}
+	c, err = read(map[string]string{"HOME": home, "CODER_WORKSPACE_ROOTS": link + "," + home})
+	if err != nil || !slices.Equal(c.WorkspaceRoots, []string{real, home}) {
+		t.Errorf("roots %v, %v", c.WorkspaceRoots, err)
+	}
+	for _, bad := range []string{"relative/dir", filepath.Join(base, "missing"), filepath.Join(home, ".codex"), filepath.Join(home, ".codex", "x"), " , "} {
+		if _, err := read(map[string]string{"HOME": home, "CODER_WORKSPACE_ROOTS": bad}); err == nil || !strings.Contains(err.Error(), "CODER_WORKSPACE_ROOTS") {
+			t.Errorf("CODER_WORKSPACE_ROOTS=%q: err = %v", bad, err)
+		}
+	}
+	if _, err := read(map[string]string{"CODER_HOME": filepath.Join(real, "h"), "CODER_WORKSPACE_ROOTS": filepath.Join(real, "h")}); err == nil {
+		t.Error("a root equal to CODER_HOME was accepted")
 	}
 }

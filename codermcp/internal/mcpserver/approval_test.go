@@ -260,7 +260,7 @@ func TestCoderDryRunShowsSession(t *testing.T) {
 		}
 	}
 	e.nothingRan(t, runs, reqs)
-	if d, _ := e.store.Get("known"); d.TurnCount != 1 || d.CoderConversationID != tid {
+	if d, _ := e.store.Get(localOwner, "known"); d.TurnCount != 1 || d.CoderConversationID != tid {
 		t.Errorf("session after a dry run = %+v", d)
 	}
 }

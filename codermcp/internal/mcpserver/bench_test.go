@@ -35,7 +35,7 @@ func BenchmarkSessionAcquire(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		l, err := s.Acquire(ctx, "bench")
+		l, err := s.Acquire(ctx, "o", "bench")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -180,7 +180,7 @@ func TestCoderFallbackWhenCLIForgetsThread(t *testing.T) {
 	mustOK(t, e.call(t, "coder", map[string]any{"prompt": "remember the number 42 [[reply:NOTED-42]]", "sessionId": "fallback-1"}))
 	// Make the stored conversation id one the CLI has never seen, as after
 	// its rollout files were deleted.
-	lease, err := e.store.Acquire(context.Background(), "fallback-1")
+	lease, err := e.store.Acquire(context.Background(), localOwner, "fallback-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestCoderFallbackWhenCLIForgetsThread(t *testing.T) {
 	if tid == "" || tid == "01a20000-0000-7000-8000-000000000000" {
 		t.Errorf("threadId = %q, want the new conversation's id", tid)
 	}
-	if d, _ := e.store.Get("fallback-1"); d.CoderConversationID != tid || len(d.Turns) != 2 {
+	if d, _ := e.store.Get(localOwner, "fallback-1"); d.CoderConversationID != tid || len(d.Turns) != 2 {
 		t.Errorf("session = %+v, want the new thread id stored and 2 turns", d)
 	}
 }

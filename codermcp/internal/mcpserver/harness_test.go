@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +22,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/mcpserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
@@ -91,10 +94,16 @@ func newEnv(t testing.TB, o envOptions) *env {
 	}
 	e.cfg.CLIPath = e.h.CLI
 	e.cfg.Home = e.h.Home
+	e.cfg.CLIHome = workspace.Real(e.h.Home)
+	// Tests work in temporary directories, or (without workingDirectory)
+	// in this package's directory.
+	wd, _ := os.Getwd()
+	e.cfg.WorkspaceRoots = []string{workspace.Real(os.TempDir()), workspace.Real(wd)}
 	if o.cfg != nil {
 		o.cfg(&e.cfg)
 	}
-	e.client = &cli.Client{Path: e.cfg.CLIPath, Home: e.cfg.Home, Timeout: e.cfg.Timeout, Grace: time.Second, Env: append([]string(nil), e.h.Env...)}
+	e.client = &cli.Client{Path: e.cfg.CLIPath, Home: e.cfg.Home, Timeout: e.cfg.Timeout, Grace: time.Second, Env: append([]string(nil), e.h.Env...),
+		Pins: cli.PinsFor(e.cfg.CLIHome, os.Getenv("TMPDIR"))}
 	if o.client != nil {
 		o.client(e.client)
 	}
@@ -267,3 +276,6 @@ func waitNoLeftovers(t *testing.T, marker string, d time.Duration) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// localOwner owns the sessions of callers without OAuth (this process's user).
+var localOwner = "local:" + strconv.Itoa(os.Getuid())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -47,6 +48,7 @@ func (v sessionView) same(w sessionView) bool {
 // and run as these values.
 type coderPlan struct {
 	in       coderInput
+	owner    string // whose sessions the turn may use (callerOwner)
 	class    toolcall.Class
 	view     sessionView // the session before the turn (before a reset)
 	dir      string      // where the CLI runs
@@ -81,14 +83,18 @@ func (s *Server) planCoder(ctx context.Context, req mcp.CallToolRequest) (toolca
 		return toolcall.Plan{}, s.classify(err, in.Model)
 	}
 	probe := time.Since(start) // counts against CODER_TIMEOUT with the run
+	owner := callerOwner(ctx)
 	var view sessionView
 	if session.ValidID(in.SessionID) {
-		view.data, view.exists = s.store.Get(in.SessionID)
+		// Only the caller's own: another identity's session of that id is
+		// not found, and the dry run shows a new one.
+		view.data, view.exists = s.store.Get(owner, in.SessionID)
 	}
 	cp, err := s.buildCoder(caps, in, view)
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
+	cp.owner = owner
 	cmds := []string{cp.primary.String()}
 	if cp.fallback != nil {
 		cmds = append(cmds, "only if the CLI no longer knows conversation "+cp.resumeID+": "+cp.fallback.String())
@@ -119,18 +125,23 @@ func (s *Server) buildCoder(caps cli.Caps, in coderInput, view sessionView) (cod
 	}
 	cp.dir = in.Dir
 	if cp.dir == "" && data.WorkingDirectory != "" {
-		// A follow-up continues where the session worked, if that still exists.
-		if fi, err := os.Stat(data.WorkingDirectory); err == nil && fi.IsDir() {
-			cp.dir = data.WorkingDirectory
+		// A follow-up continues where the session worked, if that is still
+		// a directory the roots allow (checked anew: it may have changed).
+		if real, err := s.ws.Resolve(data.WorkingDirectory); err == nil {
+			cp.dir = real
 		}
 	}
 	if cp.dir == "" {
-		// Named, so that the preview, the target and the session say where.
+		// Named, so that the preview, the target and the session say where;
+		// confined like any other workspace.
 		wd, err := os.Getwd()
 		if err != nil {
 			return cp, mcperr.New(mcperr.Invalid, "the server's own working directory cannot be read", err, "Pass workingDirectory")
 		}
-		cp.dir = wd
+		if cp.dir, err = s.ws.Resolve(wd); err != nil {
+			return cp, mcperr.New(mcperr.Invalid, "no workingDirectory was given, and the server's own working directory cannot be used: "+err.Error(), nil,
+				"Pass workingDirectory: a directory under one of CODER_WORKSPACE_ROOTS ("+strings.Join(s.cfg.WorkspaceRoots, ", ")+"); no CLI process was started")
+		}
 	}
 	run := cli.ExecRequest{
 		Prompt: in.Prompt, Model: in.Model, ReasoningEffort: in.ReasoningEffort, Sandbox: in.Sandbox,
@@ -166,7 +177,10 @@ func (s *Server) runCoder(ctx context.Context, req mcp.CallToolRequest, caps cli
 	ctx, cancel := context.WithTimeoutCause(ctx, budget, cli.ErrTimeout)
 	defer cancel()
 	in := cp.in
-	lease, err := s.store.Acquire(ctx, in.SessionID)
+	if err := refuseHazards(cp.dir); err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	lease, err := s.store.Acquire(ctx, cp.owner, in.SessionID)
 	if err != nil {
 		return s.failure(s.waitFailed(ctx, err), in.Model), nil
 	}
@@ -183,9 +197,11 @@ func (s *Server) runCoder(ctx context.Context, req mcp.CallToolRequest, caps cli
 		}
 		// A read turn was neither shown nor recorded: plan it again on the
 		// session as it is now, so queued calls continue one another.
+		owner := cp.owner
 		if cp, err = s.buildCoder(caps, in, now); err != nil {
 			return mcperr.ToolResult(err), nil
 		}
+		cp.owner = owner
 	}
 	if in.Reset {
 		lease.Reset()
@@ -262,6 +278,10 @@ func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Previ
 	if in.CallbackURI != "" {
 		state["callbackUri"] = in.CallbackURI
 	}
+	hz := workdir.Hazards(cp.dir)
+	if len(hz) > 0 {
+		state["gitHazards"] = hz
+	}
 	var summary, effect string
 	where := fmt.Sprintf("%s (%s)", cp.dir, g.Words())
 	switch sandbox {
@@ -276,6 +296,9 @@ func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Previ
 		effect = "nothing on disk changes; the model answers"
 	}
 	summary += fmt.Sprintf(" Model %s, %s. Task: %q", in.Model, sessWords, clipText(in.Prompt, 300))
+	if len(hz) > 0 {
+		summary += " It will be refused: the repository's git configuration would have the CLI's own git run commands outside the sandbox (" + strings.Join(hz, ", ") + ")."
+	}
 	return toolcall.Preview{
 		Summary: summary,
 		State:   state,
@@ -284,6 +307,22 @@ func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Previ
 		// place in its conversation.
 		Precondition: fmt.Sprintf("dir=%s %s session=%v turns=%d thread=%s", cp.dir, g.Fingerprint(), cp.view.exists, cp.view.data.TurnCount, cp.view.data.CoderConversationID),
 	}
+}
+
+// refuseHazards refuses a run in a repository configured to run commands:
+// the CLI runs git there itself, outside its sandbox, as this server's user
+// (for a turn's metadata, a review's diff), whatever the call's sandbox.
+func refuseHazards(dir string) error {
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	hz := workdir.Hazards(dir)
+	if len(hz) == 0 {
+		return nil
+	}
+	return mcperr.New(mcperr.Invalid,
+		fmt.Sprintf("the Codex CLI is not run in %s: its git configuration would have the CLI's own git run commands outside the sandbox as this server's user (%s)", dir, strings.Join(hz, ", ")), nil,
+		"Remove those settings (git config --unset <name>; delete or disable the hooks named), or work in a fresh clone; no CLI process was started")
 }
 
 func clipText(s string, n int) string {

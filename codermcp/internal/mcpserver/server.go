@@ -9,7 +9,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
-	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +18,8 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
+	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
@@ -41,6 +43,7 @@ type Server struct {
 	logger    *slog.Logger
 	heartbeat time.Duration
 	throttle  time.Duration
+	ws        workspace.Policy
 }
 
 // Options tune progress reporting (tests shorten them).
@@ -61,7 +64,11 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 	if o.Throttle <= 0 {
 		o.Throttle = 250 * time.Millisecond
 	}
-	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle}
+	ws := workspace.Policy{Roots: cfg.WorkspaceRoots}
+	if cfg.CLIHome != "" {
+		ws.Guarded = []workspace.Guard{{Path: cfg.CLIHome, What: "the CLI's configuration directory (CODER_HOME)"}}
+	}
+	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws}
 }
 
 // Register adds the five tools through the tool-call pipeline: coder is
@@ -95,12 +102,25 @@ func (s *Server) help(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 }
 
 func (s *Server) listSessions(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	b, err := json.Marshal(s.store.List())
+	b, err := json.Marshal(s.store.List(callerOwner(ctx)))
 	if err != nil {
 		return nil, err
 	}
 	return mcp.NewToolResultText(string(b)), nil
 }
+
+// callerOwner is whom a session belongs to: the OAuth identity (issuer and
+// subject, as httpauth.Identity.Owner spells them), else — stdio, or HTTP
+// without OAuth — the local user running this server. Owner keys start
+// with a digit, so "local:" cannot collide with one.
+func callerOwner(ctx context.Context) string {
+	if id, ok := httpauth.IdentityFromContext(ctx); ok {
+		return id.Owner()
+	}
+	return localOwner
+}
+
+var localOwner = "local:" + strconv.Itoa(os.Getuid())
 
 // coderInput is the decoded, validated coder call.
 type coderInput struct {
@@ -138,7 +158,7 @@ func (s *Server) decodeCoder(req mcp.CallToolRequest) (coderInput, error) {
 	if in.Model, err = s.model(in.Model); err != nil {
 		return in, err
 	}
-	if in.Dir, err = workingDir(req.GetString("workingDirectory", "")); err != nil {
+	if in.Dir, err = s.workingDir(req.GetString("workingDirectory", "")); err != nil {
 		return in, err
 	}
 	if in.CallbackURI == "" {
@@ -185,23 +205,22 @@ func (s *Server) invalidModel(m, why string) error {
 		fmt.Sprintf("Omit model to use the default (%s), or choose one of: %s", s.cfg.DefaultModel, joinModels(s.cfg.Models)))
 }
 
-// workingDir checks that dir exists and is a directory, and makes it absolute.
-func workingDir(dir string) (string, error) {
+// workingDir confines dir to the workspace roots and returns its real
+// path, which is what the CLI is then given; "" stays "" (the caller picks
+// the default).
+func (s *Server) workingDir(dir string) (string, error) {
 	if dir == "" {
 		return "", nil
 	}
-	abs, err := filepath.Abs(dir)
+	real, err := s.ws.Resolve(dir)
 	if err != nil {
-		return "", mcperr.New(mcperr.Invalid, fmt.Sprintf("workingDirectory %q is not a usable path", dir), err, "Pass an existing directory")
+		var we *workspace.Error
+		if errors.As(err, &we) {
+			return "", mcperr.New(mcperr.Invalid, we.Error(), nil, we.Hint+"; no CLI process was started")
+		}
+		return "", err
 	}
-	fi, err := os.Stat(abs)
-	switch {
-	case err != nil:
-		return "", mcperr.New(mcperr.Invalid, fmt.Sprintf("workingDirectory %q does not exist or cannot be read", dir), err, "Pass an existing directory")
-	case !fi.IsDir():
-		return "", mcperr.New(mcperr.Invalid, fmt.Sprintf("workingDirectory %q is not a directory", dir), nil, "Pass a directory, not a file")
-	}
-	return abs, nil
+	return real, nil
 }
 
 // bound applies CODER_TIMEOUT to a whole call: waiting for its session and
@@ -235,11 +254,14 @@ func (s *Server) review(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	if rr.Model, err = s.model(req.GetString("model", "")); err != nil {
 		return mcperr.ToolResult(err), nil
 	}
-	if rr.Dir, err = workingDir(req.GetString("workingDirectory", "")); err != nil {
+	if rr.Dir, err = s.workingDir(req.GetString("workingDirectory", "")); err != nil {
 		return mcperr.ToolResult(err), nil
 	}
 	if err := rr.Validate(); err != nil {
 		return mcperr.ToolResult(invalidInput(err)), nil
+	}
+	if err := refuseHazards(rr.Dir); err != nil {
+		return mcperr.ToolResult(err), nil
 	}
 	ctx, cancel := s.bound(ctx)
 	defer cancel()

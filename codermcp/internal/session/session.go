@@ -71,10 +71,16 @@ type Store struct {
 	slots chan struct{} // global concurrency limit
 
 	mu       sync.Mutex
-	sessions map[string]*entry
+	sessions map[key]*entry
 }
 
+// key names a session within its owner's sessions: two callers naming
+// the same id have two sessions, and neither can reach, see or learn of
+// the other's.
+type key struct{ owner, id string }
+
 type entry struct {
+	owner string
 	data  Data
 	turn  chan struct{} // 1-slot lock: one call at a time per session
 	users int           // calls holding or waiting for this session (never evicted while > 0)
@@ -94,7 +100,7 @@ func New(o Options) *Store {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Store{opts: o, slots: make(chan struct{}, o.MaxConcurrency), sessions: map[string]*entry{}}
+	return &Store{opts: o, slots: make(chan struct{}, o.MaxConcurrency), sessions: map[key]*entry{}}
 }
 
 // Lease is a call's exclusive hold on one session and one concurrency slot.
@@ -105,24 +111,24 @@ type Lease struct {
 	once    sync.Once
 }
 
-// Acquire finds the session id (creating it when absent or unknown; a
+// Acquire finds owner's session id (creating it when absent or unknown; a
 // malformed id gets a fresh one), waits until no other call is using it, and
 // then waits for a global slot. The wait ends with ctx.
-func (s *Store) Acquire(ctx context.Context, id string) (*Lease, error) {
+func (s *Store) Acquire(ctx context.Context, owner, id string) (*Lease, error) {
 	now := s.opts.Now()
 	s.mu.Lock()
 	s.sweepLocked(now)
 	if !ValidID(id) {
 		id = ""
 	}
-	e := s.sessions[id]
+	e := s.sessions[key{owner, id}]
 	created := false
 	if e == nil {
 		if id == "" {
 			id = newID()
 		}
-		e = &entry{data: Data{ID: id, CreatedAt: now, LastAccessedAt: now, Turns: []Turn{}}, turn: make(chan struct{}, 1)}
-		s.sessions[id] = e
+		e = &entry{owner: owner, data: Data{ID: id, CreatedAt: now, LastAccessedAt: now, Turns: []Turn{}}, turn: make(chan struct{}, 1)}
+		s.sessions[key{owner, id}] = e
 		created = true
 	}
 	e.users++ // before eviction, so the session being used is never the victim
@@ -230,27 +236,29 @@ func (s *Store) Slot(ctx context.Context) (func(), error) {
 	}
 }
 
-// Get returns a copy of session id.
-func (s *Store) Get(id string) (Data, bool) {
+// Get returns a copy of owner's session id.
+func (s *Store) Get(owner, id string) (Data, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweepLocked(s.opts.Now())
-	e, ok := s.sessions[id]
+	e, ok := s.sessions[key{owner, id}]
 	if !ok {
 		return Data{}, false
 	}
 	return e.data.clone(), true
 }
 
-// List summarises every active session, most recently used first.
-func (s *Store) List() []Summary {
+// List summarises owner's active sessions, most recently used first.
+func (s *Store) List(owner string) []Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweepLocked(s.opts.Now())
 	out := make([]Summary, 0, len(s.sessions))
 	entries := make([]*entry, 0, len(s.sessions))
 	for _, e := range s.sessions {
-		entries = append(entries, e)
+		if e.owner == owner {
+			entries = append(entries, e)
+		}
 	}
 	slices.SortFunc(entries, func(a, b *entry) int {
 		if c := b.data.LastAccessedAt.Compare(a.data.LastAccessedAt); c != 0 {
@@ -304,9 +312,9 @@ func SweepInterval(ttl time.Duration) time.Duration {
 }
 
 func (s *Store) sweepLocked(now time.Time) {
-	for id, e := range s.sessions {
+	for k, e := range s.sessions {
 		if e.users == 0 && now.Sub(e.data.LastAccessedAt) > s.opts.TTL {
-			delete(s.sessions, id)
+			delete(s.sessions, k)
 		}
 	}
 }
@@ -327,7 +335,7 @@ func (s *Store) evictLocked() {
 		if victim == nil {
 			return // every session is busy; the limit is restored as they finish
 		}
-		delete(s.sessions, victim.data.ID)
+		delete(s.sessions, key{victim.owner, victim.data.ID})
 	}
 }
 

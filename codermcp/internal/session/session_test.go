@@ -27,7 +27,7 @@ func newClock() *clock { return &clock{t: time.Date(2026, 11, 22, 3, 0, 0, 0, ti
 
 func use(t *testing.T, s *Store, id string) *Lease {
 	t.Helper()
-	l, err := s.Acquire(context.Background(), id)
+	l, err := s.Acquire(context.Background(), "o", id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestIDs(t *testing.T) {
 		{"", ""},
 	}
 	for _, tc := range cases {
-		l, err := s.Acquire(context.Background(), tc.given)
+		l, err := s.Acquire(context.Background(), "o", tc.given)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,19 +74,19 @@ func TestLRUEviction(t *testing.T) {
 	use(t, s, "a") // b is now the least recently used
 	c.Add(time.Second)
 	use(t, s, "d")
-	if _, ok := s.Get("b"); ok {
+	if _, ok := s.Get("o", "b"); ok {
 		t.Error("b should have been evicted")
 	}
 	for _, id := range []string{"a", "c", "d"} {
-		if _, ok := s.Get(id); !ok {
+		if _, ok := s.Get("o", id); !ok {
 			t.Errorf("%s should remain", id)
 		}
 	}
 	// A session in use is never the victim.
-	busy, _ := s.Acquire(context.Background(), "c")
+	busy, _ := s.Acquire(context.Background(), "o", "c")
 	c.Add(time.Second)
 	use(t, s, "e")
-	if _, ok := s.Get("c"); !ok {
+	if _, ok := s.Get("o", "c"); !ok {
 		t.Error("a busy session was evicted")
 	}
 	busy.Release()
@@ -103,20 +103,20 @@ func TestTTLExpiry(t *testing.T) {
 	use(t, s, "young")
 	c.Add(31 * time.Second)
 	s.Sweep()
-	if _, ok := s.Get("old"); ok {
+	if _, ok := s.Get("o", "old"); ok {
 		t.Error("old should have expired")
 	}
-	if got := s.List(); len(got) != 1 || got[0].ID != "young" || got[0].TurnCount != 1 {
+	if got := s.List("o"); len(got) != 1 || got[0].ID != "young" || got[0].TurnCount != 1 {
 		t.Errorf("List = %+v, want only young", got)
 	}
-	if got := s.List()[0].CreatedAt; got != "2026-11-22T03:00:30Z" {
+	if got := s.List("o")[0].CreatedAt; got != "2026-11-22T03:00:30Z" {
 		t.Errorf("createdAt = %q, want ISO 8601 UTC", got)
 	}
 }
 
 func TestResetAndTurns(t *testing.T) {
 	s := New(Options{})
-	l, _ := s.Acquire(context.Background(), "r")
+	l, _ := s.Acquire(context.Background(), "o", "r")
 	l.AddTurn("p1", "r1")
 	l.SetConversationID("T")
 	l.Reset()
@@ -140,7 +140,7 @@ func TestSerialisationAndConcurrencyLimit(t *testing.T) {
 			if i%2 == 1 {
 				id = "other-" + string(rune('a'+i))
 			}
-			l, err := s.Acquire(context.Background(), id)
+			l, err := s.Acquire(context.Background(), "o", id)
 			if err != nil {
 				t.Error(err)
 				return
@@ -167,24 +167,24 @@ func TestSerialisationAndConcurrencyLimit(t *testing.T) {
 	if p := peak.Load(); p > 2 {
 		t.Errorf("peak concurrency %d, limit 2", p)
 	}
-	if got, _ := s.Get("same"); len(got.Turns) != 0 || got.ID != "same" {
+	if got, _ := s.Get("o", "same"); len(got.Turns) != 0 || got.ID != "same" {
 		t.Errorf("same = %+v", got)
 	}
 }
 
 func TestAcquireHonoursContext(t *testing.T) {
 	s := New(Options{MaxConcurrency: 1})
-	held, _ := s.Acquire(context.Background(), "a")
+	held, _ := s.Acquire(context.Background(), "o", "a")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := s.Acquire(ctx, "a"); err == nil {
+	if _, err := s.Acquire(ctx, "o", "a"); err == nil {
 		t.Error("waiting on a busy session must end with the context")
 	}
-	if _, err := s.Acquire(ctx, "b"); err == nil {
+	if _, err := s.Acquire(ctx, "o", "b"); err == nil {
 		t.Error("waiting for a slot must end with the context")
 	}
 	held.Release()
-	l, err := s.Acquire(context.Background(), "a")
+	l, err := s.Acquire(context.Background(), "o", "a")
 	if err != nil {
 		t.Fatalf("the session must be usable after cancelled waiters: %v", err)
 	}
@@ -204,7 +204,7 @@ func TestContextPrompt(t *testing.T) {
 
 func TestTurnsAreBounded(t *testing.T) {
 	s := New(Options{})
-	l, _ := s.Acquire(context.Background(), "long")
+	l, _ := s.Acquire(context.Background(), "o", "long")
 	big := strings.Repeat("é", MaxTurnText) // 2 bytes a rune
 	for i := range MaxTurns + 10 {
 		l.AddTurn(string(rune('a'+i%26)), big)
@@ -217,7 +217,39 @@ func TestTurnsAreBounded(t *testing.T) {
 	if r := d.Turns[0].Response; len(r) > MaxTurnText+len("…") || !utf8.ValidString(r) {
 		t.Errorf("stored response is %d bytes (valid UTF-8: %v)", len(r), utf8.ValidString(r))
 	}
-	if got := s.List()[0].TurnCount; got != MaxTurns+10 {
+	if got := s.List("o")[0].TurnCount; got != MaxTurns+10 {
 		t.Errorf("listSessions turnCount = %d", got)
+	}
+}
+
+// TestOwnersAreSeparate: the same id under two owners is two sessions;
+// neither owner can get, list or continue the other's.
+func TestOwnersAreSeparate(t *testing.T) {
+	s := New(Options{})
+	a, err := s.Acquire(context.Background(), "5:alicealice", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.AddTurn("secret", "answer")
+	a.Release()
+	// Same concatenation, other split: a different owner.
+	for _, other := range []string{"5:alic" + "ealice0", "local:0", ""} {
+		if _, ok := s.Get(other, "x"); ok {
+			t.Errorf("owner %q got another owner's session", other)
+		}
+		if got := s.List(other); len(got) != 0 {
+			t.Errorf("owner %q lists %v", other, got)
+		}
+	}
+	b, err := s.Acquire(context.Background(), "local:0", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Created || len(b.Data().Turns) != 0 {
+		t.Errorf("another owner's session x was reused: %+v", b.Data())
+	}
+	b.Release()
+	if d, _ := s.Get("5:alicealice", "x"); d.TurnCount != 1 {
+		t.Errorf("the first owner's session changed: %+v", d)
 	}
 }
