@@ -83,7 +83,7 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 		return pl.Run(ctx)
 	}
 
-	binding := approval.Binding{Tool: tool.Name, Target: pl.Target, Caller: rec.Identity, Arguments: rec.Arguments}
+	binding := approval.Binding{Tool: tool.Name, Target: pl.Target, Caller: p.caller(ctx), Arguments: rec.Arguments}
 	if dryRun {
 		rec.DryRun = true
 		pv, err := p.describe(ctx, pl)
@@ -100,9 +100,9 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 	// A confirmation code from an earlier preview.
 	if code != "" {
 		binding.Purpose = purposeConfirm
-		claims, err := p.codes.Redeem(code, binding)
+		claims, err := p.codes.Redeem(ctx, code, binding)
 		if err != nil {
-			return finish(nil, audit.Refused, mcperr.New(mcperr.Invalid, "refused "+tool.Name, err, ""))
+			return finish(nil, audit.Refused, codeRefusal(tool.Name, err))
 		}
 		if err := p.recheck(ctx, pl, claims.Precondition); err != nil {
 			return finish(nil, audit.Refused, err)
@@ -156,6 +156,16 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 		return finish(nil, audit.Refused, mcperr.Wrap(err, "issue a confirmation code for "+tool.Name, ""))
 	}
 	return finish(p.previewResult(tool.Name, pl, pv, &confirmation{Code: c, Expires: p.now().Add(p.cfg.Approval.Timeout), InTask: inTask}), audit.Pending, nil)
+}
+
+// codeRefusal words a refused code: a bad code is the caller's to fix, a
+// ledger that cannot be read or written the operator's.
+func codeRefusal(tool string, err error) error {
+	var le *approval.LedgerError
+	if errors.As(err, &le) {
+		return mcperr.New(mcperr.Unavailable, "refused "+tool, err, approval.LedgerHint)
+	}
+	return mcperr.New(mcperr.Invalid, "refused "+tool, err, "")
 }
 
 // run writes the intent record (synced), runs the plan, and writes the
