@@ -77,15 +77,19 @@ type Record struct {
 	Arguments     map[string]any `json:"arguments"`
 	Target        string         `json:"target,omitempty"`
 	Commands      []string       `json:"commands,omitempty"`
-	Identity      string         `json:"identity"`
-	Client        string         `json:"client,omitempty"`
-	Session       string         `json:"session,omitempty"`
-	RequestID     string         `json:"request_id,omitempty"`
-	Approval      string         `json:"approval,omitempty"`
-	DryRun        bool           `json:"dry_run"`
-	Outcome       string         `json:"outcome,omitempty"` // ok | error (outcome records only)
-	Error         string         `json:"error,omitempty"`
-	DurationMS    *int64         `json:"duration_ms,omitempty"`
+	// Identity words the caller for people; Issuer and Subject are the
+	// OAuth caller's iss and sub as the token carried them, to compare.
+	Identity   string `json:"identity"`
+	Issuer     string `json:"issuer,omitempty"`
+	Subject    string `json:"subject,omitempty"`
+	Client     string `json:"client,omitempty"`
+	Session    string `json:"session,omitempty"`
+	RequestID  string `json:"request_id,omitempty"`
+	Approval   string `json:"approval,omitempty"`
+	DryRun     bool   `json:"dry_run"`
+	Outcome    string `json:"outcome,omitempty"` // ok | error (outcome records only)
+	Error      string `json:"error,omitempty"`
+	DurationMS *int64 `json:"duration_ms,omitempty"`
 }
 
 // Log is an audit destination. It is safe for concurrent use.
