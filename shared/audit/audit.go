@@ -66,14 +66,16 @@ const (
 	Pending            = "pending"           // a preview and confirmation code were returned; nothing ran yet
 )
 
-// Record is one audit line. Field names are the wire names.
+// Record is one audit line. Field names are the wire names. Every string
+// field is scrubbed of the call's secrets when written, except those tagged
+// audit:"closed", which hold values the server picks from a closed set.
 type Record struct {
-	Time          string         `json:"time"`
-	Event         Event          `json:"event"`
-	Server        string         `json:"server"`
-	ServerVersion string         `json:"server_version"`
-	Tool          string         `json:"tool"`
-	Class         string         `json:"class"`
+	Time          string         `json:"time" audit:"closed"`
+	Event         Event          `json:"event" audit:"closed"`
+	Server        string         `json:"server" audit:"closed"`
+	ServerVersion string         `json:"server_version" audit:"closed"`
+	Tool          string         `json:"tool" audit:"closed"`
+	Class         string         `json:"class" audit:"closed"`
 	Arguments     map[string]any `json:"arguments"`
 	Target        string         `json:"target,omitempty"`
 	Commands      []string       `json:"commands,omitempty"`
@@ -85,11 +87,15 @@ type Record struct {
 	Client     string `json:"client,omitempty"`
 	Session    string `json:"session,omitempty"`
 	RequestID  string `json:"request_id,omitempty"`
-	Approval   string `json:"approval,omitempty"`
+	Approval   string `json:"approval,omitempty" audit:"closed"`
 	DryRun     bool   `json:"dry_run"`
-	Outcome    string `json:"outcome,omitempty"` // ok | error (outcome records only)
+	Outcome    string `json:"outcome,omitempty" audit:"closed"` // ok | error (outcome records only)
 	Error      string `json:"error,omitempty"`
 	DurationMS *int64 `json:"duration_ms,omitempty"`
+	// Secrets are values known to be secret beyond those the arguments'
+	// shapes reveal (toolcall.Plan.Secrets): never written, and scrubbed
+	// from every field.
+	Secrets []string `json:"-" audit:"closed"`
 }
 
 // Log is an audit destination. It is safe for concurrent use.
@@ -137,16 +143,27 @@ func (l *Log) Enabled() bool { return l != nil && l.dest != "off" }
 // Dest is the configured destination ("stderr", "off" or the path).
 func (l *Log) Dest() string { return l.dest }
 
-// Write stamps rec with the time, redacts secret-named arguments, and
-// appends it as one line; for a file it syncs before returning. An error
-// means the record is not durable and the change it describes must not be
-// made.
+// Write stamps rec with the time, removes its secrets, and appends it as
+// one line; for a file it syncs before returning. An error means the
+// record is not durable and the change it describes must not be made.
+//
+// Secrets are removed in one place for every server: the values of
+// secret-shaped arguments (see redactArgs), URL passwords in any field,
+// and rec.Secrets are replaced by Redacted in every spelling, in every
+// field — commands, target, error, arguments — not only where the
+// argument was.
 func (l *Log) Write(rec Record) error {
 	if !l.Enabled() {
 		return nil
 	}
 	rec.Time = l.now().UTC().Format("2006-01-02T15:04:05.000Z07:00")
-	rec.Arguments = Redact(rec.Arguments)
+	var secrets []string
+	rec.Arguments, secrets = redactArgs(rec.Arguments)
+	secrets = append(secrets, rec.Secrets...)
+	for _, s := range rec.texts() {
+		embedded(s, &secrets)
+	}
+	rec.scrub(secrets)
 	line, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode audit record: %w", err)

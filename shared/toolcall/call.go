@@ -73,7 +73,7 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 	if pl.Run == nil {
 		return finish(nil, audit.Refused, mcperr.New(mcperr.Internal, "plan "+tool.Name, errors.New("the plan has no Run"), "this is a bug in the server; report it"))
 	}
-	rec.Class, rec.Target, rec.Commands = pl.Class.String(), pl.Target, pl.Commands
+	rec.Class, rec.Target, rec.Commands, rec.Secrets = pl.Class.String(), pl.Target, pl.Commands, pl.Secrets
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(attribute.String(AttrClass, rec.Class), attribute.Bool(AttrDryRun, dryRun))
 	}

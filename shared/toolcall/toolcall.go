@@ -89,6 +89,12 @@ type Plan struct {
 	// Run performs exactly what was planned. It must close over the values
 	// the planner validated rather than re-read the request.
 	Run func(ctx context.Context) (*mcp.CallToolResult, error)
+	// Secrets are values the planner knows to be secret that the
+	// arguments' shapes do not reveal (a password from the server's own
+	// configuration that Commands embed). Audit records never hold them,
+	// in any field or spelling; secret-named arguments, secret-named
+	// header and config entries, and URL passwords need no listing here.
+	Secrets []string
 }
 
 // Preview is the dry run of a call: what a person is shown before approving.
