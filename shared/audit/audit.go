@@ -103,7 +103,8 @@ type Log struct {
 	mu     sync.Mutex
 	dest   string
 	w      io.Writer // stderr, or f
-	f      *os.File
+	f      *os.File  // nil for stderr, and after a failed reopen
+	closed bool
 	now    func() time.Time
 	stopHU func()
 }
@@ -171,8 +172,11 @@ func (l *Log) Write(rec Record) error {
 	line = append(line, '\n')
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.w == nil {
+	if l.closed {
 		return fmt.Errorf("write audit record to %s: the audit log is closed", l.dest)
+	}
+	if err := l.follow(); err != nil {
+		return err
 	}
 	if _, err := l.w.Write(line); err != nil {
 		return fmt.Errorf("write audit record to %s: %w", l.dest, err)
@@ -185,6 +189,33 @@ func (l *Log) Write(rec Record) error {
 	return nil
 }
 
+// follow makes sure a file destination's records go to the file at its
+// path: a file deleted, renamed away or replaced since it was opened would
+// otherwise take records no one can read (a deleted inode), so it is
+// reopened; a path that cannot be opened (a directory now, a directory
+// made read-only) fails, and the change is refused. It also retries after
+// a failed reopen. l.mu is held.
+func (l *Log) follow() error {
+	if l.dest == "stderr" {
+		return nil
+	}
+	if l.f != nil {
+		held, err1 := l.f.Stat()
+		named, err2 := os.Stat(l.dest)
+		if err1 == nil && err2 == nil && os.SameFile(held, named) {
+			return nil
+		}
+		l.f.Close()
+		l.f, l.w = nil, nil
+	}
+	f, err := openFile(l.dest)
+	if err != nil {
+		return fmt.Errorf("the audit log %s was deleted or replaced (or could not be reopened earlier), and reopening it failed: %w", l.dest, err)
+	}
+	l.f, l.w = f, f
+	return nil
+}
+
 // Reopen closes and reopens a file destination, for log rotation by rename.
 // On failure the log stays closed and every change is refused until a
 // later Reopen succeeds.
@@ -194,6 +225,9 @@ func (l *Log) Reopen() error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
 	if l.f != nil {
 		l.f.Close()
 		l.f, l.w = nil, nil
@@ -249,7 +283,7 @@ func (l *Log) Close() error {
 		err = l.f.Close()
 		l.f = nil
 	}
-	l.w = nil
+	l.w, l.closed = nil, true
 	if err != nil && !errors.Is(err, os.ErrClosed) {
 		return err
 	}

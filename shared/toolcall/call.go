@@ -183,7 +183,7 @@ func (p *Pipeline) run(ctx context.Context, rec audit.Record, start time.Time, p
 		refusal := &mcperr.Error{Kind: mcperr.Unavailable,
 			Op:   fmt.Sprintf("refused %s: the audit record could not be written, and no change is made without its record; nothing was changed", rec.Tool),
 			Err:  err,
-			Hint: "free space or fix the permissions of MCP_AUDIT_LOG (or send SIGHUP after fixing it), then retry"}
+			Hint: "free space, or fix the path or the permissions of MCP_AUDIT_LOG (the next call reopens it), then retry"}
 		return p.outcome(ctx, rec, start, nil, refusal)
 	}
 	res, err := pl.Run(ctx)
