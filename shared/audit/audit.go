@@ -22,7 +22,7 @@ import (
 
 // Vars documents the audit variable for --help.
 var Vars = []envconfig.Var{
-	{Name: "MCP_AUDIT_LOG", Default: "stderr", Description: "where audit records of changes go: a file path (appended, fsynced, reopened on SIGHUP), stderr, or off"},
+	{Name: "MCP_AUDIT_LOG", Default: "stderr", Description: "where audit records of changes go: a file path (appended, fsynced, reopened when deleted or replaced, and on SIGHUP), stderr, or off"},
 }
 
 // Config is where records go.
