@@ -5,9 +5,12 @@ package approval
 
 import (
 	"crypto/rand"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+	"github.com/mcpfleet/mcpfleet/shared/state"
 )
 
 // Policy says which risk classes need a person's approval.
@@ -35,6 +38,7 @@ var Vars = []envconfig.Var{
 	{Name: "MCP_APPROVAL_FALLBACK", Default: "confirm", Description: "when the client cannot ask a person (no elicitation): confirm (preview + one-time confirmation code) or refuse"},
 	{Name: "MCP_APPROVAL_TIMEOUT", Default: "5m", Description: "how long to wait for the person's answer; also how long a confirmation code is valid"},
 	{Name: "MCP_APPROVAL_SECRET", Secret: true, Default: "random per process", Description: "key that signs confirmation codes (at least 32 bytes); set the same value on every replica"},
+	{Name: "MCP_APPROVAL_LEDGER", Default: "$XDG_STATE_HOME/<server>/used-confirmation-codes", Description: "absolute path of the file recording used confirmation codes, so a code runs once across restarts and across the processes sharing the file; used when MCP_APPROVAL_SECRET is set (with a per-process secret no other process can verify a code, and memory suffices); XDG_STATE_HOME defaults to $HOME/.local/state; a code is refused when the file cannot be read or written"},
 }
 
 // Config is the approval policy.
@@ -42,7 +46,17 @@ type Config struct {
 	Policy   Policy
 	Fallback Fallback
 	Timeout  time.Duration
-	Secret   []byte // never logged; random when MCP_APPROVAL_SECRET is unset
+	// Secret is MCP_APPROVAL_SECRET, never logged. Set, other processes
+	// (replicas, the next one after a restart) can verify the codes, so
+	// used codes are recorded where they see them; nil, the pipeline signs
+	// with a random key of its own.
+	Secret []byte
+	// Ledger is the file of used codes (MCP_APPROVAL_LEDGER); "" for the
+	// default, which Ledger resolves.
+	Ledger string
+	// StateHome is $XDG_STATE_HOME, or $HOME/.local/state; "" when neither
+	// is set.
+	StateHome string
 }
 
 // MinSecretLen is the shortest MCP_APPROVAL_SECRET accepted.
@@ -60,10 +74,45 @@ func FromEnv(r *envconfig.Reader) Config {
 			r.FailSecret("MCP_APPROVAL_SECRET", s, "at least 32 bytes, e.g. the output of: openssl rand -hex 32")
 		}
 		c.Secret = []byte(s)
-	} else {
-		c.Secret = RandomSecret()
+	}
+	c.StateHome = r.Lookup("XDG_STATE_HOME")
+	if !filepath.IsAbs(c.StateHome) { // the XDG spec says to ignore a relative one
+		c.StateHome = ""
+		if h := r.Lookup("HOME"); filepath.IsAbs(h) {
+			c.StateHome = filepath.Join(h, ".local", "state")
+		}
+	}
+	if v := r.String("MCP_APPROVAL_LEDGER", ""); v != "" {
+		if !filepath.IsAbs(v) || strings.HasSuffix(v, "/") {
+			r.Fail("MCP_APPROVAL_LEDGER", v, "an absolute path of a file, e.g. /var/lib/mcp/used-confirmation-codes")
+		}
+		c.Ledger = filepath.Clean(v)
+	} else if len(c.Secret) > 0 && c.StateHome == "" {
+		r.Fail("MCP_APPROVAL_LEDGER", v, "an absolute file path: MCP_APPROVAL_SECRET is set, so used confirmation codes must be recorded in a file the next process sees, and neither XDG_STATE_HOME nor HOME names a directory for the default")
 	}
 	return c
+}
+
+// LedgerFile is the default file name of the used-code ledger, in a
+// directory named for the server below the state home.
+const LedgerFile = "used-confirmation-codes"
+
+// OpenLedger returns where codes are recorded as used: the configured
+// file; the default file of server when the secret is shared; process
+// memory when the secret is this process's own, since no other process
+// can verify its codes.
+func (c Config) OpenLedger(server string) state.Ledger {
+	switch {
+	case c.Ledger != "":
+		return state.NewFile(c.Ledger)
+	case len(c.Secret) > 0 && c.StateHome != "":
+		return state.NewFile(filepath.Join(c.StateHome, server, LedgerFile))
+	case len(c.Secret) > 0:
+		// FromEnv refuses this configuration; a Config built in code gets
+		// a ledger that refuses every code rather than one that forgets.
+		return state.NewFile("")
+	}
+	return state.NewMemory()
 }
 
 // RandomSecret returns a fresh 32-byte key.

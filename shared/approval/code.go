@@ -2,30 +2,34 @@ package approval
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/mcpfleet/mcpfleet/shared/state"
 )
 
 // Binding is what a confirmation code is bound to: the call it approves.
 type Binding struct {
 	Tool   string
 	Target string // the back end the call goes to
-	// Caller is who was shown the preview (the audit record's identity): a
-	// code is redeemed only by the same caller, so a code leaked to or
-	// guessed by another OAuth identity approves nothing.
-	Caller string
+	// Caller is who was shown the preview: a code is redeemed only by the
+	// same caller, so a code leaked to or guessed by another identity
+	// approves nothing.
+	Caller Caller
 	// Arguments are the call's arguments; confirm and dryRun are ignored,
 	// keys are sorted and numbers normalised (8080 == 8080.0 == 8.08e3).
 	Arguments map[string]any
@@ -36,6 +40,45 @@ type Binding struct {
 	// "confirm" for confirmation codes and "elicit" for the request state of
 	// an input-required result), so one cannot stand in for the other.
 	Purpose string
+}
+
+// Caller is who makes a call, compared field by field (never as a
+// formatted string, which a subject holding " user=alice" could spell).
+type Caller struct {
+	Kind    string // CallerOAuth, CallerLocal or CallerAnonymous
+	Issuer  string // OAuth: the token's iss, exactly as sent
+	Subject string // OAuth: sub, unique within its issuer; local: the OS user
+}
+
+// Caller kinds.
+const (
+	CallerOAuth     = "oauth"     // a verified bearer token
+	CallerLocal     = "local"     // stdio: the user who started the process
+	CallerAnonymous = "anonymous" // HTTP without OAuth
+)
+
+// key is an injective encoding of c: each field length-prefixed, so no two
+// callers share a key whatever bytes their fields hold.
+func (c Caller) key() string {
+	var b strings.Builder
+	for _, f := range []string{c.Kind, c.Issuer, c.Subject} {
+		b.WriteString(strconv.Itoa(len(f)))
+		b.WriteByte(':')
+		b.WriteString(f)
+	}
+	return b.String()
+}
+
+// check refuses a caller no code may be bound to: an OAuth identity
+// without a subject would share its codes with every other such token.
+func (c Caller) check() error {
+	switch {
+	case c.Kind == "":
+		return errors.New("the caller is unknown, so no confirmation code can be bound to it; this is a bug in the server, report it")
+	case c.Kind == CallerOAuth && strings.TrimSpace(c.Subject) == "":
+		return errors.New("the caller's token names no subject (sub), so no confirmation code can be bound to it; ask the identity provider to include sub")
+	}
+	return nil
 }
 
 // Reason says why a confirmation code was refused.
@@ -86,24 +129,50 @@ func (e *CodeError) Error() string {
 	return "the confirmation code was refused" + again
 }
 
+// LedgerError is a code that could not be recorded as used: it is refused,
+// since whether it ran before cannot be known.
+type LedgerError struct {
+	Where string // the ledger (a file path)
+	Err   error
+}
+
+func (e *LedgerError) Error() string {
+	return "the confirmation code was not accepted, as it could not be checked against and recorded in the ledger of used codes (" +
+		e.Where + ", MCP_APPROVAL_LEDGER): " + e.Err.Error() + "; nothing was changed"
+}
+
+// LedgerHint says what the operator does about a LedgerError.
+const LedgerHint = "Ask the operator to make the ledger readable and writable by the server's user, or to set MCP_APPROVAL_LEDGER to a writable file " +
+	"(a new, empty ledger lets codes used before run again until they expire: change MCP_APPROVAL_SECRET with it), then get a fresh code"
+
+func (e *LedgerError) Unwrap() error { return e.Err }
+
 // Codes issues and redeems confirmation codes: HMAC-SHA256 signed, bound to
-// a Binding, valid for ttl, and single use within this process.
+// a Binding, valid for ttl, and single use wherever the ledger is seen.
 type Codes struct {
-	key []byte
-	ttl time.Duration
-	now func() time.Time
-
-	mu   sync.Mutex
-	used map[string]time.Time // nonce → expiry, pruned as codes expire
+	key  []byte
+	ttl  time.Duration
+	now  func() time.Time
+	used state.Ledger
 }
 
-// NewCodes returns a code issuer signing with key; codes live for ttl.
-func NewCodes(key []byte, ttl time.Duration) *Codes {
-	return &Codes{key: bytes.Clone(key), ttl: ttl, now: time.Now, used: map[string]time.Time{}}
+// NewCodes returns a code issuer signing with key; codes live for ttl and
+// are used once in used: a ledger every process that holds key consults
+// (nil: this process only, right only for a key no other process has).
+func NewCodes(key []byte, ttl time.Duration, used state.Ledger) *Codes {
+	if used == nil {
+		used = state.NewMemory()
+	}
+	return &Codes{key: bytes.Clone(key), ttl: ttl, now: time.Now, used: used}
 }
 
-// SetClock replaces the clock (tests).
-func (c *Codes) SetClock(now func() time.Time) { c.now = now }
+// SetClock replaces the clock (tests), also the ledger's when it has one.
+func (c *Codes) SetClock(now func() time.Time) {
+	c.now = now
+	if l, ok := c.used.(interface{ SetClock(func() time.Time) }); ok {
+		l.SetClock(now)
+	}
+}
 
 // codePrefix versions the format.
 const codePrefix = "mcpc1."
@@ -130,6 +199,9 @@ type Claims struct {
 
 // Issue returns a code approving exactly b, valid until now+ttl.
 func (c *Codes) Issue(b Binding) (string, error) {
+	if err := b.Caller.check(); err != nil {
+		return "", err
+	}
 	canon, err := CanonicalArguments(b.Arguments)
 	if err != nil {
 		return "", err
@@ -137,7 +209,7 @@ func (c *Codes) Issue(b Binding) (string, error) {
 	n := make([]byte, 12)
 	rand.Read(n)
 	cl := claims{
-		Tool: b.Tool, Target: digest(b.Target), Args: digest(string(canon)), Caller: digest(b.Caller),
+		Tool: b.Tool, Target: digest(b.Target), Args: digest(string(canon)), Caller: digest(b.Caller.key()),
 		Exp: c.now().Add(c.ttl).UnixMilli(), Nonce: hex.EncodeToString(n), Use: b.Purpose,
 	}
 	if b.Precondition != "" {
@@ -148,11 +220,15 @@ func (c *Codes) Issue(b Binding) (string, error) {
 	return codePrefix + p + "." + base64.RawURLEncoding.EncodeToString(c.sign(p)), nil
 }
 
-// Redeem checks code against b and, when it is valid, marks it used, so
-// that of any number of concurrent redemptions of one code exactly one
-// succeeds. The returned claims let the caller compare the precondition.
-// A refused code is a *CodeError.
-func (c *Codes) Redeem(code string, b Binding) (Claims, error) {
+// Redeem checks code against b and, when it is valid, marks it used in the
+// ledger, so that of any number of concurrent redemptions of one code, in
+// any process sharing the ledger, exactly one succeeds. The returned claims
+// let the caller compare the precondition. A refused code is a *CodeError,
+// or a *LedgerError when the ledger could not be read or written.
+func (c *Codes) Redeem(ctx context.Context, code string, b Binding) (Claims, error) {
+	if err := b.Caller.check(); err != nil {
+		return Claims{}, err
+	}
 	cl, err := c.verify(code)
 	if err != nil {
 		return Claims{}, err
@@ -166,7 +242,7 @@ func (c *Codes) Redeem(code string, b Binding) (Claims, error) {
 	if cl.Target != digest(b.Target) {
 		return Claims{}, &CodeError{Reason: OtherTarget}
 	}
-	if cl.Caller != digest(b.Caller) {
+	if !hmac.Equal([]byte(cl.Caller), []byte(digest(b.Caller.key()))) {
 		return Claims{}, &CodeError{Reason: OtherCaller}
 	}
 	canon, err := CanonicalArguments(b.Arguments)
@@ -181,17 +257,13 @@ func (c *Codes) Redeem(code string, b Binding) (Claims, error) {
 	if !now.Before(exp) {
 		return Claims{}, &CodeError{Reason: Expired, Detail: "at " + exp.UTC().Format(time.RFC3339)}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for n, e := range c.used {
-		if !now.Before(e) {
-			delete(c.used, n)
-		}
+	first, err := c.used.MarkUsed(ctx, "code:"+cl.Nonce, exp)
+	if err != nil {
+		return Claims{}, &LedgerError{Where: c.used.Where(), Err: err}
 	}
-	if _, ok := c.used[cl.Nonce]; ok {
+	if !first {
 		return Claims{}, &CodeError{Reason: Used}
 	}
-	c.used[cl.Nonce] = exp
 	return Claims{Precondition: cl.Pre, Expires: exp}, nil
 }
 

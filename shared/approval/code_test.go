@@ -11,8 +11,10 @@ import (
 	"time"
 )
 
+var alice = Caller{Kind: CallerOAuth, Issuer: "https://idp.example.com/realms/main", Subject: "alice"}
+
 func binding() Binding {
-	return Binding{Tool: "del_server", Target: "unix:///run/haproxy/admin.sock", Caller: "oauth:alice user=alice", Purpose: "confirm",
+	return Binding{Tool: "del_server", Target: "unix:///run/haproxy/admin.sock", Caller: alice, Purpose: "confirm",
 		Arguments: map[string]any{"backend": "be_app", "server": "app2", "port": 8080.0, "opts": map[string]any{"a": 1.0, "b": []any{"x", true, nil}}}}
 }
 
@@ -30,9 +32,9 @@ func reasonOf(t *testing.T, err error) Reason {
 // the same call spelled differently may be refused.
 func TestRedeemAttacks(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	codes := NewCodes([]byte(strings.Repeat("k", 32)), 5*time.Minute)
+	codes := NewCodes([]byte(strings.Repeat("k", 32)), 5*time.Minute, nil)
 	codes.SetClock(func() time.Time { return now })
-	other := NewCodes([]byte(strings.Repeat("z", 32)), 5*time.Minute)
+	other := NewCodes([]byte(strings.Repeat("z", 32)), 5*time.Minute, nil)
 	other.SetClock(func() time.Time { return now })
 
 	issue := func(c *Codes, b Binding) string {
@@ -80,9 +82,8 @@ func TestRedeemAttacks(t *testing.T) {
 			mod(func(b *Binding) { b.Arguments["port"] = 8080 }), "", 0},
 		{"confirm and dryRun are not part of the call", func() string { return issue(codes, binding()) },
 			mod(func(b *Binding) { b.Arguments["confirm"] = "x"; b.Arguments["dryRun"] = false }), "", 0},
-		{"another caller", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Caller = "oauth:mallory" }), OtherCaller, 0},
-		{"caller with another user name", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Caller = "oauth:alice user=bob" }), OtherCaller, 0},
-		{"no caller for a caller's code", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Caller = "" }), OtherCaller, 0},
+		{"another caller", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Caller.Subject = "mallory" }), OtherCaller, 0},
+		{"anonymous for a caller's code", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Caller = Caller{Kind: CallerAnonymous} }), OtherCaller, 0},
 		{"other argument value", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Arguments["server"] = "app3" }), OtherArguments, 0},
 		{"other nested value", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Arguments["opts"] = map[string]any{"a": 2.0, "b": []any{"x", true, nil}} }), OtherArguments, 0},
 		{"array order matters", func() string { return issue(codes, binding()) }, mod(func(b *Binding) { b.Arguments["opts"] = map[string]any{"a": 1.0, "b": []any{true, "x", nil}} }), OtherArguments, 0},
@@ -122,12 +123,12 @@ func TestRedeemAttacks(t *testing.T) {
 			saved := now
 			now = now.Add(tc.clock)
 			defer func() { now = saved }()
-			_, err := codes.Redeem(code, tc.use)
+			_, err := codes.Redeem(t.Context(), code, tc.use)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("refused a valid code: %v", err)
 				}
-				if _, err := codes.Redeem(code, tc.use); reasonOf(t, err) != Used {
+				if _, err := codes.Redeem(t.Context(), code, tc.use); reasonOf(t, err) != Used {
 					t.Fatalf("second use: %v, want %s", err, Used)
 				}
 				return
@@ -148,14 +149,14 @@ func TestRedeemAttacks(t *testing.T) {
 // TestRefusedCodeStaysValid: a refused attempt (other arguments) does not
 // burn the code for the call it was issued for.
 func TestRefusedCodeStaysValid(t *testing.T) {
-	codes := NewCodes(RandomSecret(), time.Minute)
+	codes := NewCodes(RandomSecret(), time.Minute, nil)
 	code, _ := codes.Issue(binding())
 	b := binding()
 	b.Arguments = map[string]any{"backend": "be_other"}
-	if _, err := codes.Redeem(code, b); err == nil {
+	if _, err := codes.Redeem(t.Context(), code, b); err == nil {
 		t.Fatal("accepted other arguments")
 	}
-	if _, err := codes.Redeem(code, binding()); err != nil {
+	if _, err := codes.Redeem(t.Context(), code, binding()); err != nil {
 		t.Fatalf("the right call was refused after a wrong attempt: %v", err)
 	}
 }
@@ -164,7 +165,7 @@ func TestRefusedCodeStaysValid(t *testing.T) {
 // others are told it was used.
 func TestRedeemRace(t *testing.T) {
 	for round := 0; round < 20; round++ {
-		codes := NewCodes(RandomSecret(), time.Minute)
+		codes := NewCodes(RandomSecret(), time.Minute, nil)
 		code, _ := codes.Issue(binding())
 		var wins, used atomic.Int32
 		var wg sync.WaitGroup
@@ -174,7 +175,7 @@ func TestRedeemRace(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				_, err := codes.Redeem(code, binding())
+				_, err := codes.Redeem(t.Context(), code, binding())
 				if err == nil {
 					wins.Add(1)
 				} else if reasonOf(t, err) == Used {
@@ -191,11 +192,11 @@ func TestRedeemRace(t *testing.T) {
 }
 
 func TestPrecondition(t *testing.T) {
-	codes := NewCodes(RandomSecret(), time.Minute)
+	codes := NewCodes(RandomSecret(), time.Minute, nil)
 	b := binding()
 	b.Precondition = "exists addr=10.0.0.12:8080"
 	code, _ := codes.Issue(b)
-	cl, err := codes.Redeem(code, b)
+	cl, err := codes.Redeem(t.Context(), code, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,6 +226,77 @@ func TestPolicyNeeds(t *testing.T) {
 	} {
 		if tc.p.Needs("read") != tc.read || tc.p.Needs("change") != tc.change || tc.p.Needs("destructive") != tc.destr {
 			t.Errorf("policy %q: wrong classes", tc.p)
+		}
+	}
+}
+
+// TestCallerComparedAsValues: a code bound to alice at her issuer is
+// refused for every other identity, however its fields are spelled to look
+// like hers (the old formatted "oauth:<sub> user=<name>" let a subject
+// "alice user=alice" pass); an OAuth caller without a subject gets no code.
+func TestCallerComparedAsValues(t *testing.T) {
+	codes := NewCodes(RandomSecret(), time.Minute, nil)
+	iss := alice.Issuer
+	oauth := func(iss, sub string) Caller { return Caller{Kind: CallerOAuth, Issuer: iss, Subject: sub} }
+	hostile := []struct {
+		name string
+		c    Caller
+	}{
+		{"other subject", oauth(iss, "bob")},
+		{"subject with a space and user=", oauth(iss, "alice user=alice")},
+		{"subject spelled as the old identity", oauth(iss, "oauth:alice user=alice")},
+		{"subject with email=", oauth(iss, "alice email=alice@example.com")},
+		{"subject with trailing space", oauth(iss, "alice ")},
+		{"subject with leading space", oauth(iss, " alice")},
+		{"subject quoted", oauth(iss, `"alice"`)},
+		{"subject single-quoted", oauth(iss, `'alice'`)},
+		{"subject with newline", oauth(iss, "alice\n")},
+		{"subject with CRLF and a forged record", oauth(iss, "alice\r\nuser=alice")},
+		{"subject with NUL", oauth(iss, "alice\x00")},
+		{"subject NUL-prefixed", oauth(iss, "\x00alice")},
+		{"subject with a tab", oauth(iss, "alice\t")},
+		{"Cyrillic a look-alike", oauth(iss, "\u0430lice")},
+		{"fullwidth look-alike", oauth(iss, "\uff41lice")},
+		{"zero-width joiner", oauth(iss, "al\u200dice")},
+		{"combining accent", oauth(iss, "alice\u0301")},
+		{"upper case", oauth(iss, "Alice")},
+		{"invalid UTF-8", oauth(iss, "alice\xff")},
+		{"same subject, another issuer", oauth("https://evil.example.com/", "alice")},
+		{"same subject, issuer with trailing slash", oauth(iss+"/", "alice")},
+		{"same subject, issuer upper-cased", oauth(strings.ToUpper(iss), "alice")},
+		{"same subject, no issuer", oauth("", "alice")},
+		{"issuer and subject shifted", oauth(iss+"a", "lice")},
+		{"issuer and subject shifted the other way", oauth(iss[:len(iss)-1], iss[len(iss)-1:]+"alice")},
+		{"subject holding the issuer", oauth("", iss+"alice")},
+		{"local user alice", Caller{Kind: CallerLocal, Subject: "alice"}},
+		{"anonymous", Caller{Kind: CallerAnonymous}},
+		{"kind spelled in the subject", Caller{Kind: CallerLocal, Subject: "oauth:alice"}},
+	}
+	for _, h := range hostile {
+		t.Run(h.name, func(t *testing.T) {
+			code, err := codes.Issue(binding())
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := binding()
+			b.Caller = h.c
+			if _, err := codes.Redeem(t.Context(), code, b); reasonOf(t, err) != OtherCaller {
+				t.Fatalf("%+q redeemed alice's code: %v", h.c, err)
+			}
+			if _, err := codes.Redeem(t.Context(), code, binding()); err != nil {
+				t.Fatalf("alice's own code after the attempt: %v", err)
+			}
+		})
+	}
+	for _, c := range []Caller{oauth(iss, ""), oauth(iss, "  "), oauth("", ""), {}} {
+		b := binding()
+		b.Caller = c
+		if _, err := codes.Issue(b); err == nil {
+			t.Errorf("issued a code to %+q", c)
+		}
+		code, _ := codes.Issue(binding())
+		if _, err := codes.Redeem(t.Context(), code, b); err == nil {
+			t.Errorf("%+q redeemed alice's code", c)
 		}
 	}
 }

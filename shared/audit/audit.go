@@ -22,7 +22,7 @@ import (
 
 // Vars documents the audit variable for --help.
 var Vars = []envconfig.Var{
-	{Name: "MCP_AUDIT_LOG", Default: "stderr", Description: "where audit records of changes go: a file path (appended, fsynced, reopened on SIGHUP), stderr, or off"},
+	{Name: "MCP_AUDIT_LOG", Default: "stderr", Description: "where audit records of changes go: a file path (appended, fsynced, reopened when deleted or replaced, and on SIGHUP), stderr, or off"},
 }
 
 // Config is where records go.
@@ -66,26 +66,36 @@ const (
 	Pending            = "pending"           // a preview and confirmation code were returned; nothing ran yet
 )
 
-// Record is one audit line. Field names are the wire names.
+// Record is one audit line. Field names are the wire names. Every string
+// field is scrubbed of the call's secrets when written, except those tagged
+// audit:"closed", which hold values the server picks from a closed set.
 type Record struct {
-	Time          string         `json:"time"`
-	Event         Event          `json:"event"`
-	Server        string         `json:"server"`
-	ServerVersion string         `json:"server_version"`
-	Tool          string         `json:"tool"`
-	Class         string         `json:"class"`
+	Time          string         `json:"time" audit:"closed"`
+	Event         Event          `json:"event" audit:"closed"`
+	Server        string         `json:"server" audit:"closed"`
+	ServerVersion string         `json:"server_version" audit:"closed"`
+	Tool          string         `json:"tool" audit:"closed"`
+	Class         string         `json:"class" audit:"closed"`
 	Arguments     map[string]any `json:"arguments"`
 	Target        string         `json:"target,omitempty"`
 	Commands      []string       `json:"commands,omitempty"`
-	Identity      string         `json:"identity"`
-	Client        string         `json:"client,omitempty"`
-	Session       string         `json:"session,omitempty"`
-	RequestID     string         `json:"request_id,omitempty"`
-	Approval      string         `json:"approval,omitempty"`
-	DryRun        bool           `json:"dry_run"`
-	Outcome       string         `json:"outcome,omitempty"` // ok | error (outcome records only)
-	Error         string         `json:"error,omitempty"`
-	DurationMS    *int64         `json:"duration_ms,omitempty"`
+	// Identity words the caller for people; Issuer and Subject are the
+	// OAuth caller's iss and sub as the token carried them, to compare.
+	Identity   string `json:"identity"`
+	Issuer     string `json:"issuer,omitempty"`
+	Subject    string `json:"subject,omitempty"`
+	Client     string `json:"client,omitempty"`
+	Session    string `json:"session,omitempty"`
+	RequestID  string `json:"request_id,omitempty"`
+	Approval   string `json:"approval,omitempty" audit:"closed"`
+	DryRun     bool   `json:"dry_run"`
+	Outcome    string `json:"outcome,omitempty" audit:"closed"` // ok | error (outcome records only)
+	Error      string `json:"error,omitempty"`
+	DurationMS *int64 `json:"duration_ms,omitempty"`
+	// Secrets are values known to be secret beyond those the arguments'
+	// shapes reveal (toolcall.Plan.Secrets): never written, and scrubbed
+	// from every field.
+	Secrets []string `json:"-" audit:"closed"`
 }
 
 // Log is an audit destination. It is safe for concurrent use.
@@ -93,7 +103,8 @@ type Log struct {
 	mu     sync.Mutex
 	dest   string
 	w      io.Writer // stderr, or f
-	f      *os.File
+	f      *os.File  // nil for stderr, and after a failed reopen
+	closed bool
 	now    func() time.Time
 	stopHU func()
 }
@@ -133,16 +144,27 @@ func (l *Log) Enabled() bool { return l != nil && l.dest != "off" }
 // Dest is the configured destination ("stderr", "off" or the path).
 func (l *Log) Dest() string { return l.dest }
 
-// Write stamps rec with the time, redacts secret-named arguments, and
-// appends it as one line; for a file it syncs before returning. An error
-// means the record is not durable and the change it describes must not be
-// made.
+// Write stamps rec with the time, removes its secrets, and appends it as
+// one line; for a file it syncs before returning. An error means the
+// record is not durable and the change it describes must not be made.
+//
+// Secrets are removed in one place for every server: the values of
+// secret-shaped arguments (see redactArgs), URL passwords in any field,
+// and rec.Secrets are replaced by Redacted in every spelling, in every
+// field — commands, target, error, arguments — not only where the
+// argument was.
 func (l *Log) Write(rec Record) error {
 	if !l.Enabled() {
 		return nil
 	}
 	rec.Time = l.now().UTC().Format("2006-01-02T15:04:05.000Z07:00")
-	rec.Arguments = Redact(rec.Arguments)
+	var secrets []string
+	rec.Arguments, secrets = redactArgs(rec.Arguments)
+	secrets = append(secrets, rec.Secrets...)
+	for _, s := range rec.texts() {
+		embedded(s, &secrets)
+	}
+	rec.scrub(secrets)
 	line, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode audit record: %w", err)
@@ -150,8 +172,11 @@ func (l *Log) Write(rec Record) error {
 	line = append(line, '\n')
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.w == nil {
+	if l.closed {
 		return fmt.Errorf("write audit record to %s: the audit log is closed", l.dest)
+	}
+	if err := l.follow(); err != nil {
+		return err
 	}
 	if _, err := l.w.Write(line); err != nil {
 		return fmt.Errorf("write audit record to %s: %w", l.dest, err)
@@ -164,6 +189,33 @@ func (l *Log) Write(rec Record) error {
 	return nil
 }
 
+// follow makes sure a file destination's records go to the file at its
+// path: a file deleted, renamed away or replaced since it was opened would
+// otherwise take records no one can read (a deleted inode), so it is
+// reopened; a path that cannot be opened (a directory now, a directory
+// made read-only) fails, and the change is refused. It also retries after
+// a failed reopen. l.mu is held.
+func (l *Log) follow() error {
+	if l.dest == "stderr" {
+		return nil
+	}
+	if l.f != nil {
+		held, err1 := l.f.Stat()
+		named, err2 := os.Stat(l.dest)
+		if err1 == nil && err2 == nil && os.SameFile(held, named) {
+			return nil
+		}
+		l.f.Close()
+		l.f, l.w = nil, nil
+	}
+	f, err := openFile(l.dest)
+	if err != nil {
+		return fmt.Errorf("the audit log %s was deleted or replaced (or could not be reopened earlier), and reopening it failed: %w", l.dest, err)
+	}
+	l.f, l.w = f, f
+	return nil
+}
+
 // Reopen closes and reopens a file destination, for log rotation by rename.
 // On failure the log stays closed and every change is refused until a
 // later Reopen succeeds.
@@ -173,6 +225,9 @@ func (l *Log) Reopen() error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
 	if l.f != nil {
 		l.f.Close()
 		l.f, l.w = nil, nil
@@ -228,7 +283,7 @@ func (l *Log) Close() error {
 		err = l.f.Close()
 		l.f = nil
 	}
-	l.w = nil
+	l.w, l.closed = nil, true
 	if err != nil && !errors.Is(err, os.ErrClosed) {
 		return err
 	}

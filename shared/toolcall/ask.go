@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -91,11 +92,15 @@ func (p *Pipeline) roundTrip(ctx context.Context, rec audit.Record, start time.T
 		}
 		return finish(nil, audit.Declined, p.declined(name, action))
 	}
-	claims, err := p.codes.Redeem(req.Params.RequestState, b)
+	claims, err := p.codes.Redeem(ctx, req.Params.RequestState, b)
 	if err != nil {
 		var ce *approval.CodeError
-		if errors.As(err, &ce) && ce.Reason == approval.Expired {
+		var le *approval.LedgerError
+		switch {
+		case errors.As(err, &ce) && ce.Reason == approval.Expired:
 			return finish(nil, audit.Timeout, p.noAnswer(name))
+		case errors.As(err, &le):
+			return finish(nil, audit.Refused, codeRefusal(name, err))
 		}
 		return finish(nil, audit.Refused, mcperr.New(mcperr.Invalid, "refused "+name+": the approval's request state does not match this call", err, ""))
 	}
@@ -229,9 +234,13 @@ func stampRequestID(_ context.Context, id any, msg *mcp.CallToolRequest) {
 
 // record starts the audit record of a call with who, from where, and what.
 func (p *Pipeline) record(ctx context.Context, name string, most Class, req mcp.CallToolRequest) audit.Record {
+	c := p.caller(ctx)
 	rec := audit.Record{
 		Server: p.o.Server, ServerVersion: p.o.Version, Tool: name, Class: most.String(),
-		Arguments: stripped(req.GetArguments()), Identity: p.identity(ctx),
+		Arguments: stripped(req.GetArguments()), Identity: p.identity(ctx, c),
+	}
+	if c.Kind == approval.CallerOAuth {
+		rec.Issuer, rec.Subject = c.Issuer, c.Subject
 	}
 	if m := req.Params.Meta; m != nil {
 		if id, ok := m.AdditionalFields[requestIDKey].(string); ok {
@@ -255,21 +264,52 @@ func (p *Pipeline) record(ctx context.Context, name string, most Class, req mcp.
 	return rec
 }
 
-// identity is who made the call: the OAuth subject (and user name), the
-// local OS user on stdio, or anonymous.
-func (p *Pipeline) identity(ctx context.Context) string {
+// caller is who made the call, as codes are bound to it: the OAuth issuer
+// and subject, the local OS user on stdio, or anonymous.
+func (p *Pipeline) caller(ctx context.Context) approval.Caller {
 	if id, ok := httpauth.IdentityFromContext(ctx); ok {
-		s := "oauth:" + id.Subject
-		switch {
-		case id.Username != "":
-			s += " user=" + id.Username
-		case id.Email != "":
-			s += " email=" + id.Email
-		}
-		return s
+		return approval.Caller{Kind: approval.CallerOAuth, Issuer: id.Issuer, Subject: id.Subject}
 	}
 	if p.o.Local {
 		return p.local
 	}
+	return approval.Caller{Kind: approval.CallerAnonymous}
+}
+
+// identity words the caller for people reading the audit trail:
+// "oauth:<sub> user=<preferred_username>" (or email=), "local:<os user>",
+// "anonymous". A subject or name that could be read as more than itself
+// (spaces, "=", quotes, control or non-ASCII characters) is quoted. Nothing
+// compares this text: codes are bound to c, and records carry issuer and
+// subject as fields of their own.
+func (p *Pipeline) identity(ctx context.Context, c approval.Caller) string {
+	switch c.Kind {
+	case approval.CallerOAuth:
+		s := "oauth:" + plain(c.Subject)
+		if id, ok := httpauth.IdentityFromContext(ctx); ok {
+			switch {
+			case id.Username != "":
+				s += " user=" + plain(id.Username)
+			case id.Email != "":
+				s += " email=" + plain(id.Email)
+			}
+		}
+		return s
+	case approval.CallerLocal:
+		return "local:" + plain(c.Subject)
+	}
 	return "anonymous"
+}
+
+// plain returns s as is when it is one unambiguous word, else quoted.
+func plain(s string) string {
+	for _, r := range s {
+		if r <= ' ' || r > '~' || r == '=' || r == '"' || r == '\\' || r == '\'' {
+			return strconv.Quote(s)
+		}
+	}
+	if s == "" {
+		return `""`
+	}
+	return s
 }

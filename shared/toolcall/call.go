@@ -73,7 +73,7 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 	if pl.Run == nil {
 		return finish(nil, audit.Refused, mcperr.New(mcperr.Internal, "plan "+tool.Name, errors.New("the plan has no Run"), "this is a bug in the server; report it"))
 	}
-	rec.Class, rec.Target, rec.Commands = pl.Class.String(), pl.Target, pl.Commands
+	rec.Class, rec.Target, rec.Commands, rec.Secrets = pl.Class.String(), pl.Target, pl.Commands, pl.Secrets
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(attribute.String(AttrClass, rec.Class), attribute.Bool(AttrDryRun, dryRun))
 	}
@@ -83,7 +83,7 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 		return pl.Run(ctx)
 	}
 
-	binding := approval.Binding{Tool: tool.Name, Target: pl.Target, Caller: rec.Identity, Arguments: rec.Arguments}
+	binding := approval.Binding{Tool: tool.Name, Target: pl.Target, Caller: p.caller(ctx), Arguments: rec.Arguments}
 	if dryRun {
 		rec.DryRun = true
 		pv, err := p.describe(ctx, pl)
@@ -100,9 +100,9 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 	// A confirmation code from an earlier preview.
 	if code != "" {
 		binding.Purpose = purposeConfirm
-		claims, err := p.codes.Redeem(code, binding)
+		claims, err := p.codes.Redeem(ctx, code, binding)
 		if err != nil {
-			return finish(nil, audit.Refused, mcperr.New(mcperr.Invalid, "refused "+tool.Name, err, ""))
+			return finish(nil, audit.Refused, codeRefusal(tool.Name, err))
 		}
 		if err := p.recheck(ctx, pl, claims.Precondition); err != nil {
 			return finish(nil, audit.Refused, err)
@@ -158,6 +158,16 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 	return finish(p.previewResult(tool.Name, pl, pv, &confirmation{Code: c, Expires: p.now().Add(p.cfg.Approval.Timeout), InTask: inTask}), audit.Pending, nil)
 }
 
+// codeRefusal words a refused code: a bad code is the caller's to fix, a
+// ledger that cannot be read or written the operator's.
+func codeRefusal(tool string, err error) error {
+	var le *approval.LedgerError
+	if errors.As(err, &le) {
+		return mcperr.New(mcperr.Unavailable, "refused "+tool, err, approval.LedgerHint)
+	}
+	return mcperr.New(mcperr.Invalid, "refused "+tool, err, "")
+}
+
 // run writes the intent record (synced), runs the plan, and writes the
 // outcome. A failed intent record refuses the call: no change without its
 // record.
@@ -173,7 +183,7 @@ func (p *Pipeline) run(ctx context.Context, rec audit.Record, start time.Time, p
 		refusal := &mcperr.Error{Kind: mcperr.Unavailable,
 			Op:   fmt.Sprintf("refused %s: the audit record could not be written, and no change is made without its record; nothing was changed", rec.Tool),
 			Err:  err,
-			Hint: "free space or fix the permissions of MCP_AUDIT_LOG (or send SIGHUP after fixing it), then retry"}
+			Hint: "free space, or fix the path or the permissions of MCP_AUDIT_LOG (the next call reopens it), then retry"}
 		return p.outcome(ctx, rec, start, nil, refusal)
 	}
 	res, err := pl.Run(ctx)

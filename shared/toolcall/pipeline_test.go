@@ -333,8 +333,9 @@ func TestPolicies(t *testing.T) {
 		}
 		b.unchanged()
 		secret := []byte(strings.Repeat("q", 32))
-		a = newEnv(t, toolcall.Config{Approval: approval.Config{Secret: secret}})
-		b = newEnv(t, toolcall.Config{Approval: approval.Config{Secret: secret}})
+		ledger := filepath.Join(t.TempDir(), "codes")
+		a = newEnv(t, toolcall.Config{Approval: approval.Config{Secret: secret, Ledger: ledger}})
+		b = newEnv(t, toolcall.Config{Approval: approval.Config{Secret: secret, Ledger: ledger}})
 		c = code(t, a.call("delete_value", map[string]any{"key": "a"}))
 		if res := b.call("delete_value", map[string]any{"key": "a", "confirm": c}); res.IsError {
 			t.Fatalf("a replica with the same MCP_APPROVAL_SECRET refused: %s", text(res))

@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"maps"
 	"os/user"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -88,6 +89,12 @@ type Plan struct {
 	// Run performs exactly what was planned. It must close over the values
 	// the planner validated rather than re-read the request.
 	Run func(ctx context.Context) (*mcp.CallToolResult, error)
+	// Secrets are values the planner knows to be secret that the
+	// arguments' shapes do not reveal (a password from the server's own
+	// configuration that Commands embed). Audit records never hold them,
+	// in any field or spelling; secret-named arguments, secret-named
+	// header and config entries, and URL passwords need no listing here.
+	Secrets []string
 }
 
 // Preview is the dry run of a call: what a person is shown before approving.
@@ -173,7 +180,7 @@ type Pipeline struct {
 	log      *audit.Log
 	codes    *approval.Codes
 	validate *argschema.Validator
-	local    string
+	local    approval.Caller
 	now      func() time.Time
 
 	mu    sync.RWMutex
@@ -276,6 +283,12 @@ func New(srv *server.MCPServer, cfg Config, o Options) (*Pipeline, error) {
 	if cfg.Approval.Timeout <= 0 {
 		cfg.Approval.Timeout = 5 * time.Minute
 	}
+	// Before a random key replaces a missing one: only codes another
+	// process can verify need a ledger other processes see.
+	used := cfg.Approval.OpenLedger(o.Server)
+	if cfg.Audit.Dest != "" && used.Where() == filepath.Clean(cfg.Audit.Dest) {
+		return nil, fmt.Errorf("MCP_APPROVAL_LEDGER and MCP_AUDIT_LOG both name %s: the ledger of used confirmation codes needs a file of its own", used.Where())
+	}
 	if len(cfg.Approval.Secret) == 0 {
 		cfg.Approval.Secret = approval.RandomSecret()
 	}
@@ -294,9 +307,9 @@ func New(srv *server.MCPServer, cfg Config, o Options) (*Pipeline, error) {
 	})
 	p := &Pipeline{
 		srv: srv, cfg: cfg, o: o, log: l,
-		codes:    approval.NewCodes(cfg.Approval.Secret, cfg.Approval.Timeout),
+		codes:    approval.NewCodes(cfg.Approval.Secret, cfg.Approval.Timeout, used),
 		validate: argschema.New(),
-		local:    "local:" + osUser(),
+		local:    approval.Caller{Kind: approval.CallerLocal, Subject: osUser()},
 		now:      time.Now,
 		tools:    map[string]mcp.Tool{},
 	}

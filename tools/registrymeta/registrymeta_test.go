@@ -296,6 +296,7 @@ var varName = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$`)
 // server's configuration (so not for server.json), each with why.
 var notServerConfig = map[string]string{
 	"XDG_CONFIG_HOME": "the XDG base directory where sqlmcp finds its profile file; the user's desktop setting, not sqlmcp's",
+	"XDG_STATE_HOME":  "the XDG base directory below which the default MCP_APPROVAL_LEDGER lies; the user's desktop setting, not the server's",
 }
 
 // taskVars are read by tasks.FromEnv, in shared/tasks, which every server
