@@ -285,24 +285,24 @@ func (p *Pipeline) caller(ctx context.Context) approval.Caller {
 func (p *Pipeline) identity(ctx context.Context, c approval.Caller) string {
 	switch c.Kind {
 	case approval.CallerOAuth:
-		s := "oauth:" + plain(c.Subject)
+		s := "oauth:" + quoteWord(c.Subject)
 		if id, ok := httpauth.IdentityFromContext(ctx); ok {
 			switch {
 			case id.Username != "":
-				s += " user=" + plain(id.Username)
+				s += " user=" + quoteWord(id.Username)
 			case id.Email != "":
-				s += " email=" + plain(id.Email)
+				s += " email=" + quoteWord(id.Email)
 			}
 		}
 		return s
 	case approval.CallerLocal:
-		return "local:" + plain(c.Subject)
+		return "local:" + quoteWord(c.Subject)
 	}
 	return "anonymous"
 }
 
-// plain returns s as is when it is one unambiguous word, else quoted.
-func plain(s string) string {
+// quoteWord returns s as is when it is one unambiguous word, else quoted.
+func quoteWord(s string) string {
 	for _, r := range s {
 		if r <= ' ' || r > '~' || r == '=' || r == '"' || r == '\\' || r == '\'' {
 			return strconv.Quote(s)
