@@ -84,7 +84,7 @@ function draw() {
           "table.servers",
           h(
             "thead",
-            h("tr", h("th", "server"), fleet ? h("th", "instance") : null, h("th", "status"), h("th.num", "weight"), h("th.num", "sessions"), h("th", "check"), h("th", "actions")),
+            h("tr", h("th", "server"), fleet ? h("th", "instance") : null, h("th", "status"), h("th.num", "weight"), h("th.num", "sessions"), h("th", "check")),
           ),
           h(
             "tbody",
@@ -96,7 +96,12 @@ function draw() {
                 h("option", { value: "" }, "all instances"),
                 instances.map((i) => h("option", { value: i }, i)),
               );
-              const weight = h("input", { type: "number", min: 0, max: 256, value: rows[0].weight, "aria-label": `new weight for ${backend}/${name}`, size: 4 });
+              const setWeight = () => act("set_server_weight", call({ weight: Number(weight.value) }), "weight");
+              // No <form>: hosts sandbox views without allow-forms, which blocks submission.
+              const weight = h("input", {
+                type: "number", min: 0, max: 256, value: rows[0].weight, "aria-label": `new weight for ${backend}/${name}`, size: 4,
+                onkeydown: (e) => { if (e.key === "Enter") { e.preventDefault(); setWeight(); } },
+              });
               const call = (extra) => {
                 const c = { backend, server: name, ...extra };
                 if (target.value) c.instance = target.value;
@@ -108,25 +113,23 @@ function draw() {
                 h("button", { type: "button", disabled: !!busy, onclick: () => act("set_server_state", call({ state: "drain" }), "drain"), "aria-label": `Drain ${backend}/${name}` }, "Drain"),
                 h("button", { type: "button", disabled: !!busy, onclick: () => act("set_server_state", call({ state: "ready" }), "ready"), "aria-label": `Ready ${backend}/${name}` }, "Ready"),
                 h(
-                  "form.weight",
-                  { onsubmit: (e) => { e.preventDefault(); act("set_server_weight", call({ weight: Number(weight.value) }), "weight"); } },
+                  "span.weight",
                   weight,
-                  h("button", { type: "submit", disabled: !!busy, "aria-label": `Set the weight of ${backend}/${name}` }, "Set weight"),
+                  h("button", { type: "button", disabled: !!busy, onclick: setWeight, "aria-label": `Set the weight of ${backend}/${name}` }, "Set weight"),
                 ),
               );
               return rows.map((s, i) =>
                 h(
                   "tr" + (diff ? ".diverges" : ""),
                   { "data-server": `${backend}/${name}`, "data-instance": s.instance || "", "data-status": s.status },
-                  i === 0 ? h("th", { scope: "rowgroup", rowspan: rows.length }, h("span.mono", name), h("div.muted.addr", s.address + (s.port ? ":" + s.port : "")), diff ? h("div.flag", "differs between instances") : null) : null,
+                  i === 0 ? h("th", { scope: "rowgroup", rowspan: rows.length + 1 }, h("span.mono", name), h("div.muted.addr", s.address + (s.port ? ":" + s.port : "")), diff ? h("div.flag", "differs between instances") : null) : null,
                   fleet ? h("td.mono", s.instance) : null,
                   h("td" + (diff && diff.status ? ".diff" : ""), badge(s.status)),
                   h("td.num" + (diff && diff.weight ? ".diff" : ""), fmt(s.weight)),
                   h("td.num", fmt(s.current_sessions) + (s.session_limit ? " / " + fmt(s.session_limit) : "")),
                   h("td", s.check_status ? h("span.mono", { title: s.check_desc || "" }, s.check_status) : h("span.muted", "—")),
-                  i === 0 ? h("td", { rowspan: rows.length }, actions) : null,
                 ),
-              );
+              ).concat(h("tr.act", { "data-actions": `${backend}/${name}` }, h("td", { colspan: fleet ? 6 : 5 }, actions)));
             }),
           ),
         ),

@@ -88,7 +88,7 @@ function clusterCard(c) {
     "article.card.cluster",
     { "data-cluster": c.cluster, "aria-label": `cluster ${c.cluster || "default"}` },
     h("header", h("h2", c.cluster || "cluster"), badge(status)),
-    c.error ? h("p.mono.wrap.err", c.error) : null,
+    c.error && !hc ? h("p.mono.wrap.err", c.error) : null,
     hc
       ? h(
           "div.figs",
@@ -104,29 +104,24 @@ function clusterCard(c) {
     cs && cs.error ? h("p.muted", "Consumer groups: " + cs.error) : null,
     rows.length
       ? h(
-          "div.scroll",
-          h(
-            "table.parts",
-            h("caption.sr-only", "Partitions that need attention"),
-            h("thead", h("tr", h("th", "partition"), h("th", "state"), h("th", "leader"), h("th", "ISR / replicas"), h("th", ""))),
-            h(
-              "tbody",
-              rows.map((p) => {
-                const key = `${c.cluster}/${p.topic}/${p.partition}`;
-                return [
-                  h(
-                    "tr",
-                    h("td.mono", `${p.topic}[${p.partition}]`),
-                    h("td", badge(p.kind)),
-                    h("td.num", p.leader < 0 ? "none" : p.leader),
-                    h("td.mono", p.isr ? `${p.isr.join(",")} / ${p.replicas.join(",")}` : p.reason || ""),
-                    h("td", h("button", { type: "button", onclick: () => openPartition(c.cluster, p), "aria-label": `Details of ${p.topic} partition ${p.partition}` }, "Details")),
-                  ),
-                  details.has(key) ? h("tr", h("td", { colspan: 5 }, details.get(key))) : null,
-                ];
-              }),
-            ),
-          ),
+          "ul.parts",
+          { "aria-label": "Partitions that need attention" },
+          rows.map((p) => {
+            const key = `${c.cluster}/${p.topic}/${p.partition}`;
+            return h(
+              "li",
+              { "data-partition": `${p.topic}[${p.partition}]` },
+              h(
+                "div.prow",
+                h("span.mono.pname", `${p.topic}[${p.partition}]`),
+                badge(p.kind),
+                h("span.muted", "leader " + (p.leader < 0 ? "none" : p.leader)),
+                h("span.muted.mono", p.isr ? `ISR ${p.isr.join(",")} of ${p.replicas.join(",")}` : p.reason || ""),
+                h("button", { type: "button", onclick: () => openPartition(c.cluster, p), "aria-label": `Details of ${p.topic} partition ${p.partition}` }, "Details"),
+              ),
+              details.has(key) ? details.get(key) : null,
+            );
+          }),
         )
       : hc
         ? h("p.muted", "Every partition is fully replicated.")

@@ -34,10 +34,20 @@ export const svg = (tag, attrs, ...children) => {
 
 export const fmt = (n) => (typeof n === "number" ? n.toLocaleString("en-US") : n == null ? "—" : String(n));
 
+// render replaces the view's content, keeping keyboard focus on the control
+// that had it (found again by its aria-label, or its text).
 export function render(root, ...children) {
+  const a = document.activeElement;
+  const key = a && a !== document.body && root.contains(a) ? [a.tagName, a.getAttribute("aria-label") || a.textContent] : null;
   root.replaceChildren(...children.flat().filter((c) => c != null && c !== false));
+  if (key) {
+    const again = [...root.querySelectorAll(key[0])].find((e) => (e.getAttribute("aria-label") || e.textContent) === key[1]);
+    if (again) again.focus();
+  }
   root.setAttribute("aria-busy", "false");
   document.documentElement.dataset.rendered = "1";
+  // When data was first on screen (the test host's first-render figure).
+  if (!window.__firstRenderAt) window.__firstRenderAt = performance.timeOrigin + performance.now();
 }
 
 export function badge(status) {

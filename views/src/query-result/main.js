@@ -155,6 +155,7 @@ function headerCell(c, i) {
       "button.sort",
       {
         type: "button",
+        "aria-label": `Sort by ${c.name}`,
         onclick: () => {
           sort = active ? { col: i, dir: -sort.dir } : { col: i, dir: 1 };
           draw();
@@ -204,7 +205,7 @@ function draw() {
           sortedRows().map((r) =>
             h(
               "tr",
-              r.map((v, i) => h("td" + (isNumeric(q.columns[i].type) ? ".num" : "") + (v == null ? ".null" : ""), v == null ? "NULL" : cell(v))),
+              r.map((v, i) => h("td" + (isNumeric(q.columns[i].type) ? ".num" : "") + (v == null ? ".null" : "") + (cell(v).length > 40 || /\n/.test(cell(v)) ? ".long" : ""), v == null ? "NULL" : cell(v))),
             ),
           ),
         ),
