@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -401,8 +402,11 @@ type ConsumeRequest struct {
 	// Last messages; -2 reads from the earliest offset.
 	Offset   int64
 	Last     int
-	MaxCount int
-	MaxBytes int32
+	MaxCount int   // messages returned
+	MaxBytes int32 // key+value bytes scanned (returned or not)
+	// Key, when non-nil, returns only the messages with exactly this key;
+	// the others are scanned (and count against MaxBytes) but not returned.
+	Key []byte
 }
 
 // ConsumeResult is consume_messages' answer.
@@ -414,6 +418,11 @@ type ConsumeResult struct {
 	Messages       []Message `json:"messages"`
 	NextOffset     int64     `json:"next_offset"`
 	Truncated      bool      `json:"truncated"` // stopped by max_messages or max_bytes
+	// With a key filter only: what was scanned to find the messages, and
+	// the bound that stopped the scan ("" when it reached the log end).
+	Scanned      *int    `json:"scanned_messages,omitempty"`
+	ScannedBytes *int64  `json:"scanned_bytes,omitempty"`
+	StoppedBy    *string `json:"stopped_by,omitempty"`
 }
 
 // Consume peeks at one partition with plain Fetch requests to its leader:
@@ -461,6 +470,7 @@ func (c *Client) Consume(ctx context.Context, r ConsumeRequest) (*ConsumeResult,
 	}
 	res.NextOffset = start
 	var used int32
+	scanned := 0
 	for start < res.LatestOffset && len(res.Messages) < r.MaxCount && used < r.MaxBytes {
 		req := &sarama.FetchRequest{Version: fetchVersion(c.conf.Version), MaxWaitTime: 100, MinBytes: 1, MaxBytes: r.MaxBytes, Isolation: sarama.ReadUncommitted}
 		req.AddBlock(r.Topic, r.Partition, start, r.MaxBytes, -1)
@@ -487,8 +497,11 @@ func (c *Client) Consume(ctx context.Context, r ConsumeRequest) (*ConsumeResult,
 					res.Truncated = true
 					break
 				}
-				m.Partition = r.Partition
-				res.Messages = append(res.Messages, m.Message)
+				if r.Key == nil || m.rawKey != nil && bytes.Equal(m.rawKey, r.Key) {
+					m.Partition = r.Partition
+					res.Messages = append(res.Messages, m.Message)
+				}
+				scanned++
 				used += m.size
 				start = m.Offset + 1
 				progressed = true
@@ -502,12 +515,25 @@ func (c *Client) Consume(ctx context.Context, r ConsumeRequest) (*ConsumeResult,
 	if start < res.LatestOffset && (len(res.Messages) >= r.MaxCount || used >= r.MaxBytes) {
 		res.Truncated = true
 	}
+	if r.Key != nil {
+		stopped := ""
+		if res.Truncated {
+			stopped = StoppedByMaxBytes
+			if len(res.Messages) >= r.MaxCount {
+				stopped = StoppedByMaxMessages
+			}
+		}
+		n, b := scanned, int64(used)
+		res.Scanned, res.ScannedBytes, res.StoppedBy = &n, &b, &stopped
+	}
 	return res, nil
 }
 
 type decoded struct {
 	Message
-	size int32
+	size   int32
+	ts     time.Time
+	rawKey []byte
 }
 
 func decodeRecords(r *sarama.Records) []decoded {
@@ -523,7 +549,7 @@ func decodeRecords(r *sarama.Records) []decoded {
 			if b.LogAppendTime {
 				ts = b.MaxTimestamp
 			}
-			d := decoded{Message: message(b.FirstOffset+rec.OffsetDelta, ts, rec.Key, rec.Value), size: int32(len(rec.Key) + len(rec.Value))}
+			d := decoded{Message: message(b.FirstOffset+rec.OffsetDelta, ts, rec.Key, rec.Value), size: int32(len(rec.Key) + len(rec.Value)), ts: ts, rawKey: rec.Key}
 			for _, h := range rec.Headers {
 				v, enc := encode(h.Value)
 				d.Headers = append(d.Headers, MessageHeader{Key: string(h.Key), Value: *v, Encoding: enc})
@@ -535,7 +561,7 @@ func decodeRecords(r *sarama.Records) []decoded {
 			if mb.Msg == nil {
 				continue
 			}
-			out = append(out, decoded{Message: message(mb.Offset, mb.Msg.Timestamp, mb.Msg.Key, mb.Msg.Value), size: int32(len(mb.Msg.Key) + len(mb.Msg.Value))})
+			out = append(out, decoded{Message: message(mb.Offset, mb.Msg.Timestamp, mb.Msg.Key, mb.Msg.Value), size: int32(len(mb.Msg.Key) + len(mb.Msg.Value)), ts: mb.Msg.Timestamp, rawKey: mb.Msg.Key})
 		}
 	}
 	return out
