@@ -241,9 +241,11 @@ type GroupInfo struct {
 	GroupID      string `json:"group_id"`
 	State        string `json:"state"`
 	ProtocolType string `json:"protocol_type"`
+	Type         string `json:"type"` // classic, consumer (KIP-848) or share (KIP-932)
 	MemberCount  int    `json:"member_count"`
 	Coordinator  int32  `json:"coordinator"`
 	Error        string `json:"error"`
+	Unavailable  string `json:"unavailable,omitempty"` // what cannot be read for this type
 }
 
 // GroupList is list_consumer_groups' answer.
@@ -261,7 +263,7 @@ func (c *Client) ListConsumerGroups(ctx context.Context) (*GroupList, error) {
 	}
 	out := &GroupList{Groups: []GroupInfo{}, Error: g.Err}
 	for _, gr := range g.Groups {
-		out.Groups = append(out.Groups, GroupInfo{GroupID: gr.ID, State: gr.State, ProtocolType: gr.ProtocolType, MemberCount: len(gr.Members), Coordinator: gr.Coordinator, Error: gr.Err})
+		out.Groups = append(out.Groups, GroupInfo{GroupID: gr.ID, State: gr.State, ProtocolType: gr.ProtocolType, Type: gr.Type, MemberCount: len(gr.Members), Coordinator: gr.Coordinator, Error: gr.Err, Unavailable: gr.Unavailable})
 	}
 	return out, nil
 }
@@ -295,11 +297,15 @@ type GroupDetail struct {
 	GroupID      string       `json:"group_id"`
 	State        string       `json:"state"`
 	ProtocolType string       `json:"protocol_type"`
+	Type         string       `json:"type"` // classic, consumer (KIP-848) or share (KIP-932)
 	Coordinator  int32        `json:"coordinator"`
 	Members      []MemberInfo `json:"members"`
 	Offsets      []OffsetInfo `json:"offsets"`
 	TotalLag     int64        `json:"total_lag"`
 	Error        string       `json:"error"`
+	// Unavailable says what cannot be read for this type of group (share
+	// groups: members and lag) instead of empty lists passing for none.
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // DescribeConsumerGroup describes one group through its coordinator, with
@@ -337,7 +343,7 @@ func (c *Client) DescribeConsumerGroup(ctx context.Context, id string) (*GroupDe
 	groups := []report.Group{g}
 	c.logEnds(ctx, md, groups)
 	g = groups[0]
-	d := &GroupDetail{GroupID: g.ID, State: g.State, ProtocolType: g.ProtocolType, Coordinator: g.Coordinator, Members: []MemberInfo{}, Offsets: []OffsetInfo{}, Error: g.Err}
+	d := &GroupDetail{GroupID: g.ID, State: g.State, ProtocolType: g.ProtocolType, Type: g.Type, Coordinator: g.Coordinator, Members: []MemberInfo{}, Offsets: []OffsetInfo{}, Error: g.Err, Unavailable: g.Unavailable}
 	for _, m := range g.Members {
 		mi := MemberInfo{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost, Assigned: []AssignedPartitions{}}
 		for t, ps := range m.Assigned {
