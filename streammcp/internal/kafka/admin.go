@@ -584,3 +584,80 @@ type TimeOffset struct {
 	LogStart  int64   `json:"log_start_offset"`
 	LogEnd    int64   `json:"log_end_offset"`
 }
+
+// PartitionSize is one partition's size on its leader and its offsets.
+type PartitionSize struct {
+	Partition int32 `json:"partition"`
+	Bytes     int64 `json:"size_bytes"`
+	LogStart  int64 `json:"log_start_offset"`
+	LogEnd    int64 `json:"log_end_offset"`
+}
+
+// PartitionSizes reads every partition's size on its leader (one
+// DescribeLogDirs per leader broker, for the partitions it leads) and its
+// log start and end offsets. It fails when any leader cannot tell: an
+// estimate over some partitions would read as "nothing eligible" on the
+// others.
+func (c *Client) PartitionSizes(ctx context.Context, topic string) ([]PartitionSize, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	md, err := c.metadata(ctx, []string{topic})
+	if err != nil {
+		return nil, err
+	}
+	parts, err := topicPartitions(md, []string{topic}, nil)
+	if err != nil {
+		return nil, err
+	}
+	addrs := brokerAddrs(md)
+	byLeader := map[int32][]int32{}
+	set := map[tp]bool{}
+	for _, t := range md.Topics {
+		for _, p := range t.Partitions {
+			if addrs[p.Leader] == "" {
+				return nil, mcperr.New(mcperr.Unavailable, fmt.Sprintf("read the size of %s/%d", topic, p.ID), errors.New("the partition has no live leader"), "retry after the partition is back online")
+			}
+			byLeader[p.Leader] = append(byLeader[p.Leader], p.ID)
+		}
+	}
+	for _, k := range parts {
+		set[k] = true
+	}
+	sizes := map[int32]int64{}
+	for l, ids := range byLeader {
+		slices.Sort(ids)
+		req := &sarama.DescribeLogDirsRequest{Version: 1, DescribeTopics: []sarama.DescribeLogDirsRequestTopic{{Topic: topic, PartitionIDs: ids}}}
+		resp, err := call(ctx, c, addrs[l], APIDescribeLogDirs, fmt.Sprintf("describe the log dirs of %s on broker %d", topic, l), func(br *sarama.Broker) (*sarama.DescribeLogDirsResponse, error) {
+			return br.DescribeLogDirs(req)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range resp.LogDirs {
+			if d.ErrorCode != sarama.ErrNoError {
+				return nil, mcperr.New(kerrKind(d.ErrorCode), fmt.Sprintf("describe the log dirs of %s on broker %d", topic, l), errors.New(ErrorName(d.ErrorCode)), "")
+			}
+			for _, t := range d.Topics {
+				for _, p := range t.Partitions {
+					if slices.Contains(ids, p.PartitionID) && !p.IsTemporary {
+						sizes[p.PartitionID] += p.Size
+					}
+				}
+			}
+		}
+		for _, id := range ids {
+			if _, ok := sizes[id]; !ok {
+				return nil, mcperr.New(mcperr.Unavailable, fmt.Sprintf("describe the log dirs of %s on broker %d", topic, l), fmt.Errorf("partition %d is not in the answer", id), "")
+			}
+		}
+	}
+	start, end, err := c.logRange(ctx, md, set)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PartitionSize, 0, len(parts))
+	for _, k := range parts {
+		out = append(out, PartitionSize{Partition: k.part, Bytes: sizes[k.part], LogStart: start[k], LogEnd: end[k]})
+	}
+	return out, nil
+}
