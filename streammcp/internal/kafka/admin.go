@@ -265,8 +265,10 @@ type TopicInfoForChange struct {
 	SizeNote   string         `json:"size_note,omitempty"`
 	Groups     []CommittedRow `json:"groups_with_committed_offsets,omitempty"`
 	GroupsErr  string         `json:"groups_error,omitempty"`
-	// DeleteEnabled is the controller's delete.topic.enable (nil: unknown).
-	DeleteEnabled *bool `json:"delete_topic_enable,omitempty"`
+	// DeleteEnabled is the controller's delete.topic.enable (null: unknown,
+	// DeleteEnabledUnknown says why).
+	DeleteEnabled        *bool  `json:"delete_topic_enable"`
+	DeleteEnabledUnknown string `json:"delete_topic_enable_unknown,omitempty"`
 	controller    string
 }
 
@@ -304,13 +306,23 @@ func (c *Client) PlanTopicChange(ctx context.Context, topic string, full bool) (
 		}
 		sortRows(ti.Groups)
 	}
-	if cfgs, err := c.describeConfigsAt(ctx, ti.controller, sarama.BrokerResource, strconv.Itoa(int(md.ControllerID)), "delete.topic.enable"); err == nil {
-		for _, e := range cfgs {
-			if e.Name == "delete.topic.enable" {
-				ti.DeleteEnabled = ptr(e.Value != "false")
+	cfgs, err := c.describeConfigsAt(ctx, ti.controller, sarama.BrokerResource, strconv.Itoa(int(md.ControllerID)), "delete.topic.enable")
+	if err != nil {
+		ti.DeleteEnabledUnknown = fmt.Sprintf("the controller (broker %d) could not be asked: %s", md.ControllerID, mcperr.Message(err))
+		return ti, nil
+	}
+	for _, e := range cfgs {
+		if e.Name == "delete.topic.enable" {
+			switch e.Value {
+			case "true", "false":
+				ti.DeleteEnabled = ptr(e.Value == "true")
+			default:
+				ti.DeleteEnabledUnknown = fmt.Sprintf("the controller (broker %d) reported it as %q", md.ControllerID, e.Value)
 			}
+			return ti, nil
 		}
 	}
+	ti.DeleteEnabledUnknown = fmt.Sprintf("the controller (broker %d) did not report it (DescribeConfigs)", md.ControllerID)
 	return ti, nil
 }
 
@@ -485,6 +497,9 @@ func (c *Client) describeConfigsAt(ctx context.Context, addr string, rt sarama.C
 	}
 	var out []ConfigInfo
 	for _, r := range resp.Resources {
+		if r.ErrorCode != int16(sarama.ErrNoError) {
+			return nil, mcperr.New(kerrKind(sarama.KError(r.ErrorCode)), "describe configs of "+name, errors.New(ErrorName(sarama.KError(r.ErrorCode))), "")
+		}
 		for _, e := range r.Configs {
 			out = append(out, ConfigInfo{Name: e.Name, Value: e.Value, Source: e.Source.String()})
 		}
