@@ -269,7 +269,7 @@ type TopicInfoForChange struct {
 	// DeleteEnabledUnknown says why).
 	DeleteEnabled        *bool  `json:"delete_topic_enable"`
 	DeleteEnabledUnknown string `json:"delete_topic_enable_unknown,omitempty"`
-	controller    string
+	controller           string
 }
 
 // PlanTopicChange reads a topic's partition count and controller; with
