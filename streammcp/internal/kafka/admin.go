@@ -265,9 +265,11 @@ type TopicInfoForChange struct {
 	SizeNote   string         `json:"size_note,omitempty"`
 	Groups     []CommittedRow `json:"groups_with_committed_offsets,omitempty"`
 	GroupsErr  string         `json:"groups_error,omitempty"`
-	// DeleteEnabled is the controller's delete.topic.enable (nil: unknown).
-	DeleteEnabled *bool `json:"delete_topic_enable,omitempty"`
-	controller    string
+	// DeleteEnabled is the controller's delete.topic.enable (null: unknown,
+	// DeleteEnabledUnknown says why).
+	DeleteEnabled        *bool  `json:"delete_topic_enable"`
+	DeleteEnabledUnknown string `json:"delete_topic_enable_unknown,omitempty"`
+	controller           string
 }
 
 // PlanTopicChange reads a topic's partition count and controller; with
@@ -304,13 +306,23 @@ func (c *Client) PlanTopicChange(ctx context.Context, topic string, full bool) (
 		}
 		sortRows(ti.Groups)
 	}
-	if cfgs, err := c.describeConfigsAt(ctx, ti.controller, sarama.BrokerResource, strconv.Itoa(int(md.ControllerID)), "delete.topic.enable"); err == nil {
-		for _, e := range cfgs {
-			if e.Name == "delete.topic.enable" {
-				ti.DeleteEnabled = ptr(e.Value != "false")
+	cfgs, err := c.describeConfigsAt(ctx, ti.controller, sarama.BrokerResource, strconv.Itoa(int(md.ControllerID)), "delete.topic.enable")
+	if err != nil {
+		ti.DeleteEnabledUnknown = fmt.Sprintf("the controller (broker %d) could not be asked: %s", md.ControllerID, mcperr.Message(err))
+		return ti, nil
+	}
+	for _, e := range cfgs {
+		if e.Name == "delete.topic.enable" {
+			switch e.Value {
+			case "true", "false":
+				ti.DeleteEnabled = ptr(e.Value == "true")
+			default:
+				ti.DeleteEnabledUnknown = fmt.Sprintf("the controller (broker %d) reported it as %q", md.ControllerID, e.Value)
 			}
+			return ti, nil
 		}
 	}
+	ti.DeleteEnabledUnknown = fmt.Sprintf("the controller (broker %d) did not report it (DescribeConfigs)", md.ControllerID)
 	return ti, nil
 }
 
@@ -485,6 +497,9 @@ func (c *Client) describeConfigsAt(ctx context.Context, addr string, rt sarama.C
 	}
 	var out []ConfigInfo
 	for _, r := range resp.Resources {
+		if r.ErrorCode != int16(sarama.ErrNoError) {
+			return nil, mcperr.New(kerrKind(sarama.KError(r.ErrorCode)), "describe configs of "+name, errors.New(ErrorName(sarama.KError(r.ErrorCode))), "")
+		}
 		for _, e := range r.Configs {
 			out = append(out, ConfigInfo{Name: e.Name, Value: e.Value, Source: e.Source.String()})
 		}
@@ -583,4 +598,81 @@ type TimeOffset struct {
 	Timestamp *string `json:"timestamp"` // that message's timestamp
 	LogStart  int64   `json:"log_start_offset"`
 	LogEnd    int64   `json:"log_end_offset"`
+}
+
+// PartitionSize is one partition's size on its leader and its offsets.
+type PartitionSize struct {
+	Partition int32 `json:"partition"`
+	Bytes     int64 `json:"size_bytes"`
+	LogStart  int64 `json:"log_start_offset"`
+	LogEnd    int64 `json:"log_end_offset"`
+}
+
+// PartitionSizes reads every partition's size on its leader (one
+// DescribeLogDirs per leader broker, for the partitions it leads) and its
+// log start and end offsets. It fails when any leader cannot tell: an
+// estimate over some partitions would read as "nothing eligible" on the
+// others.
+func (c *Client) PartitionSizes(ctx context.Context, topic string) ([]PartitionSize, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	md, err := c.metadata(ctx, []string{topic})
+	if err != nil {
+		return nil, err
+	}
+	parts, err := topicPartitions(md, []string{topic}, nil)
+	if err != nil {
+		return nil, err
+	}
+	addrs := brokerAddrs(md)
+	byLeader := map[int32][]int32{}
+	set := map[tp]bool{}
+	for _, t := range md.Topics {
+		for _, p := range t.Partitions {
+			if addrs[p.Leader] == "" {
+				return nil, mcperr.New(mcperr.Unavailable, fmt.Sprintf("read the size of %s/%d", topic, p.ID), errors.New("the partition has no live leader"), "retry after the partition is back online")
+			}
+			byLeader[p.Leader] = append(byLeader[p.Leader], p.ID)
+		}
+	}
+	for _, k := range parts {
+		set[k] = true
+	}
+	sizes := map[int32]int64{}
+	for l, ids := range byLeader {
+		slices.Sort(ids)
+		req := &sarama.DescribeLogDirsRequest{Version: 1, DescribeTopics: []sarama.DescribeLogDirsRequestTopic{{Topic: topic, PartitionIDs: ids}}}
+		resp, err := call(ctx, c, addrs[l], APIDescribeLogDirs, fmt.Sprintf("describe the log dirs of %s on broker %d", topic, l), func(br *sarama.Broker) (*sarama.DescribeLogDirsResponse, error) {
+			return br.DescribeLogDirs(req)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range resp.LogDirs {
+			if d.ErrorCode != sarama.ErrNoError {
+				return nil, mcperr.New(kerrKind(d.ErrorCode), fmt.Sprintf("describe the log dirs of %s on broker %d", topic, l), errors.New(ErrorName(d.ErrorCode)), "")
+			}
+			for _, t := range d.Topics {
+				for _, p := range t.Partitions {
+					if slices.Contains(ids, p.PartitionID) && !p.IsTemporary {
+						sizes[p.PartitionID] += p.Size
+					}
+				}
+			}
+		}
+		for _, id := range ids {
+			if _, ok := sizes[id]; !ok {
+				return nil, mcperr.New(mcperr.Unavailable, fmt.Sprintf("describe the log dirs of %s on broker %d", topic, l), fmt.Errorf("partition %d is not in the answer", id), "")
+			}
+		}
+	}
+	start, end, err := c.logRange(ctx, md, set)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PartitionSize, 0, len(parts))
+	for _, k := range parts {
+		out = append(out, PartitionSize{Partition: k.part, Bytes: sizes[k.part], LogStart: start[k], LogEnd: end[k]})
+	}
+	return out, nil
 }

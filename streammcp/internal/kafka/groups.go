@@ -111,9 +111,14 @@ func (c *Client) brokerGroups(ctx context.Context, id int32, addr string, ids []
 	// KIP-848 ("consumer" type) groups: classic DescribeGroups shows them
 	// without members; ConsumerGroupDescribe has them.
 	var nextGen []string
-	if ids == nil {
+	// ListGroups (v5) gives every group's type and (v4) state. A given id
+	// is looked up in the coordinator's listing too (one request), so that
+	// describe_consumer_group knows a share group from a missing one.
+	listed := map[string]sarama.GroupData{}
+	lgVersion := listGroupsVersion(c.conf.Version)
+	if ids == nil || lgVersion >= 5 {
 		lg, err := call(ctx, c, addr, APIListGroups, "list consumer groups", func(b *sarama.Broker) (*sarama.ListGroupsResponse, error) {
-			return b.ListGroups(&sarama.ListGroupsRequest{Version: listGroupsVersion(c.conf.Version)})
+			return b.ListGroups(&sarama.ListGroupsRequest{Version: lgVersion})
 		})
 		if err != nil {
 			return nil, nil, err
@@ -121,19 +126,35 @@ func (c *Client) brokerGroups(ctx context.Context, id int32, addr string, ids []
 		if lg.Err != sarama.ErrNoError {
 			return nil, nil, c.requestError(addr, "list consumer groups", lg.Err)
 		}
+		all := ids == nil
 		for g := range lg.Groups {
-			ids = append(ids, g)
-			if lg.GroupsData[g].GroupType == "consumer" {
-				nextGen = append(nextGen, g)
+			if all || slices.Contains(ids, g) {
+				listed[g] = lg.GroupsData[g]
+			}
+			if all {
+				ids = append(ids, g)
 			}
 		}
 		slices.Sort(ids)
-		slices.Sort(nextGen)
-	} else if c.conf.Version.IsAtLeast(sarama.V4_0_0_0) {
-		nextGen = ids // unknown type: ask; classic groups answer with an error
 	}
+	var classic, share []string
+	for _, id := range ids {
+		d, ok := listed[id]
+		switch {
+		case d.GroupType == "share":
+			share = append(share, id)
+			continue
+		case d.GroupType == "consumer":
+			nextGen = append(nextGen, id)
+		case !ok && c.conf.Version.IsAtLeast(sarama.V4_0_0_0):
+			nextGen = append(nextGen, id) // unknown type: ask; classic groups answer with an error
+		}
+		classic = append(classic, id)
+	}
+	groups := shareGroups(id, share, listed)
+	ids = classic
 	if len(ids) == 0 {
-		return nil, nil, nil
+		return groups, nil, nil
 	}
 	dg, err := call(ctx, c, addr, APIDescribeGroups, "describe consumer groups", func(b *sarama.Broker) (*sarama.DescribeGroupsResponse, error) {
 		return b.DescribeGroups(&sarama.DescribeGroupsRequest{Version: describeGroupsVersion(c.conf.Version), Groups: ids})
@@ -146,14 +167,16 @@ func (c *Client) brokerGroups(ctx context.Context, id int32, addr string, ids []
 		return nil, nil, err
 	}
 	described := c.describeNextGen(ctx, addr, nextGen)
-	var groups []report.Group
 	var retry []string
 	for _, d := range dg.Groups {
 		if movedCoordinator(d.Err) {
 			retry = append(retry, d.GroupId)
 			continue
 		}
-		g := report.Group{ID: d.GroupId, State: d.State, ProtocolType: d.ProtocolType, Coordinator: id}
+		g := report.Group{ID: d.GroupId, State: d.State, ProtocolType: d.ProtocolType, Coordinator: id, Type: "classic"}
+		if t := listed[d.GroupId].GroupType; t != "" {
+			g.Type = t
+		}
 		if d.Err != sarama.ErrNoError {
 			g.Err = "describe group: " + ErrorName(d.Err)
 		}
@@ -173,7 +196,7 @@ func (c *Client) brokerGroups(ctx context.Context, id int32, addr string, ids []
 			g.Members = append(g.Members, mem)
 		}
 		if ng, ok := described[d.GroupId]; ok {
-			g.State, g.ProtocolType, g.Members = ng.State, "consumer", ng.Members
+			g.State, g.ProtocolType, g.Members, g.Type = ng.State, "consumer", ng.Members, "consumer"
 		}
 		o := offsets[d.GroupId]
 		switch {
@@ -192,6 +215,22 @@ func (c *Client) brokerGroups(ctx context.Context, id int32, addr string, ids []
 		groups = append(groups, g)
 	}
 	return groups, retry, nil
+}
+
+// ShareGroupsUnavailable is what a share group's entry says instead of
+// members and lag.
+const ShareGroupsUnavailable = "members and lag of share groups are not available: sarama v1.61.1, streammcp's Kafka client, has no ShareGroupDescribe (API 77) or DescribeShareGroupOffsets (API 90) request; the state is ListGroups'. kafka-share-groups.sh --describe --group <id> --members / --offsets shows them"
+
+// shareGroups are the KIP-932 groups a coordinator listed: type and state
+// from ListGroups, with what cannot be read said rather than the group
+// left out.
+func shareGroups(coordinator int32, ids []string, listed map[string]sarama.GroupData) []report.Group {
+	var out []report.Group
+	for _, gid := range ids {
+		d := listed[gid]
+		out = append(out, report.Group{ID: gid, State: d.GroupState, ProtocolType: "share", Coordinator: coordinator, Type: "share", Unavailable: ShareGroupsUnavailable})
+	}
+	return out
 }
 
 // describeNextGen describes KIP-848 groups with one ConsumerGroupDescribe.

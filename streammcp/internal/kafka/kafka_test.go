@@ -16,7 +16,10 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
@@ -113,10 +116,10 @@ func TestHealthyCluster(t *testing.T) {
 		byID[g.GroupID] = g
 	}
 	want := map[string]report.GroupSummary{
-		kafkatest.GroupAuditArchiver:   {GroupID: kafkatest.GroupAuditArchiver, State: "Empty", TopicCount: 1},
-		kafkatest.GroupOrdersProcessor: {GroupID: kafkatest.GroupOrdersProcessor, State: "Stable", ProtocolType: "consumer", MemberCount: 1, TopicCount: 1, TotalLag: 5000, HasHighLag: true},
-		kafkatest.GroupOrdersReplay:    {GroupID: kafkatest.GroupOrdersReplay, State: "Empty", TopicCount: 1, TotalLag: 5100, HasHighLag: true},
-		kafkatest.GroupPaymentsAudit:   {GroupID: kafkatest.GroupPaymentsAudit, State: "Empty", TopicCount: 1, TotalLag: 80},
+		kafkatest.GroupAuditArchiver:   {GroupID: kafkatest.GroupAuditArchiver, State: "Empty", Type: "classic", TopicCount: 1},
+		kafkatest.GroupOrdersProcessor: {GroupID: kafkatest.GroupOrdersProcessor, State: "Stable", ProtocolType: "consumer", Type: "classic", MemberCount: 1, TopicCount: 1, TotalLag: 5000, HasHighLag: true},
+		kafkatest.GroupOrdersReplay:    {GroupID: kafkatest.GroupOrdersReplay, State: "Empty", Type: "classic", TopicCount: 1, TotalLag: 5100, HasHighLag: true},
+		kafkatest.GroupPaymentsAudit:   {GroupID: kafkatest.GroupPaymentsAudit, State: "Empty", Type: "classic", TopicCount: 1, TotalLag: 80},
 	}
 	if !reflect.DeepEqual(byID, want) {
 		t.Errorf("group summary\n got %+v\nwant %+v", byID, want)
@@ -777,7 +780,7 @@ func TestNextGenConsumerGroup(t *testing.T) {
 			got = &r.GroupSummary[i]
 		}
 	}
-	want := report.GroupSummary{GroupID: "nextgen", State: "Stable", ProtocolType: "consumer", MemberCount: 1, TopicCount: 1, PartitionsWithoutCommit: 3}
+	want := report.GroupSummary{GroupID: "nextgen", State: "Stable", ProtocolType: "consumer", Type: "consumer", MemberCount: 1, TopicCount: 1, PartitionsWithoutCommit: 3}
 	if got == nil || *got != want {
 		t.Errorf("nextgen summary %+v, want %+v", got, want)
 	}
@@ -793,5 +796,90 @@ func TestNextGenConsumerGroup(t *testing.T) {
 	p, err := c.DescribeConsumerGroup(context.Background(), kafkatest.GroupOrdersProcessor)
 	if err != nil || p.ProtocolType != "consumer" || len(p.Members) != 1 || p.TotalLag != 5000 {
 		t.Errorf("describe classic group %+v %v", p, err)
+	}
+}
+
+// TestGroupTypes: a classic group, a KIP-848 group (group.protocol=consumer,
+// joined by franz-go through ConsumerGroupHeartbeat) and a KIP-932 share
+// group, all live on kfake, are each in the lag report, list and describe
+// with their type as kadm's ListGroups reports it; the share group says
+// what sarama cannot read for it instead of being left out or read as
+// missing.
+func TestGroupTypes(t *testing.T) {
+	kc, c := seeded(t)
+	ctx := context.Background()
+	ng, err := kc.JoinNextGenGroup(ctx, "nextgen", kafkatest.TopicPayments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ng.Leave()
+	sh, err := kc.JoinShareGroup(ctx, "sharers", kafkatest.TopicPayments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Leave()
+
+	cl, err := kgo.NewClient(append(kc.ClientOpts(), kgo.MaxVersions(kversion.Stable()))...) // ListGroups v5 for types
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	listed, err := kadm.NewClient(cl).ListGroupsByType(ctx, []string{"classic", "consumer", "share"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for id, g := range listed {
+		want[id] = g.GroupType
+	}
+	if want["nextgen"] != "consumer" || want["sharers"] != "share" || want[kafkatest.GroupOrdersProcessor] != "classic" {
+		t.Fatalf("kadm lists %v", want)
+	}
+
+	g, err := c.Groups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := report.NewLagReport(g, 1000)
+	got := map[string]string{}
+	for _, s := range r.GroupSummary {
+		got[s.GroupID] = s.Type
+		if s.GroupID == "sharers" {
+			if s.State != "Stable" || s.Unavailable != kafka.ShareGroupsUnavailable || s.Error != "" {
+				t.Errorf("share group summary %+v", s)
+			}
+		} else if s.Unavailable != "" {
+			t.Errorf("%s says %q", s.GroupID, s.Unavailable)
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("lag report types %v, kadm %v", got, want)
+	}
+	gl, err := c.ListConsumerGroups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = map[string]string{}
+	for _, gi := range gl.Groups {
+		got[gi.GroupID] = gi.Type
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("list types %v, kadm %v", got, want)
+	}
+	for id, typ := range want {
+		d, err := c.DescribeConsumerGroup(ctx, id)
+		if err != nil {
+			t.Errorf("describe %s: %v", id, err)
+			continue
+		}
+		if d.Type != typ {
+			t.Errorf("describe %s: type %q, kadm %q", id, d.Type, typ)
+		}
+		if typ == "share" && (d.State != "Stable" || !strings.Contains(d.Unavailable, "members and lag of share groups are not available")) {
+			t.Errorf("describe share group %+v", d)
+		}
+		if typ == "consumer" && len(d.Members) != 1 {
+			t.Errorf("describe KIP-848 group: %d members", len(d.Members))
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -240,9 +241,11 @@ type GroupInfo struct {
 	GroupID      string `json:"group_id"`
 	State        string `json:"state"`
 	ProtocolType string `json:"protocol_type"`
+	Type         string `json:"type"` // classic, consumer (KIP-848) or share (KIP-932)
 	MemberCount  int    `json:"member_count"`
 	Coordinator  int32  `json:"coordinator"`
 	Error        string `json:"error"`
+	Unavailable  string `json:"unavailable,omitempty"` // what cannot be read for this type
 }
 
 // GroupList is list_consumer_groups' answer.
@@ -260,7 +263,7 @@ func (c *Client) ListConsumerGroups(ctx context.Context) (*GroupList, error) {
 	}
 	out := &GroupList{Groups: []GroupInfo{}, Error: g.Err}
 	for _, gr := range g.Groups {
-		out.Groups = append(out.Groups, GroupInfo{GroupID: gr.ID, State: gr.State, ProtocolType: gr.ProtocolType, MemberCount: len(gr.Members), Coordinator: gr.Coordinator, Error: gr.Err})
+		out.Groups = append(out.Groups, GroupInfo{GroupID: gr.ID, State: gr.State, ProtocolType: gr.ProtocolType, Type: gr.Type, MemberCount: len(gr.Members), Coordinator: gr.Coordinator, Error: gr.Err, Unavailable: gr.Unavailable})
 	}
 	return out, nil
 }
@@ -294,11 +297,15 @@ type GroupDetail struct {
 	GroupID      string       `json:"group_id"`
 	State        string       `json:"state"`
 	ProtocolType string       `json:"protocol_type"`
+	Type         string       `json:"type"` // classic, consumer (KIP-848) or share (KIP-932)
 	Coordinator  int32        `json:"coordinator"`
 	Members      []MemberInfo `json:"members"`
 	Offsets      []OffsetInfo `json:"offsets"`
 	TotalLag     int64        `json:"total_lag"`
 	Error        string       `json:"error"`
+	// Unavailable says what cannot be read for this type of group (share
+	// groups: members and lag) instead of empty lists passing for none.
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // DescribeConsumerGroup describes one group through its coordinator, with
@@ -336,7 +343,7 @@ func (c *Client) DescribeConsumerGroup(ctx context.Context, id string) (*GroupDe
 	groups := []report.Group{g}
 	c.logEnds(ctx, md, groups)
 	g = groups[0]
-	d := &GroupDetail{GroupID: g.ID, State: g.State, ProtocolType: g.ProtocolType, Coordinator: g.Coordinator, Members: []MemberInfo{}, Offsets: []OffsetInfo{}, Error: g.Err}
+	d := &GroupDetail{GroupID: g.ID, State: g.State, ProtocolType: g.ProtocolType, Type: g.Type, Coordinator: g.Coordinator, Members: []MemberInfo{}, Offsets: []OffsetInfo{}, Error: g.Err, Unavailable: g.Unavailable}
 	for _, m := range g.Members {
 		mi := MemberInfo{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost, Assigned: []AssignedPartitions{}}
 		for t, ps := range m.Assigned {
@@ -401,8 +408,11 @@ type ConsumeRequest struct {
 	// Last messages; -2 reads from the earliest offset.
 	Offset   int64
 	Last     int
-	MaxCount int
-	MaxBytes int32
+	MaxCount int   // messages returned
+	MaxBytes int32 // key+value bytes scanned (returned or not)
+	// Key, when non-nil, returns only the messages with exactly this key;
+	// the others are scanned (and count against MaxBytes) but not returned.
+	Key []byte
 }
 
 // ConsumeResult is consume_messages' answer.
@@ -414,6 +424,11 @@ type ConsumeResult struct {
 	Messages       []Message `json:"messages"`
 	NextOffset     int64     `json:"next_offset"`
 	Truncated      bool      `json:"truncated"` // stopped by max_messages or max_bytes
+	// With a key filter only: what was scanned to find the messages, and
+	// the bound that stopped the scan ("" when it reached the log end).
+	Scanned      *int    `json:"scanned_messages,omitempty"`
+	ScannedBytes *int64  `json:"scanned_bytes,omitempty"`
+	StoppedBy    *string `json:"stopped_by,omitempty"`
 }
 
 // Consume peeks at one partition with plain Fetch requests to its leader:
@@ -461,6 +476,7 @@ func (c *Client) Consume(ctx context.Context, r ConsumeRequest) (*ConsumeResult,
 	}
 	res.NextOffset = start
 	var used int32
+	scanned := 0
 	for start < res.LatestOffset && len(res.Messages) < r.MaxCount && used < r.MaxBytes {
 		req := &sarama.FetchRequest{Version: fetchVersion(c.conf.Version), MaxWaitTime: 100, MinBytes: 1, MaxBytes: r.MaxBytes, Isolation: sarama.ReadUncommitted}
 		req.AddBlock(r.Topic, r.Partition, start, r.MaxBytes, -1)
@@ -487,8 +503,11 @@ func (c *Client) Consume(ctx context.Context, r ConsumeRequest) (*ConsumeResult,
 					res.Truncated = true
 					break
 				}
-				m.Partition = r.Partition
-				res.Messages = append(res.Messages, m.Message)
+				if r.Key == nil || m.rawKey != nil && bytes.Equal(m.rawKey, r.Key) {
+					m.Partition = r.Partition
+					res.Messages = append(res.Messages, m.Message)
+				}
+				scanned++
 				used += m.size
 				start = m.Offset + 1
 				progressed = true
@@ -502,12 +521,25 @@ func (c *Client) Consume(ctx context.Context, r ConsumeRequest) (*ConsumeResult,
 	if start < res.LatestOffset && (len(res.Messages) >= r.MaxCount || used >= r.MaxBytes) {
 		res.Truncated = true
 	}
+	if r.Key != nil {
+		stopped := ""
+		if res.Truncated {
+			stopped = StoppedByMaxBytes
+			if len(res.Messages) >= r.MaxCount {
+				stopped = StoppedByMaxMessages
+			}
+		}
+		n, b := scanned, int64(used)
+		res.Scanned, res.ScannedBytes, res.StoppedBy = &n, &b, &stopped
+	}
 	return res, nil
 }
 
 type decoded struct {
 	Message
-	size int32
+	size   int32
+	ts     time.Time
+	rawKey []byte
 }
 
 func decodeRecords(r *sarama.Records) []decoded {
@@ -523,7 +555,7 @@ func decodeRecords(r *sarama.Records) []decoded {
 			if b.LogAppendTime {
 				ts = b.MaxTimestamp
 			}
-			d := decoded{Message: message(b.FirstOffset+rec.OffsetDelta, ts, rec.Key, rec.Value), size: int32(len(rec.Key) + len(rec.Value))}
+			d := decoded{Message: message(b.FirstOffset+rec.OffsetDelta, ts, rec.Key, rec.Value), size: int32(len(rec.Key) + len(rec.Value)), ts: ts, rawKey: rec.Key}
 			for _, h := range rec.Headers {
 				v, enc := encode(h.Value)
 				d.Headers = append(d.Headers, MessageHeader{Key: string(h.Key), Value: *v, Encoding: enc})
@@ -535,7 +567,7 @@ func decodeRecords(r *sarama.Records) []decoded {
 			if mb.Msg == nil {
 				continue
 			}
-			out = append(out, decoded{Message: message(mb.Offset, mb.Msg.Timestamp, mb.Msg.Key, mb.Msg.Value), size: int32(len(mb.Msg.Key) + len(mb.Msg.Value))})
+			out = append(out, decoded{Message: message(mb.Offset, mb.Msg.Timestamp, mb.Msg.Key, mb.Msg.Value), size: int32(len(mb.Msg.Key) + len(mb.Msg.Value)), ts: mb.Msg.Timestamp, rawKey: mb.Msg.Key})
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -184,3 +185,41 @@ func (c *Cluster) join(ctx context.Context, group string, topics []string, extra
 
 // Leave stops the member; the group becomes Empty.
 func (m *Member) Leave() { m.cl.Close() }
+
+// JoinShareGroup starts a member of share group (KIP-932) group consuming
+// topics and waits until the coordinator lists the group Stable with type
+// "share" (kadm reads it). Leave stops it.
+func (c *Cluster) JoinShareGroup(ctx context.Context, group string, topics ...string) (*Member, error) {
+	// Share groups need Kafka 4.1+ requests (ShareGroupHeartbeat, ShareFetch).
+	opts := append(c.ClientOpts(), kgo.MaxVersions(kversion.Stable()), kgo.ShareGroup(group), kgo.ConsumeTopics(topics...), kgo.ClientID(group+"-member"))
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		for {
+			f := cl.PollFetches(context.Background())
+			if f.IsClientClosed() {
+				return
+			}
+		}
+	}()
+	deadline := time.After(20 * time.Second)
+	for {
+		listed, err := kadm.NewClient(cl).ListGroupsByType(ctx, []string{"share"})
+		if err == nil {
+			if g, ok := listed[group]; ok && g.State == "Stable" {
+				return &Member{cl: cl}, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			cl.Close()
+			return nil, fmt.Errorf("join share group %s: %w", group, ctx.Err())
+		case <-deadline:
+			cl.Close()
+			return nil, fmt.Errorf("join share group %s: not Stable within 20s (last error %v)", group, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

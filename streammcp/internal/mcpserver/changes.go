@@ -698,8 +698,13 @@ func (h *Handler) planDeleteTopic(ctx context.Context, req mcp.CallToolRequest) 
 			}
 			var b strings.Builder
 			fmt.Fprintf(&b, "Delete topic %s on %s: %d partition(s), %s, every message lost.", topic, target, ti.Partitions, size)
-			if ti.DeleteEnabled != nil && !*ti.DeleteEnabled {
+			switch {
+			case ti.DeleteEnabled == nil:
+				fmt.Fprintf(&b, " delete.topic.enable: unknown, %s; if it is false Kafka refuses (TOPIC_DELETION_DISABLED) and nothing is deleted.", ti.DeleteEnabledUnknown)
+			case !*ti.DeleteEnabled:
 				b.WriteString(" The controller has delete.topic.enable=false: Kafka will refuse (TOPIC_DELETION_DISABLED).")
+			default:
+				b.WriteString(" The controller has delete.topic.enable=true.")
 			}
 			groups := map[string]bool{}
 			for _, g := range ti.Groups {

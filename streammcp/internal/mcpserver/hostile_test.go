@@ -116,6 +116,38 @@ var hostileTables = map[string][]hostile{
 		{map[string]any{"topic": topicClicks, "datetime": "9:00"}, "datetime"},
 		{map[string]any{"topic": "..", "datetime": "2026-11-24T09:00:00Z"}, "topic"},
 	},
+	"consume_messages": func() []hostile {
+		b := map[string]any{"topic": topicClicks}
+		return []hostile{
+			{with(b, "from_datetime", "2026-11-24T09:00:00"), "from_datetime"},              // no zone
+			{with(b, "from_datetime", "2026-11-24T09:00:00.5"), "from_datetime"},            // no zone, fraction
+			{with(b, "from_datetime", "2026-11-24T09:00:00 CET"), "from_datetime"},          // a zone name
+			{with(b, "from_datetime", "2026-11-24T09:00:00 Europe/Paris"), "from_datetime"}, // an IANA zone
+			{with(b, "from_datetime", "2026-11-24T09:00:00+25:00"), "from_datetime"},        // no such offset
+			{with(b, "from_datetime", "1969-12-31T23:59:59Z"), "from_datetime"},             // before Kafka time
+			{with(b, "from_datetime", "0001-01-01T00:00:00Z"), "from_datetime"},             // far past
+			{with(b, "from_datetime", "9999-12-31T23:59:59Z"), "from_datetime"},             // far future
+			{with(b, "from_datetime", "2300-01-01T00:00:00+02:00"), "from_datetime"},        // future, other zone
+			{with(b, "from_datetime", ""), "from_datetime"},
+			{with(b, "from_datetime", 1732438800), "from_datetime"}, // epoch number
+			{with(b, "from_datetime", "2026-11-24T09:00:00Z", "offset", 5), "from_datetime"},
+			{with(b, "from_datetime", "2026-11-24T09:00:00Z", "partition", 1, "offset", 5), "from_datetime"},
+			{with(b, "from_datetime", "2026-11-24T09:00:00Z", "last", 5), "from_datetime"},
+			{with(b, "max_bytes", 1<<40), "max_bytes"},
+			{with(b, "max_bytes", 1e300), "max_bytes"},
+			{with(b, "from_datetime", "2026-11-24T09:00:00Z", "max_bytes", 1<<21), "max_bytes"},
+			{with(b, "max_messages", 1e9), "max_messages"},
+			{with(b, "key", strings.Repeat("k", 1<<20)), "key"}, // 1 MB
+			{with(b, "key", strings.Repeat("k", 4097)), "key"},  // just over
+			{with(b, "key", "user\x00"), "key"},                 // NUL
+			{with(b, "key", "\xff\xfe\x00\x01"), "key"},         // binary (arrives as U+FFFD)
+			{with(b, "key", "user-1\n"), "key"},                 // control character
+			{with(b, "key", 42), "key"},
+			{with(b, "key", "user-1", "from_datetime", "2026-11-24T09:00:00", "partition", -1), "partition"},
+			{with(b, "partition", -1, "from_datetime", "2026-11-24T09:00:00Z"), "partition"},
+			{with(b, "partition", 1e10, "from_datetime", "2026-11-24T09:00:00Z"), "partition"},
+		}
+	}(),
 	"delete_topic": {
 		{map[string]any{"topic": ".."}, "topic"},
 		{map[string]any{"topic": "."}, "topic"},
@@ -135,7 +167,7 @@ func TestHostileInputs(t *testing.T) {
 		for _, h := range table {
 			for _, dry := range []bool{false, true} {
 				args := with(h.args, "dryRun", dry)
-				if tool == "get_offsets_for_times" { // a read: no dryRun
+				if tool == "get_offsets_for_times" || tool == "consume_messages" { // a read: no dryRun
 					if dry {
 						continue
 					}

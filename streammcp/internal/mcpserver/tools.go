@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -22,7 +23,29 @@ const (
 	maxMessages     = 100
 	defaultBytes    = 64 << 10
 	maxBytes        = 1 << 20
+	// maxKeyFilter bounds consume_messages' key: a filter, not a payload.
+	maxKeyFilter = 4096
+	// maxFuture is how far ahead of now from_datetime may be.
+	maxFuture = 24 * time.Hour
 )
+
+// keyFilter checks consume_messages' key: UTF-8 text without control
+// characters, at most maxKeyFilter bytes. A key that arrives with U+FFFD
+// was binary before JSON decoding replaced its bytes: it could never match
+// what the producer wrote, so it is refused rather than silently unmatched.
+func keyFilter(v any) ([]byte, error) {
+	s, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("key must be a string (the exact key text)")
+	}
+	if len(s) > maxKeyFilter {
+		return nil, fmt.Errorf("key is %d bytes; a key filter is at most %d bytes", len(s), maxKeyFilter)
+	}
+	if !utf8.ValidString(s) || strings.ContainsRune(s, utf8.RuneError) || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return nil, fmt.Errorf("key %s holds control characters or bytes that are not UTF-8: key matches UTF-8 text keys only (binary keys show as base64 in the answer and cannot be filtered on; read without key instead)", quoteShort(s))
+	}
+	return []byte(s), nil
+}
 
 func readOnly(title string) []mcp.ToolOption {
 	return []mcp.ToolOption{
@@ -111,6 +134,8 @@ func (h *Handler) registerTools(calls *toolcall.Pipeline) {
 			mcp.WithInteger("last", mcp.Description(fmt.Sprintf("read the last N messages (default %d); not with offset", defaultMessages)), mcp.Min(1), mcp.Max(maxMessages)),
 			mcp.WithInteger("max_messages", mcp.Description(fmt.Sprintf("at most this many messages (default %d, max %d)", defaultMessages, maxMessages)), mcp.Min(1), mcp.Max(maxMessages)),
 			mcp.WithInteger("max_bytes", mcp.Description(fmt.Sprintf("at most this many key+value bytes (default %d, max %d)", defaultBytes, maxBytes)), mcp.Min(1), mcp.Max(maxBytes)),
+			mcp.WithString("from_datetime", mcp.Description("read from the first offset at or after this time (RFC 3339 with a zone, e.g. 2026-11-24T09:00:00Z; ListOffsets by time), across ALL partitions of the topic unless partition is given, merged by timestamp and bounded by max_messages and max_bytes; not with offset or last. The answer gives per partition the start offset and the next offset to resume from")),
+			mcp.WithString("key", mcp.Description(fmt.Sprintf("return only messages whose key is exactly this UTF-8 text (at most %d bytes; null keys never match). The bounds differ: max_messages counts the messages returned, max_bytes the key+value bytes scanned, matching or not. The answer says scanned_messages, scanned_bytes and stopped_by (max_messages or max_bytes when the scan stopped at that bound with messages left, truncated true; empty when it read to the end): a rare key may need a larger max_bytes or a later from_datetime", maxKeyFilter))),
 		)...), h.consume)
 	calls.Read(h.tool("get_offsets_for_times", "For every partition of a topic, the first offset whose timestamp is at or after a time (ListOffsets), with that message's timestamp and the log start and end: where a consumer or a reset to that time would start.",
 		append(readOnly("Offsets for a time"),
@@ -281,9 +306,45 @@ func (h *Handler) consume(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	if hasOffset && hasLast {
 		errs = append(errs, "give either offset or last, not both")
 	}
-	if len(errs) > 0 {
-		return mcperr.ToolResult(mcperr.Invalidf("invalid arguments: %s", strings.Join(errs, "; "))), nil
+	args := req.GetArguments()
+	var key []byte
+	if v, ok := args["key"]; ok && v != nil {
+		k, err := keyFilter(v)
+		check(err)
+		key = k
 	}
+	var from time.Time
+	_, hasFrom := args["from_datetime"]
+	if hasFrom {
+		s, _ := args["from_datetime"].(string)
+		t, err := parseDatetime("from_datetime", s)
+		if err == nil && t.After(time.Now().Add(maxFuture)) {
+			err = mcperr.Invalidf("from_datetime: %s is more than a day ahead of now (%s): no message can be stamped that late (brokers refuse timestamps over message.timestamp.after.max.ms, 1 hour by default); nothing was sent",
+				quoteShort(s), time.Now().UTC().Format(time.RFC3339))
+		}
+		if err != nil {
+			errs = append(errs, strings.TrimSuffix(mcperr.Message(err), "; nothing was sent"))
+		}
+		from = t
+		if hasOffset || hasLast {
+			errs = append(errs, "from_datetime: give from_datetime, offset or last, not two of them (from_datetime decides where each partition starts)")
+		}
+	}
+	if len(errs) > 0 {
+		return mcperr.ToolResult(mcperr.Invalidf("invalid arguments: %s; nothing was sent", strings.Join(errs, "; "))), nil
+	}
+	if hasFrom {
+		tr := kafka.TimeConsumeRequest{Topic: topic, From: from, Key: key, MaxCount: int(count), MaxBytes: int32(bytes)}
+		if _, ok := args["partition"]; ok && args["partition"] != nil {
+			tr.Partitions = []int32{int32(p)}
+		}
+		res, err := kc.ConsumeFromTime(ctx, tr)
+		if err != nil {
+			return mcperr.ToolResult(err), nil
+		}
+		return result(res), nil
+	}
+	r.Key = key
 	if hasOffset {
 		r.Offset = off
 	} else {

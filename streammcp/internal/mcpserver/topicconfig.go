@@ -299,6 +299,10 @@ func (h *Handler) planAlterConfig(ctx context.Context, req mcp.CallToolRequest) 
 				state["eligible_for_deletion"] = est
 				fmt.Fprintf(&b, "\n%s", est.Words)
 			}
+			if est := sizeEstimate(ctx, kc, c.topic, rows); est != nil {
+				state["eligible_for_deletion_by_size"] = est
+				fmt.Fprintf(&b, "\n%s", est.Words)
+			}
 			return toolcall.Preview{Summary: strings.TrimRight(b.String(), "\n"), State: state,
 				Effect:       "the brokers apply the new values to " + c.topic + " within seconds; the log cleaner acts on retention at its next pass",
 				Precondition: fingerprint(live)}, nil
@@ -359,4 +363,75 @@ func (h *Handler) retentionEstimate(ctx context.Context, kc *kafka.Client, topic
 		return est
 	}
 	return nil
+}
+
+// sizeRetentionEstimate is what a retention.bytes decrease makes eligible
+// for deletion: per partition, the bytes of its leader's log above the new
+// limit (DescribeLogDirs) and the messages they hold, assuming even message
+// sizes. Known false means the brokers did not tell: "unknown", never 0.
+type sizeRetentionEstimate struct {
+	RetentionBytes int64          `json:"retention_bytes"`
+	Known          bool           `json:"known"`
+	Unknown        string         `json:"unknown,omitempty"` // why
+	Bytes          *int64         `json:"bytes"`             // null when unknown
+	Messages       *int64         `json:"messages"`          // null when unknown
+	Partitions     []eligibleSize `json:"partitions"`
+	Words          string         `json:"-"`
+}
+
+type eligibleSize struct {
+	Partition int32 `json:"partition"`
+	Size      int64 `json:"size_bytes"`
+	Bytes     int64 `json:"eligible_bytes"`
+	LogStart  int64 `json:"log_start_offset"`
+	UpTo      int64 `json:"eligible_before_offset"` // estimated
+	Messages  int64 `json:"messages"`               // estimated
+}
+
+func sizeEstimate(ctx context.Context, kc *kafka.Client, topic string, rows []configRow) *sizeRetentionEstimate {
+	for _, r := range rows {
+		if r.Key != "retention.bytes" || r.Destructive == "" {
+			continue
+		}
+		limit, err := strconv.ParseInt(r.New, 10, 64)
+		if err != nil || limit < 0 {
+			return nil
+		}
+		est := &sizeRetentionEstimate{RetentionBytes: limit, Partitions: []eligibleSize{}}
+		sizes, err := kc.PartitionSizes(ctx, topic)
+		if err != nil {
+			est.Unknown = mcperr.Message(err)
+			est.Words = fmt.Sprintf("With retention.bytes=%s, the data that becomes eligible for deletion is unknown: the partition sizes could not be read (%s).", r.New, est.Unknown)
+			return est
+		}
+		var bytes, msgs int64
+		for _, p := range sizes {
+			e := eligibleSize{Partition: p.Partition, Size: p.Bytes, LogStart: p.LogStart, UpTo: p.LogStart}
+			if p.Bytes > limit {
+				e.Bytes = p.Bytes - limit
+				if n := p.LogEnd - p.LogStart; n > 0 && p.Bytes > 0 {
+					e.Messages = int64(float64(n) * float64(e.Bytes) / float64(p.Bytes))
+				}
+				e.UpTo = p.LogStart + e.Messages
+			}
+			bytes += e.Bytes
+			msgs += e.Messages
+			est.Partitions = append(est.Partitions, e)
+		}
+		est.Known, est.Bytes, est.Messages = true, &bytes, &msgs
+		est.Words = fmt.Sprintf("With retention.bytes=%s (a limit per partition), %d byte(s) over %d partition(s) become eligible for deletion: about %d message(s), from each partition's log start (sizes from DescribeLogDirs on each leader; messages assume even sizes, and Kafka deletes whole segments, so somewhat fewer at first).",
+			r.New, bytes, countOver(est.Partitions), msgs)
+		return est
+	}
+	return nil
+}
+
+func countOver(ps []eligibleSize) int {
+	n := 0
+	for _, p := range ps {
+		if p.Bytes > 0 {
+			n++
+		}
+	}
+	return n
 }

@@ -414,10 +414,13 @@ type GroupSummary struct {
 	GroupID      string `json:"group_id"`
 	State        string `json:"state"`
 	ProtocolType string `json:"protocol_type"`
-	MemberCount  int    `json:"member_count"`
-	TopicCount   int    `json:"topic_count"`
-	TotalLag     int64  `json:"total_lag"`
-	HasHighLag   bool   `json:"has_high_lag"`
+	// Type is classic, consumer (KIP-848, group.protocol=consumer) or share
+	// (KIP-932).
+	Type        string `json:"type"`
+	MemberCount int    `json:"member_count"`
+	TopicCount  int    `json:"topic_count"`
+	TotalLag    int64  `json:"total_lag"`
+	HasHighLag  bool   `json:"has_high_lag"`
 	// PartitionsWithoutCommit counts assigned partitions the group has never
 	// committed: they have no lag figure and are left out of total_lag.
 	PartitionsWithoutCommit int `json:"partitions_without_commit"`
@@ -425,6 +428,9 @@ type GroupSummary struct {
 	// (for example no leader to ask for the log-end offset).
 	PartitionsWithErrors int    `json:"partitions_with_errors"`
 	Error                string `json:"error"`
+	// Unavailable says what this server cannot read for the group's type
+	// (share groups: members and lag), absent when everything was read.
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // LagDetail is one partition whose lag is above the threshold.
@@ -459,8 +465,10 @@ func NewLagReport(g *Groups, threshold int64) LagReport {
 			GroupID:      grp.ID,
 			State:        grp.State,
 			ProtocolType: grp.ProtocolType,
+			Type:         grp.Type,
 			MemberCount:  len(grp.Members),
 			Error:        grp.Err,
+			Unavailable:  grp.Unavailable,
 		}
 		topics := map[string]bool{}
 		committed := map[string]map[int32]bool{} // every partition with an offset entry

@@ -80,6 +80,12 @@ type Group struct {
 	Members      []Member
 	Offsets      []Offset
 	Err          string // describe/offset-fetch error, empty when none
+	// Type is the group's type: classic, consumer (KIP-848) or share
+	// (KIP-932).
+	Type string
+	// Unavailable says what could not be read for this kind of group and
+	// why (share groups: members and lag), "" when everything was.
+	Unavailable string
 }
 
 // Groups is the consumer-group side of the cluster.
