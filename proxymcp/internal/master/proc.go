@@ -34,7 +34,7 @@ type Procs struct {
 	Programs   []Proc `json:"programs,omitempty"`
 }
 
-// PIDs returns the pids of the current and old workers.
+// workerPIDs returns the pids of the current and old workers.
 func (p Procs) workerPIDs() []int {
 	var out []int
 	for _, w := range append(slices.Clone(p.Workers), p.OldWorkers...) {
