@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # scripts/install/codermcp.sh — install what codermcp's tests need: the Codex
-# CLI at the pinned version, from npm into a cache directory (never globally).
-# Idempotent: does nothing when the pinned CLI is already there. Prints the
-# path of the CLI binary on stdout (the tests find it there or via
-# CODER_TEST_CLI).
+# CLI at the pinned version, plus the version matrix of issue 28, from npm into
+# a cache directory (never globally).
+# Idempotent: a version already there costs one `--version` run. Prints the
+# path of the pinned CLI binary on stdout (the tests find it there or via
+# CODER_TEST_CLI); the matrix versions live at
+# $cache/codex-<version>/node_modules/.bin/codex (the pinned one is also
+# reachable there, as a symlink to $cache/codex, so it is stored once).
+# CODER_MATRIX=0 installs the pinned version only (a quick local set-up).
 set -euo pipefail
 version=0.169.0
+# The versions people run (issue 28): the seed's minimum, the first native
+# resume, the last with `codex mcp-server`, the pinned one and the newest.
+matrix=(0.36.0 0.50.0 0.153.4 0.169.0 0.171.0)
 cache=${MCPFLEET_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mcpfleet}
 prefix=$cache/codex
 bin=$prefix/node_modules/.bin/codex
@@ -25,25 +32,44 @@ for tool in git bash; do
   fi
 done
 
-have_pinned() {
-  [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -q "codex-cli $version\$"
+# have BIN VERSION: BIN exists and reports exactly VERSION.
+have() {
+  [ -x "$1" ] && "$1" --version 2>/dev/null | grep -q "codex-cli $2\$"
 }
 
-if ! have_pinned; then
-  if ! command -v npm >/dev/null 2>&1; then
-    if command -v apt-get >/dev/null 2>&1; then
-      apt_install nodejs npm
-    else
-      echo "codermcp.sh: npm is required to install @openai/codex@$version" >&2
-      exit 1
-    fi
-  fi
-  mkdir -p "$prefix"
-  echo "codermcp.sh: installing @openai/codex@$version into $prefix" >&2
-  npm install --prefix "$prefix" --no-audit --no-fund "@openai/codex@$version" >&2
-  if ! have_pinned; then
-    echo "codermcp.sh: $bin is not codex-cli $version after install" >&2
+need_npm() {
+  command -v npm >/dev/null 2>&1 && return
+  if command -v apt-get >/dev/null 2>&1; then
+    apt_install nodejs npm
+  else
+    echo "codermcp.sh: npm is required to install @openai/codex" >&2
     exit 1
   fi
+}
+
+# install PREFIX VERSION: npm-install @openai/codex@VERSION into PREFIX unless present.
+install() {
+  local p=$1 v=$2 b=$1/node_modules/.bin/codex
+  have "$b" "$v" && return
+  need_npm
+  mkdir -p "$p"
+  echo "codermcp.sh: installing @openai/codex@$v into $p" >&2
+  npm install --prefix "$p" --no-audit --no-fund --no-save "@openai/codex@$v" >&2
+  if ! have "$b" "$v"; then
+    echo "codermcp.sh: $b is not codex-cli $v after install" >&2
+    exit 1
+  fi
+}
+
+install "$prefix" "$version"
+if [ "${CODER_MATRIX:-1}" != 0 ]; then
+  for v in "${matrix[@]}"; do
+    if [ "$v" = "$version" ]; then
+      # The pinned version is already in $prefix: link it rather than store 300 MB twice.
+      [ -e "$cache/codex-$v" ] || ln -s "$prefix" "$cache/codex-$v"
+      continue
+    fi
+    install "$cache/codex-$v" "$v"
+  done
 fi
 echo "$bin"

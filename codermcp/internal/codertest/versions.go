@@ -1,0 +1,50 @@
+package codertest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Versions is the CLI version matrix of issue 28, oldest first, as
+// scripts/install/codermcp.sh installs it: the seed's minimum, the first
+// native resume, the last with `codex mcp-server`, the pinned version and
+// the newest release.
+var Versions = []string{"0.36.0", "0.50.0", "0.153.4", "0.169.0", NewestVersion}
+
+// NewestVersion is the newest CLI release in the matrix.
+const NewestVersion = "0.171.0"
+
+// CacheDir is where scripts/install/codermcp.sh installs the CLIs.
+func CacheDir() string {
+	if c := os.Getenv("MCPFLEET_CACHE"); c != "" {
+		return c
+	}
+	base := os.Getenv("XDG_CACHE_HOME")
+	if base == "" {
+		home, _ := os.UserHomeDir()
+		base = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(base, "mcpfleet")
+}
+
+// VersionPath is where the matrix install puts CLI version v.
+func VersionPath(v string) string {
+	return filepath.Join(CacheDir(), "codex-"+v, "node_modules", ".bin", "codex")
+}
+
+// CLIVersion returns the path of the installed CLI version v; when it is
+// missing the test is skipped, or fails when CI=true (a missing version in
+// the matrix is a broken install, never a pass).
+func CLIVersion(t testing.TB, v string) string {
+	t.Helper()
+	p := VersionPath(v)
+	if _, err := os.Stat(p); err != nil {
+		msg := "Codex CLI " + v + " not found at " + p + " (run scripts/install/codermcp.sh)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return p
+}
