@@ -249,6 +249,9 @@ func (r *AccessRules) apply(ctx context.Context, db *sql.DB, sess session, sqlTe
 		user = sess.user
 	}
 	first := strings.ToUpper(toks[0].text)
+	if sqlText, toks = tableAsSelect(sqlText, toks); strings.EqualFold(toks[0].text, "SELECT") {
+		first = "SELECT"
+	}
 	if sessionStatements[first] {
 		return sqlText, toks, nil
 	}
@@ -325,9 +328,6 @@ func (r *AccessRules) apply(ctx context.Context, db *sql.DB, sess session, sqlTe
 			return j
 		}
 		return j
-	}
-	if first == "TABLE" {
-		relation(1)
 	}
 	for i, t := range toks {
 		if t.is("FROM") || t.is("JOIN") {
@@ -434,7 +434,6 @@ func withUser(expr, user string) string {
 	return b.String()
 }
 
-
 func matchParen(toks []token, open int) int {
 	depth := 0
 	for i := open; i < len(toks); i++ {
@@ -467,4 +466,32 @@ func tableColumns(ctx context.Context, db *sql.DB, catalog, schema, table string
 		cols = append(cols, c)
 	}
 	return cols, rows.Err()
+}
+
+// tableAsSelect rewrites every TABLE t query (a statement, a subquery or a
+// set operand) as SELECT * FROM t, so the relation is read after FROM like
+// any other.
+func tableAsSelect(sqlText string, toks []token) (string, []token) {
+	var b strings.Builder
+	last := 0
+	for i, t := range toks {
+		if !t.is("TABLE") || i+1 >= len(toks) || !toks[i+1].isName() {
+			continue
+		}
+		if i > 0 {
+			p := toks[i-1]
+			if !(p.isSymbol("(") || p.is("UNION") || p.is("EXCEPT") || p.is("INTERSECT") || p.is("ALL") || p.is("DISTINCT") || p.is("AS")) {
+				continue
+			}
+		}
+		b.WriteString(sqlText[last:t.start])
+		b.WriteString("SELECT * FROM")
+		last = t.end
+	}
+	if last == 0 {
+		return sqlText, toks
+	}
+	b.WriteString(sqlText[last:])
+	out := b.String()
+	return out, lex(out)
 }
