@@ -97,6 +97,7 @@ type IdP struct {
 	user        map[string]any
 	jwksFetches int
 	tokenCalls  int
+	exchange    exchangeState // RFC 8693 token exchange (exchange.go)
 }
 
 // keyPool holds keys generated once per test binary: RSA generation is slow
@@ -524,6 +525,9 @@ func (p *IdP) token(w http.ResponseWriter, r *http.Request) {
 			fail(http.StatusBadRequest, "invalid_grant", "bad refresh token")
 			return
 		}
+	case GrantTokenExchange:
+		p.exchangeLocked(w, r, id)
+		return
 	default:
 		fail(http.StatusBadRequest, "unsupported_grant_type", "")
 		return

@@ -63,6 +63,12 @@ func (s *Server) run(q *query, sess session) {
 			return
 		}
 	}
+	if s.opts.Rules != nil {
+		if sqlText, toks, e = s.opts.Rules.apply(q.ctx, s.db, sess, sqlText, toks); e != nil {
+			q.sendError(e)
+			return
+		}
+	}
 	s.dispatch(q, sess, sqlText, toks)
 }
 

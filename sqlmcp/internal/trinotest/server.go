@@ -77,6 +77,11 @@ type Options struct {
 	// behind a resource group's concurrency limit; the stats then report
 	// it as queuedTimeMillis.
 	QueueTime time.Duration
+	// JWT authenticates requests with Bearer JWTs instead of passwords
+	// (jwtauth.go); Rules enforces a per-user access-control file
+	// (access.go).
+	JWT   *JWTAuth
+	Rules *AccessRules
 }
 
 // maxRecorded bounds the recorded requests; the oldest are dropped first.
@@ -198,7 +203,7 @@ func New(opts Options) (*Server, error) {
 	if opts.AbandonAfter <= 0 {
 		opts.AbandonAfter = 2 * time.Minute
 	}
-	if len(opts.Users) > 0 && !opts.TLS {
+	if (len(opts.Users) > 0 || opts.JWT != nil) && !opts.TLS {
 		return nil, errors.New("password authentication needs TLS (set Options.TLS), as in Trino")
 	}
 	db, err := openEngine()
@@ -535,6 +540,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Status = sw.status
 		s.mu.Unlock()
 	}()
+	if s.opts.JWT != nil && s.opts.JWT.serveExternal(w, r) {
+		return
+	}
 
 	if s.unavailable.Load() {
 		w.Header().Set("Retry-After", "1")
@@ -572,6 +580,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // authenticate checks basic credentials when users are configured and
 // returns the authenticated principal (or X-Trino-User without auth).
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if s.opts.JWT != nil {
+		return s.opts.JWT.authenticate(s, w, r)
+	}
 	if len(s.opts.Users) == 0 {
 		return r.Header.Get("X-Trino-User"), true
 	}
