@@ -131,7 +131,7 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		MaxRowsCeiling:     cfg.MaxRowsCeiling,
 		Impersonation:      cfg.Impersonation,
 		ImpersonationField: cfg.ImpersonationField,
-	}, logger).RegisterWith(calls)
+	}, logger).Register(calls)
 	// GET /readyz: the engine answers now.
 	return p.Serve(ctx, s, cfg.Serve, so, stderr)
 }

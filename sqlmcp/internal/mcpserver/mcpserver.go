@@ -8,18 +8,18 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
-	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
@@ -79,82 +79,6 @@ func ServerOptions() []server.ServerOption {
 	}
 }
 
-// Register adds the six tools to s behind a pipeline with the default
-// approval policy and no audit log (tests). Servers use RegisterWith and
-// the pipeline serve configured.
-func (t *Tools) Register(s *server.MCPServer) {
-	calls, err := toolcall.New(s, toolcall.Config{Audit: audit.Config{Dest: "off"}}, toolcall.Options{Server: "sqlmcp"})
-	if err != nil {
-		panic(err) // an audit log that is off cannot fail to open
-	}
-	t.RegisterWith(calls)
-}
-
-// RegisterWith adds the six tools through calls: the listing and explain
-// tools are reads; execute_query is classified per call (a SELECT is a
-// read; INSERT and CREATE are changes; DELETE, UPDATE, MERGE, DROP,
-// TRUNCATE, ALTER and anything else writing are destructive) with dry run,
-// approval and audit, when writes are allowed, and a read otherwise.
-func (t *Tools) RegisterWith(calls *toolcall.Pipeline) {
-	readOnly := func(title string) []mcp.ToolOption {
-		return []mcp.ToolOption{
-			mcp.WithToolTitle(title),
-			mcp.WithReadOnlyHintAnnotation(true),
-			mcp.WithDestructiveHintAnnotation(false),
-			mcp.WithIdempotentHintAnnotation(true),
-			mcp.WithOpenWorldHintAnnotation(false),
-		}
-	}
-	writes := t.opts.AllowWrites
-	execDesc := "Run one SQL statement on the Trino engine and return its rows (columns in query order, values typed). " +
-		"Reading stops at the limit and the rest of the query is cancelled; truncated tells whether more rows existed."
-	if writes {
-		execDesc += " Statements that change data are allowed on this server. Each call is classified: SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE and EXPLAIN are read (run at once); " +
-			"INSERT and CREATE are change; DELETE, UPDATE, MERGE, DROP, TRUNCATE, ALTER, CREATE OR REPLACE and any other writing statement are destructive."
-	} else {
-		execDesc += " Only read-only statements run (SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE, EXPLAIN)."
-	}
-	execTool := newTool("execute_query", executeInput(t.opts.MaxRows, t.opts.MaxRowsCeiling),
-		mcp.WithDescription(execDesc),
-		mcp.WithToolTitle("Run SQL"),
-		mcp.WithReadOnlyHintAnnotation(!writes),
-		mcp.WithDestructiveHintAnnotation(writes),
-		mcp.WithIdempotentHintAnnotation(!writes),
-		mcp.WithOpenWorldHintAnnotation(false),
-		mcp.WithRawOutputSchema(executeOutput),
-	)
-	// A heavy query can outlast a client's request timeout: it may run as
-	// an MCP task where the server offers them (HTTP).
-	if writes {
-		calls.Change(execTool, toolcall.Destructive, t.planExecute, toolcall.AsTask())
-	} else {
-		calls.Read(execTool, t.executeQuery, toolcall.AsTask())
-	}
-	calls.Read(newTool("list_catalogs", emptyInput, append(readOnly("List catalogs"),
-		mcp.WithDescription("List the engine's catalogs."),
-		mcp.WithRawOutputSchema(catalogsOutput))...), t.listCatalogs)
-	calls.Read(newTool("list_schemas", schemasInput, append(readOnly("List schemas"),
-		mcp.WithDescription("List the schemas of a catalog."),
-		mcp.WithRawOutputSchema(schemasOutput))...), t.listSchemas)
-	calls.Read(newTool("list_tables", tablesInput, append(readOnly("List tables"),
-		mcp.WithDescription("List the tables and views of a schema, optionally filtered by a SQL LIKE pattern."),
-		mcp.WithRawOutputSchema(tablesOutput))...), t.listTables)
-	calls.Read(newTool("get_table_schema", tableSchemaInput, append(readOnly("Describe table"),
-		mcp.WithDescription("Describe a table's columns: name, type, nullability, comment and extra information, in column order."),
-		mcp.WithRawOutputSchema(tableSchemaOutput))...), t.getTableSchema)
-	calls.Read(newTool("explain_query", explainInput(engine.ExplainTypes, engine.ExplainFormats), append(readOnly("Explain SQL"),
-		mcp.WithDescription("Show the engine's plan for a statement without executing it: LOGICAL, DISTRIBUTED, VALIDATE or IO, as TEXT, JSON or GRAPHVIZ."),
-		mcp.WithRawOutputSchema(explainOutput))...), t.explainQuery)
-}
-
-// newTool builds a tool whose input schema is the strict raw schema input.
-func newTool(name string, input []byte, opts ...mcp.ToolOption) mcp.Tool {
-	tool := mcp.NewTool(name, opts...)
-	tool.InputSchema = mcp.ToolInputSchema{} // NewTool's default would clash with the raw schema
-	tool.RawInputSchema = input
-	return tool
-}
-
 // result returns v as JSON text plus the same object as structuredContent.
 func result(v any) (*mcp.CallToolResult, error) {
 	b, err := json.Marshal(v)
@@ -196,7 +120,7 @@ func (t *Tools) caller(ctx context.Context) (context.Context, error) {
 		}
 		return ctx, nil
 	}
-	principal := firstNonEmpty(id.Username, id.Email, id.Subject)
+	principal := cmp.Or(id.Username, id.Email, id.Subject)
 	eid := engine.Identity{Principal: principal, Subject: id.Subject, Email: id.Email}
 	if t.opts.Impersonation {
 		var v, claim string
@@ -218,23 +142,36 @@ func (t *Tools) caller(ctx context.Context) (context.Context, error) {
 	return engine.WithIdentity(ctx, eid), nil
 }
 
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
+// notBlank refuses a required text argument that holds only spaces (the
+// schema's minLength admits it).
+func notBlank(tool, arg, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return mcperr.Invalidf("%s: argument %q must not be empty", tool, arg)
+	}
+	return nil
+}
+
+// checkNames refuses a catalog, schema or table argument (given as pairs
+// of argument name and value) that is no name the engine can be sent,
+// before any request is made. An empty value is an omitted argument.
+func checkNames(tool string, argValue ...string) error {
+	for i := 0; i+1 < len(argValue); i += 2 {
+		arg, v := argValue[i], argValue[i+1]
+		if v == "" {
+			continue
+		}
+		if err := engine.CheckName(v); err != nil {
+			return mcperr.Invalidf("%s: argument %q is not a valid name: %v; give one %s name, without line breaks or other control characters", tool, arg, err, arg)
 		}
 	}
-	return ""
+	return nil
 }
 
 // ExecuteResult is the output of execute_query.
 type ExecuteResult = engine.Result
 
-func (t *Tools) listCatalogs(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (t *Tools) listCatalogs(ctx context.Context, _ struct{}) (*mcp.CallToolResult, error) {
 	const tool = "list_catalogs"
-	if err := readArgs(tool, req).err; err != nil {
-		return t.fail(ctx, tool, err)
-	}
 	ctx, err := t.caller(ctx)
 	if err != nil {
 		return t.fail(ctx, tool, err)
@@ -252,14 +189,12 @@ func (t *Tools) listCatalogs(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	return result(map[string]any{"catalogs": cats})
 }
 
-func (t *Tools) listSchemas(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (t *Tools) listSchemas(ctx context.Context, in schemasIn) (*mcp.CallToolResult, error) {
 	const tool = "list_schemas"
-	a := readArgs(tool, req, "catalog")
-	catalog := a.name("catalog", false)
-	if a.err != nil {
-		return t.fail(ctx, tool, a.err)
+	if err := checkNames(tool, "catalog", in.Catalog); err != nil {
+		return t.fail(ctx, tool, err)
 	}
-	catalog = t.eng.DefaultCatalog(catalog)
+	catalog := t.eng.DefaultCatalog(in.Catalog)
 	if catalog != "" && !t.opts.Scope.AllowsCatalog(catalog) {
 		return t.fail(ctx, tool, &sqlguard.Refusal{What: "catalog " + catalog, Why: "no schema of it is in " + sqlguard.SettingAllowedSchemas,
 			Allow: "list an allowed catalog (see list_catalogs), or add its schemas to " + sqlguard.SettingAllowedSchemas})
@@ -281,15 +216,13 @@ func (t *Tools) listSchemas(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	return result(map[string]any{"catalog": catalog, "schemas": schemas})
 }
 
-func (t *Tools) listTables(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (t *Tools) listTables(ctx context.Context, in tablesIn) (*mcp.CallToolResult, error) {
 	const tool = "list_tables"
-	a := readArgs(tool, req, "catalog", "schema", "pattern")
-	catalog, schema, pattern := a.name("catalog", false), a.name("schema", false), a.str("pattern", false)
-	if a.err != nil {
-		return t.fail(ctx, tool, a.err)
+	if err := checkNames(tool, "catalog", in.Catalog, "schema", in.Schema); err != nil {
+		return t.fail(ctx, tool, err)
 	}
-	catalog = t.eng.DefaultCatalog(catalog)
-	schema = t.eng.DefaultSchema(catalog, schema)
+	catalog := t.eng.DefaultCatalog(in.Catalog)
+	schema := t.eng.DefaultSchema(catalog, in.Schema)
 	if catalog != "" && schema != "" {
 		if err := t.opts.Scope.CheckSchema(catalog, schema); err != nil {
 			return t.fail(ctx, tool, err)
@@ -299,20 +232,22 @@ func (t *Tools) listTables(ctx context.Context, req mcp.CallToolRequest) (*mcp.C
 	if err != nil {
 		return t.fail(ctx, tool, err)
 	}
-	tables, err := t.eng.Tables(ctx, catalog, schema, pattern)
+	tables, err := t.eng.Tables(ctx, catalog, schema, in.Pattern)
 	if err != nil {
 		return t.fail(ctx, tool, err)
 	}
 	return result(map[string]any{"catalog": catalog, "schema": schema, "tables": tables})
 }
 
-func (t *Tools) getTableSchema(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (t *Tools) getTableSchema(ctx context.Context, in tableSchemaIn) (*mcp.CallToolResult, error) {
 	const tool = "get_table_schema"
-	a := readArgs(tool, req, "table", "catalog", "schema")
-	name, catalog, schema := a.str("table", true), a.name("catalog", false), a.name("schema", false)
-	if a.err != nil {
-		return t.fail(ctx, tool, a.err)
+	if err := notBlank(tool, "table", in.Table); err != nil {
+		return t.fail(ctx, tool, err)
 	}
+	if err := checkNames(tool, "catalog", in.Catalog, "schema", in.Schema); err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	name, catalog, schema := in.Table, in.Catalog, in.Schema
 	var table string
 	if catalog != "" || schema != "" {
 		// The parts come as separate arguments: table is one identifier,
@@ -360,15 +295,12 @@ func (t *Tools) getTableSchema(ctx context.Context, req mcp.CallToolRequest) (*m
 	return result(info)
 }
 
-func (t *Tools) explainQuery(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (t *Tools) explainQuery(ctx context.Context, in explainIn) (*mcp.CallToolResult, error) {
 	const tool = "explain_query"
-	a := readArgs(tool, req, "query", "type", "format")
-	query := a.str("query", true)
-	typ := a.enum("type", "LOGICAL", engine.ExplainTypes)
-	format := a.enum("format", "TEXT", engine.ExplainFormats)
-	if a.err != nil {
-		return t.fail(ctx, tool, a.err)
+	if err := notBlank(tool, "query", in.Query); err != nil {
+		return t.fail(ctx, tool, err)
 	}
+	query, typ, format := in.Query, cmp.Or(in.Type, "LOGICAL"), cmp.Or(in.Format, "TEXT")
 	// Judged as "EXPLAIN <query>": planning any statement executes nothing,
 	// but an EXPLAIN ANALYZE inside is judged as what it runs, and one
 	// statement only.
