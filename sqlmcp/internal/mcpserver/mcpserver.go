@@ -93,18 +93,41 @@ func (t *Tools) fail(ctx context.Context, tool string, err error) (*mcp.CallTool
 	return mcperr.ToolResult(t.failure(ctx, tool, err)), nil
 }
 
-// failure logs err and returns it as an mcperr error (a guard refusal is
-// invalid input).
+// failure logs err and returns it as the MCP error the caller sees
+// (toMCP).
 func (t *Tools) failure(ctx context.Context, tool string, err error) error {
-	var r *sqlguard.Refusal
-	if errors.As(err, &r) {
-		err = mcperr.New(mcperr.Invalid, r.Error(), nil, "")
-	}
+	err = toMCP(err)
 	level := slog.LevelWarn
 	if k := mcperr.KindOf(err); k == mcperr.Invalid || k == mcperr.NotFound || k == mcperr.Canceled {
 		level = slog.LevelInfo
 	}
 	t.logger.Log(ctx, level, "tool call failed", "tool", tool, "error", mcperr.Message(err))
+	return err
+}
+
+// mcpKinds maps the engine's error kinds onto MCP's.
+var mcpKinds = map[engine.Kind]mcperr.Kind{
+	engine.Internal:    mcperr.Internal,
+	engine.Invalid:     mcperr.Invalid,
+	engine.NotFound:    mcperr.NotFound,
+	engine.Unavailable: mcperr.Unavailable,
+	engine.Timeout:     mcperr.Timeout,
+	engine.Permission:  mcperr.Permission,
+	engine.Canceled:    mcperr.Canceled,
+}
+
+// toMCP is the one place the back end's errors become MCP errors: a guard
+// refusal is invalid input; an engine error keeps its words and hint under
+// the matching kind. Others (the server's own, context errors) pass as
+// they are.
+func toMCP(err error) error {
+	var r *sqlguard.Refusal
+	if errors.As(err, &r) {
+		return mcperr.New(mcperr.Invalid, r.Error(), nil, "")
+	}
+	if e, ok := err.(*engine.Error); ok {
+		return &mcperr.Error{Kind: mcpKinds[e.Kind], Op: e.Op, Err: e.Err, Hint: e.Hint}
+	}
 	return err
 }
 

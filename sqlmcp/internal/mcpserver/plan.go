@@ -70,7 +70,8 @@ func (t *Tools) planExecute(ctx context.Context, in executeIn) (toolcall.Plan, e
 		if err != nil {
 			return toolcall.Preview{}, err
 		}
-		return t.describeWrite(ctx, st, q, stmt, target)
+		pv, err := t.describeWrite(ctx, st, q, stmt, target)
+		return pv, toMCP(err)
 	}
 	pl.Run = func(ctx context.Context) (*mcp.CallToolResult, error) { return t.runQuery(ctx, tool, st, q, false) }
 	return pl, nil
@@ -155,8 +156,8 @@ func (t *Tools) describeWrite(ctx context.Context, st *sqlguard.Statement, q eng
 	}
 	var objs []object
 	plan, err := t.eng.IO(ctx, engine.Query{SQL: st.Inner, Catalog: q.Catalog, Schema: q.Schema})
-	switch k := mcperr.KindOf(err); {
-	case err != nil && (k == mcperr.Canceled || k == mcperr.Timeout || k == mcperr.Unavailable || k == mcperr.Permission):
+	switch k := engine.KindOf(err); {
+	case err != nil && (k == engine.Canceled || k == engine.Timeout || k == engine.Unavailable || k == engine.Permission):
 		return toolcall.Preview{}, err
 	case err == nil && plan.Output != nil:
 		o := object{Kind: kindTable, Catalog: plan.Output.Catalog, Schema: plan.Output.Schema, Name: plan.Output.Table}
