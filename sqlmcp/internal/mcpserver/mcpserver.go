@@ -174,20 +174,31 @@ func notBlank(tool, arg, v string) error {
 	return nil
 }
 
-// checkNames refuses a catalog, schema or table argument (given as pairs
-// of argument name and value) that is no name the engine can be sent,
-// before any request is made. An empty value is an omitted argument.
-func checkNames(tool string, argValue ...string) error {
-	for i := 0; i+1 < len(argValue); i += 2 {
-		arg, v := argValue[i], argValue[i+1]
-		if v == "" {
-			continue
-		}
-		if err := engine.CheckName(v); err != nil {
-			return mcperr.Invalidf("%s: argument %q is not a valid name: %v; give one %s name, without line breaks or other control characters", tool, arg, err, arg)
-		}
+// checkName refuses a catalog, schema or table argument that is no name
+// the engine can be sent, before any request is made. An empty value is
+// an omitted argument.
+func checkName(tool, arg, v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := engine.CheckName(v); err != nil {
+		return mcperr.Invalidf("%s: argument %q is not a valid name: %v; give one %s name, without line breaks or other control characters", tool, arg, err, arg)
 	}
 	return nil
+}
+
+// inSchema resolves catalog and schema to the configured defaults,
+// refuses a schema outside the allowed ones and attaches the caller.
+func (t *Tools) inSchema(ctx context.Context, catalog, schema string) (context.Context, string, string, error) {
+	catalog = t.eng.DefaultCatalog(catalog)
+	schema = t.eng.DefaultSchema(catalog, schema)
+	if catalog != "" && schema != "" {
+		if err := t.opts.Scope.CheckSchema(catalog, schema); err != nil {
+			return ctx, catalog, schema, err
+		}
+	}
+	ctx, err := t.caller(ctx)
+	return ctx, catalog, schema, err
 }
 
 // ExecuteResult is the output of execute_query.
@@ -214,7 +225,7 @@ func (t *Tools) listCatalogs(ctx context.Context, _ struct{}) (*mcp.CallToolResu
 
 func (t *Tools) listSchemas(ctx context.Context, in schemasIn) (*mcp.CallToolResult, error) {
 	const tool = "list_schemas"
-	if err := checkNames(tool, "catalog", in.Catalog); err != nil {
+	if err := checkName(tool, "catalog", in.Catalog); err != nil {
 		return t.fail(ctx, tool, err)
 	}
 	catalog := t.eng.DefaultCatalog(in.Catalog)
@@ -241,17 +252,10 @@ func (t *Tools) listSchemas(ctx context.Context, in schemasIn) (*mcp.CallToolRes
 
 func (t *Tools) listTables(ctx context.Context, in tablesIn) (*mcp.CallToolResult, error) {
 	const tool = "list_tables"
-	if err := checkNames(tool, "catalog", in.Catalog, "schema", in.Schema); err != nil {
+	if err := cmp.Or(checkName(tool, "catalog", in.Catalog), checkName(tool, "schema", in.Schema)); err != nil {
 		return t.fail(ctx, tool, err)
 	}
-	catalog := t.eng.DefaultCatalog(in.Catalog)
-	schema := t.eng.DefaultSchema(catalog, in.Schema)
-	if catalog != "" && schema != "" {
-		if err := t.opts.Scope.CheckSchema(catalog, schema); err != nil {
-			return t.fail(ctx, tool, err)
-		}
-	}
-	ctx, err := t.caller(ctx)
+	ctx, catalog, schema, err := t.inSchema(ctx, in.Catalog, in.Schema)
 	if err != nil {
 		return t.fail(ctx, tool, err)
 	}
@@ -267,7 +271,7 @@ func (t *Tools) getTableSchema(ctx context.Context, in tableSchemaIn) (*mcp.Call
 	if err := notBlank(tool, "table", in.Table); err != nil {
 		return t.fail(ctx, tool, err)
 	}
-	if err := checkNames(tool, "catalog", in.Catalog, "schema", in.Schema); err != nil {
+	if err := cmp.Or(checkName(tool, "catalog", in.Catalog), checkName(tool, "schema", in.Schema)); err != nil {
 		return t.fail(ctx, tool, err)
 	}
 	name, catalog, schema := in.Table, in.Catalog, in.Schema
@@ -275,8 +279,8 @@ func (t *Tools) getTableSchema(ctx context.Context, in tableSchemaIn) (*mcp.Call
 	if catalog != "" || schema != "" {
 		// The parts come as separate arguments: table is one identifier,
 		// whatever dots or quotes it holds, quoted for the engine as it is.
-		if err := engine.CheckName(name); err != nil {
-			return t.fail(ctx, tool, mcperr.Invalidf("%s: argument \"table\" is not a valid name: %v; give one table name, without line breaks or other control characters", tool, err))
+		if err := checkName(tool, "table", name); err != nil {
+			return t.fail(ctx, tool, err)
 		}
 		table = name
 	} else {
@@ -300,14 +304,7 @@ func (t *Tools) getTableSchema(ctx context.Context, in tableSchemaIn) (*mcp.Call
 			}
 		}
 	}
-	catalog = t.eng.DefaultCatalog(catalog)
-	schema = t.eng.DefaultSchema(catalog, schema)
-	if catalog != "" && schema != "" {
-		if err := t.opts.Scope.CheckSchema(catalog, schema); err != nil {
-			return t.fail(ctx, tool, err)
-		}
-	}
-	ctx, err := t.caller(ctx)
+	ctx, catalog, schema, err := t.inSchema(ctx, catalog, schema)
 	if err != nil {
 		return t.fail(ctx, tool, err)
 	}

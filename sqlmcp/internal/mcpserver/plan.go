@@ -27,7 +27,7 @@ func (t *Tools) planExecute(ctx context.Context, in executeIn) (toolcall.Plan, e
 	if err := notBlank(tool, "query", in.Query); err != nil {
 		return toolcall.Plan{}, t.failure(ctx, tool, err)
 	}
-	if err := checkNames(tool, "catalog", in.Catalog, "schema", in.Schema); err != nil {
+	if err := cmp.Or(checkName(tool, "catalog", in.Catalog), checkName(tool, "schema", in.Schema)); err != nil {
 		return toolcall.Plan{}, t.failure(ctx, tool, err)
 	}
 	query, catalog, schema := in.Query, in.Catalog, in.Schema

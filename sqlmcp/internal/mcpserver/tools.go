@@ -13,7 +13,7 @@ import (
 
 // The tools' arguments. catalog, schema and table are each one identifier
 // taken as it is (never split on dots); they are checked as names before
-// any request is made (checkNames).
+// any request is made (checkName).
 
 type executeIn struct {
 	Query string `json:"query" jsonschema:"one Trino SQL statement (a single trailing ';' is allowed)" minLength:"1"`
