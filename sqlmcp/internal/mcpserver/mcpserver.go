@@ -21,15 +21,9 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
-)
-
-// Impersonation fields (SQLENGINE_IMPERSONATION_FIELD) and their claims.
-const (
-	FieldUsername = "username" // preferred_username
-	FieldEmail    = "email"    // email
-	FieldSubject  = "subject"  // sub
 )
 
 // Options are the server's safety settings.
@@ -40,7 +34,8 @@ type Options struct {
 	MaxRowsCeiling int             // the most a call's limit may ask for
 
 	// Impersonation runs each query as the OAuth caller, named by the
-	// token claim ImpersonationField selects.
+	// token claim ImpersonationField (config.FieldUsername, FieldEmail or
+	// FieldSubject) selects.
 	Impersonation      bool
 	ImpersonationField string
 }
@@ -61,7 +56,7 @@ func New(eng *engine.Client, opts Options, logger *slog.Logger) *Tools {
 		opts.MaxRowsCeiling = max(opts.MaxRows, 10000)
 	}
 	if opts.ImpersonationField == "" {
-		opts.ImpersonationField = FieldUsername
+		opts.ImpersonationField = config.FieldUsername
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -148,9 +143,9 @@ func (t *Tools) caller(ctx context.Context) (context.Context, error) {
 	if t.opts.Impersonation {
 		var v, claim string
 		switch t.opts.ImpersonationField {
-		case FieldEmail:
+		case config.FieldEmail:
 			v, claim = id.Email, "email"
-		case FieldSubject:
+		case config.FieldSubject:
 			v, claim = id.Subject, "sub"
 		default:
 			v, claim = id.Username, "preferred_username"
