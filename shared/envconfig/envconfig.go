@@ -31,10 +31,15 @@ type Problem struct {
 	Value    string // the value given ("" when missing)
 	Accepted string // what would have been accepted
 	Secret   bool   // the value must not be echoed
+	// Text, when set, is a problem that is not one variable's value (a
+	// configuration file that cannot be read), listed as it is.
+	Text string
 }
 
 func (p Problem) String() string {
 	switch {
+	case p.Text != "":
+		return p.Text
 	case p.Secret && p.Value != "":
 		return fmt.Sprintf("%s: value rejected (hidden); accepted: %s", p.Name, p.Accepted)
 	case p.Value == "":
@@ -91,6 +96,12 @@ func (r *Reader) Fail(name, value, accepted string) {
 // FailSecret records a problem without echoing the value.
 func (r *Reader) FailSecret(name, value, accepted string) {
 	r.problems = append(r.problems, Problem{Name: name, Value: value, Accepted: accepted, Secret: true})
+}
+
+// Report records a problem that is not one variable's value, so that it
+// is listed with the others.
+func (r *Reader) Report(err error) {
+	r.problems = append(r.problems, Problem{Text: err.Error()})
 }
 
 // Err returns an *Error listing every problem recorded, or nil.

@@ -117,3 +117,13 @@ func TestFailSecretHidesValue(t *testing.T) {
 		t.Fatalf("bad message: %s", msg)
 	}
 }
+
+func TestReportListsAProblemThatIsNoVariable(t *testing.T) {
+	r := New(func(string) string { return "x" })
+	r.Int("A_PORT", 1, 1, 2)
+	r.Report(errors.New("read /etc/a.json: unexpected end of JSON input"))
+	want := "invalid configuration (2 problems):\n  - A_PORT=\"x\": invalid; accepted: an integer from 1 to 2\n  - read /etc/a.json: unexpected end of JSON input"
+	if got := r.Err().Error(); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

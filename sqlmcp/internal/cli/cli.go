@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/profile"
 )
 
@@ -275,7 +275,7 @@ var toolNames = strings.NewReplacer(
 // cliMessage renders err on one line, with hints written for the server
 // mode's tools translated to the client's commands.
 func cliMessage(err error) string {
-	var me *mcperr.Error
+	var me *engine.Error
 	if errors.As(err, &me) && me.Hint != "" && err == error(me) {
 		cp := *me
 		cp.Hint = toolNames.Replace(cp.Hint)

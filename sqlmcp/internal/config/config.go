@@ -1,8 +1,8 @@
-// Package config reads sqlmcp's server configuration: the SQLENGINE_*
+// Package config reads sqlmcp's own server configuration: the SQLENGINE_*
 // variables (connection settings also from the connection-profile file,
-// with the CLI's precedence), plus the shared MCP_*, OAUTH_* and LOG_*
-// variables. Every problem is collected so one start-up names all bad
-// variables.
+// with the CLI's precedence) and the task variables. serve.Program reads
+// the shared MCP_*, OAUTH_* and LOG_* variables with the same reader, so
+// one start-up names every bad variable.
 package config
 
 import (
@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
-	"github.com/mcpfleet/mcpfleet/shared/serve"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
@@ -27,9 +26,8 @@ const (
 	FieldSubject  = "subject"  // sub
 )
 
-// Config is the whole server configuration.
+// Config is sqlmcp's own configuration.
 type Config struct {
-	Serve  serve.Config
 	Engine engine.Config
 	// Tasks bounds execute_query's MCP tasks (HTTP only): MCP_TASK_TTL,
 	// MCP_MAX_TASKS.
@@ -73,13 +71,14 @@ var Vars = append([]envconfig.Var{
 	{Name: "SQLENGINE_PROFILE", Description: "connection profile of ~/.config/sqlengine/config.json|yaml to use"},
 }, tasks.Vars...)
 
-// FromEnv reads the configuration. A non-nil error is an
-// *envconfig.Error listing every bad variable (exit status 2), or a
-// problem with the profile file naming the file.
-func FromEnv(getenv func(string) string) (Config, error) {
-	r := envconfig.New(getenv)
+// Read reads sqlmcp's variables from r, as serve.Program.Configure's own
+// step, recording their problems there. getenv is r's: profile.Resolve
+// reads the connection variables with the profile file's precedence. The
+// error is a problem with the profile file when it is the only problem
+// (it names the file); with others it is recorded in r and listed with
+// them.
+func Read(r *envconfig.Reader, getenv func(string) string) (Config, error) {
 	var c Config
-	c.Serve = serve.FromEnv(r)
 	c.Tasks = tasks.FromEnv(r)
 
 	// Validate the connection variables here so that their problems are
@@ -115,8 +114,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	conn, perr := profile.Resolve(getenv, profile.Flags{})
 	var envErr *profile.EnvError
 	if perr != nil && !errors.As(perr, &envErr) { // env problems are already recorded
-		if err := r.Err(); err != nil {
-			return c, fmt.Errorf("%w\n  - %v", err, perr)
+		if r.Err() != nil {
+			r.Report(perr)
+			return c, nil
 		}
 		return c, perr
 	}
@@ -139,8 +139,8 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if conn.Schema != "" && conn.Catalog == "" {
 		r.Fail("SQLENGINE_SCHEMA", conn.Schema, "a schema only together with SQLENGINE_CATALOG")
 	}
-	if c.Impersonation && !c.Serve.Auth.Enabled {
+	if oauth, _ := envconfig.ParseBool(r.Lookup("OAUTH_ENABLED")); c.Impersonation && !oauth {
 		r.Fail("SQLENGINE_ENABLE_IMPERSONATION", "true", "true only with OAUTH_ENABLED=true on the HTTP transport (the caller comes from the token)")
 	}
-	return c, r.Err()
+	return c, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+	"github.com/mcpfleet/mcpfleet/shared/serve"
 )
 
 func getenv(t *testing.T, kv ...string) func(string) string {
@@ -141,4 +142,17 @@ func TestProfileOverridesEnvironment(t *testing.T) {
 	if _, err := FromEnv(get); err == nil || !strings.Contains(err.Error(), "config.json") {
 		t.Errorf("a malformed file: %v", err)
 	}
+}
+
+// FromEnv reads the whole configuration as sqlmcp's main does through
+// serve.Program.Configure: the shared variables, then sqlmcp's, every
+// problem in one error.
+func FromEnv(getenv func(string) string) (Config, error) {
+	r := envconfig.New(getenv)
+	serve.FromEnv(r)
+	c, err := Read(r, getenv)
+	if err == nil {
+		err = r.Err()
+	}
+	return c, err
 }

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
-
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
@@ -236,8 +234,8 @@ func TestTimeoutCancelsOnEngine(t *testing.T) {
 	c := newClient(t, shared, func(c *engine.Config) { c.QueryTimeout = 300 * time.Millisecond })
 	start := time.Now()
 	_, err := c.Query(context.Background(), engine.Query{SQL: "SELECT pause_ms(60000) AS timed_out"})
-	if mcperr.KindOf(err) != mcperr.Timeout || !strings.Contains(err.Error(), "SQLENGINE_QUERY_TIMEOUT") {
-		t.Fatalf("err = %v (kind %v), want a timeout naming SQLENGINE_QUERY_TIMEOUT", err, mcperr.KindOf(err))
+	if engine.KindOf(err) != engine.Timeout || !strings.Contains(err.Error(), "SQLENGINE_QUERY_TIMEOUT") {
+		t.Fatalf("err = %v (kind %v), want a timeout naming SQLENGINE_QUERY_TIMEOUT", err, engine.KindOf(err))
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %v to time out", d)
@@ -256,8 +254,8 @@ func TestCallerCancelCancelsOnEngine(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	_, err := c.Query(ctx, engine.Query{SQL: "SELECT pause_ms(60000) AS cancelled_by_caller"})
-	if mcperr.KindOf(err) != mcperr.Canceled {
-		t.Fatalf("err = %v (kind %v), want canceled", err, mcperr.KindOf(err))
+	if engine.KindOf(err) != engine.Canceled {
+		t.Fatalf("err = %v (kind %v), want canceled", err, engine.KindOf(err))
 	}
 	var id string
 	for _, q := range shared.Queries() {
@@ -296,17 +294,17 @@ func TestErrorsAreClassified(t *testing.T) {
 	c := newClient(t, shared, nil)
 	tests := []struct {
 		sql  string
-		kind mcperr.Kind
+		kind engine.Kind
 		want string
 	}{
-		{"SELEC 1", mcperr.Invalid, "fix the SQL"},
-		{"SELECT * FROM sales.enginetest.nope", mcperr.NotFound, "TABLE_NOT_FOUND"},
-		{"", mcperr.Invalid, "empty"},
+		{"SELEC 1", engine.Invalid, "fix the SQL"},
+		{"SELECT * FROM sales.enginetest.nope", engine.NotFound, "TABLE_NOT_FOUND"},
+		{"", engine.Invalid, "empty"},
 	}
 	for _, tt := range tests {
 		_, err := c.Query(context.Background(), engine.Query{SQL: tt.sql})
-		if err == nil || mcperr.KindOf(err) != tt.kind || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("Query(%q) = %v (kind %v), want kind %v mentioning %q", tt.sql, err, mcperr.KindOf(err), tt.kind, tt.want)
+		if err == nil || engine.KindOf(err) != tt.kind || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Query(%q) = %v (kind %v), want kind %v mentioning %q", tt.sql, err, engine.KindOf(err), tt.kind, tt.want)
 		}
 	}
 }
@@ -324,11 +322,11 @@ func TestEngineDown(t *testing.T) {
 	}
 	defer c.Close()
 	err = c.Ping(context.Background())
-	if mcperr.KindOf(err) != mcperr.Unavailable || !strings.Contains(err.Error(), "SQLENGINE_HOST") {
-		t.Errorf("Ping = %v (kind %v), want unavailable with a hint", err, mcperr.KindOf(err))
+	if engine.KindOf(err) != engine.Unavailable || !strings.Contains(err.Error(), "SQLENGINE_HOST") {
+		t.Errorf("Ping = %v (kind %v), want unavailable with a hint", err, engine.KindOf(err))
 	}
 	_, err = c.Catalogs(context.Background())
-	if mcperr.KindOf(err) != mcperr.Unavailable {
+	if engine.KindOf(err) != engine.Unavailable {
 		t.Errorf("Catalogs = %v, want unavailable", err)
 	}
 }
@@ -368,10 +366,10 @@ func TestMetadata(t *testing.T) {
 	if len(info.Columns) != 11 || info.Columns[0].Name != "id" || info.Columns[0].Type != "bigint" || info.Columns[3].Type != "decimal(12,2)" {
 		t.Errorf("columns = %s", toJSON(t, info.Columns))
 	}
-	if _, err := c.TableSchema(ctx, "sales", "enginetest", "nope"); mcperr.KindOf(err) != mcperr.NotFound {
+	if _, err := c.TableSchema(ctx, "sales", "enginetest", "nope"); engine.KindOf(err) != engine.NotFound {
 		t.Errorf("describe missing table: %v", err)
 	}
-	if _, err := c.Schemas(ctx, "nocatalog"); mcperr.KindOf(err) != mcperr.NotFound {
+	if _, err := c.Schemas(ctx, "nocatalog"); engine.KindOf(err) != engine.NotFound {
 		t.Errorf("schemas of a missing catalog: %v", err)
 	}
 }
@@ -456,7 +454,7 @@ func TestIdentityHeaders(t *testing.T) {
 	}
 	// A user name with control characters is refused, not altered.
 	bad := engine.WithIdentity(context.Background(), engine.Identity{RunAs: "bob\nadmin"})
-	if _, err := c.Query(bad, engine.Query{SQL: "SELECT 1"}); mcperr.KindOf(err) != mcperr.Permission {
+	if _, err := c.Query(bad, engine.Query{SQL: "SELECT 1"}); engine.KindOf(err) != engine.Permission {
 		t.Errorf("control characters in the user: %v", err)
 	}
 }
@@ -494,8 +492,8 @@ func TestPasswordOverTLS(t *testing.T) {
 	}
 	bad := newClient(t, s, func(c *engine.Config) { c.User = "alice"; c.Password = "wrong" })
 	_, err = bad.Query(context.Background(), engine.Query{SQL: "SELECT 1"})
-	if mcperr.KindOf(err) != mcperr.Permission || !strings.Contains(err.Error(), "SQLENGINE_PASSWORD") {
-		t.Errorf("wrong password: %v (kind %v)", err, mcperr.KindOf(err))
+	if engine.KindOf(err) != engine.Permission || !strings.Contains(err.Error(), "SQLENGINE_PASSWORD") {
+		t.Errorf("wrong password: %v (kind %v)", err, engine.KindOf(err))
 	}
 	if _, err := engine.New(engine.Config{Host: s.Host(), Port: s.Port(), User: "alice", Password: "x"}); err == nil {
 		t.Error("a password without TLS was accepted")
@@ -552,17 +550,17 @@ func TestWriteReportsUpdateCount(t *testing.T) {
 	ctx := context.Background()
 	// The engine is shared by the package's tests: start from no table, so
 	// that the test also passes when run again (-count).
-	if _, err := c.Exec(ctx, engine.Query{SQL: "DROP TABLE IF EXISTS sales.public.engine_counted"}); err != nil {
+	if _, err := c.Stream(ctx, engine.Query{SQL: "DROP TABLE IF EXISTS sales.public.engine_counted"}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Exec(ctx, engine.Query{SQL: "CREATE TABLE sales.public.engine_counted (x INTEGER)"}); err != nil {
+	if _, err := c.Stream(ctx, engine.Query{SQL: "CREATE TABLE sales.public.engine_counted (x INTEGER)"}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := c.Exec(ctx, engine.Query{SQL: "INSERT INTO sales.public.engine_counted VALUES (1), (2), (3)"})
+	sum, err := c.Stream(ctx, engine.Query{SQL: "INSERT INTO sales.public.engine_counted VALUES (1), (2), (3)"}, nil, nil)
 	if err != nil || sum.UpdateCount != 3 {
 		t.Errorf("insert: %+v %v", sum, err)
 	}
-	sum, err = c.Exec(ctx, engine.Query{SQL: "SELECT count(*) AS \"rows\" FROM sales.public.engine_counted"})
+	sum, err = c.Stream(ctx, engine.Query{SQL: "SELECT count(*) AS \"rows\" FROM sales.public.engine_counted"}, nil, nil)
 	if err != nil || sum.UpdateCount != 0 {
 		t.Errorf("a query is not a write: %+v %v", sum, err)
 	}

@@ -11,8 +11,6 @@ import (
 	"syscall"
 
 	"github.com/trinodb/trino-go-client/trino"
-
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 )
 
 // TrinoError is the engine's own account of a failed query, kept for
@@ -24,11 +22,11 @@ func classify(err error, op string) error {
 	if err == nil {
 		return nil
 	}
-	var me *mcperr.Error
+	var me *Error
 	if errors.As(err, &me) {
 		if me.Op == "run the query" || strings.HasPrefix(me.Op, "run the query on ") {
 			// Say what the caller was doing rather than the generic step.
-			return &mcperr.Error{Kind: me.Kind, Op: op, Err: me.Err, Hint: me.Hint}
+			return &Error{Kind: me.Kind, Op: op, Err: me.Err, Hint: me.Hint}
 		}
 		return err
 	}
@@ -41,36 +39,36 @@ func classify(err error, op string) error {
 		cause := errors.New(msg)
 		switch te.ErrorName {
 		case "TABLE_NOT_FOUND", "SCHEMA_NOT_FOUND", "CATALOG_NOT_FOUND", "COLUMN_NOT_FOUND", "MISSING_TABLE":
-			return mcperr.New(mcperr.NotFound, op, cause, "check the name with list_catalogs, list_schemas or list_tables")
+			return newError(NotFound, op, cause, "check the name with list_catalogs, list_schemas or list_tables")
 		case "PERMISSION_DENIED", "ACCESS_DENIED":
-			return mcperr.New(mcperr.Permission, op, cause, "the engine user lacks the privilege; ask the Trino administrator")
+			return newError(Permission, op, cause, "the engine user lacks the privilege; ask the Trino administrator")
 		case "EXCEEDED_TIME_LIMIT", "ABANDONED_QUERY":
-			return mcperr.New(mcperr.Timeout, op, cause, "narrow the query, or raise SQLENGINE_QUERY_TIMEOUT")
+			return newError(Timeout, op, cause, "narrow the query, or raise SQLENGINE_QUERY_TIMEOUT")
 		case "EXCEEDED_GLOBAL_MEMORY_LIMIT", "EXCEEDED_LOCAL_MEMORY_LIMIT", "EXCEEDED_SPILL_LIMIT":
-			return mcperr.New(mcperr.Unavailable, op, cause, "narrow the query (filter, aggregate, join fewer rows), or raise SQLENGINE_QUERY_MAX_MEMORY")
+			return newError(Unavailable, op, cause, "narrow the query (filter, aggregate, join fewer rows), or raise SQLENGINE_QUERY_MAX_MEMORY")
 		case "USER_CANCELED", "USER_CANCELLED", "ADMINISTRATIVELY_KILLED":
-			return mcperr.New(mcperr.Canceled, op, cause, "")
+			return newError(Canceled, op, cause, "")
 		}
 		switch te.ErrorType {
 		case "USER_ERROR":
-			return mcperr.New(mcperr.Invalid, op, cause, "fix the SQL and try again")
+			return newError(Invalid, op, cause, "fix the SQL and try again")
 		case "INSUFFICIENT_RESOURCES":
-			return mcperr.New(mcperr.Unavailable, op, cause, "retry later or narrow the query")
+			return newError(Unavailable, op, cause, "retry later or narrow the query")
 		}
-		return mcperr.New(mcperr.Internal, op, cause, "")
+		return newError(Internal, op, cause, "")
 	}
 	if errors.Is(err, trino.ErrQueryCancelled) {
-		return mcperr.New(mcperr.Canceled, op, err, "")
+		return newError(Canceled, op, err, "")
 	}
 	if kind, cause, hint, ok := transportFailure(err); ok {
-		return mcperr.New(kind, op, cause, hint)
+		return newError(kind, op, cause, hint)
 	}
-	kind := mcperr.KindOf(err)
+	kind := KindOf(err)
 	switch kind {
-	case mcperr.Unavailable, mcperr.Timeout:
-		return mcperr.New(kind, op, errors.New(innermost(err)), "check that Trino is running and reachable at SQLENGINE_HOST and SQLENGINE_PORT")
+	case Unavailable, Timeout:
+		return newError(kind, op, errors.New(innermost(err)), "check that Trino is running and reachable at SQLENGINE_HOST and SQLENGINE_PORT")
 	}
-	return mcperr.Wrap(err, op, "")
+	return &Error{Kind: KindOf(err), Op: op, Err: err}
 }
 
 // fatalTransportError is a failure no retry can heal (a host name that does
@@ -118,7 +116,7 @@ func tlsFailure(err error) string {
 // transportFailure explains err when the request did not get a usable
 // answer: one plain sentence of what failed and what to check, without the
 // driver's internals (attempt counts, retry settings, its own prefix).
-func transportFailure(err error) (kind mcperr.Kind, cause error, hint string, ok bool) {
+func transportFailure(err error) (kind Kind, cause error, hint string, ok bool) {
 	var fatal *fatalTransportError
 	if errors.As(err, &fatal) {
 		err = fatal.err
@@ -131,33 +129,33 @@ func transportFailure(err error) (kind mcperr.Kind, cause error, hint string, ok
 	var dnsErr *net.DNSError
 	switch {
 	case errors.As(err, &dnsErr):
-		return mcperr.Unavailable, fmt.Errorf("the host name %q does not resolve (%s)", dnsErr.Name, dnsErr.Err), "check SQLENGINE_HOST", true
+		return Unavailable, fmt.Errorf("the host name %q does not resolve (%s)", dnsErr.Name, dnsErr.Err), "check SQLENGINE_HOST", true
 	case tlsFailure(err) == "untrusted":
-		return mcperr.Unavailable, fmt.Errorf("the coordinator's TLS certificate is not trusted (%s)", innermost(err)),
+		return Unavailable, fmt.Errorf("the coordinator's TLS certificate is not trusted (%s)", innermost(err)),
 			"install its CA, or set SQLENGINE_SSL_INSECURE=true (testing only)", true
 	case tlsFailure(err) == "not-tls":
-		return mcperr.Unavailable, errors.New("the coordinator does not speak TLS on this port"), "check SQLENGINE_SSL and SQLENGINE_PORT", true
+		return Unavailable, errors.New("the coordinator does not speak TLS on this port"), "check SQLENGINE_SSL and SQLENGINE_PORT", true
 	case tlsFailure(err) == "tls-port":
-		return mcperr.Unavailable, errors.New("the coordinator speaks TLS on this port but the connection was plain HTTP"), "set SQLENGINE_SSL=true", true
+		return Unavailable, errors.New("the coordinator speaks TLS on this port but the connection was plain HTTP"), "set SQLENGINE_SSL=true", true
 	case errors.Is(err, syscall.ECONNREFUSED):
 		where := "there"
 		var opErr *net.OpError
 		if errors.As(err, &opErr) && opErr.Addr != nil {
 			where = "at " + opErr.Addr.String()
 		}
-		return mcperr.Unavailable, errors.New("nothing accepts connections " + where + " (connection refused), also after retrying"),
+		return Unavailable, errors.New("nothing accepts connections " + where + " (connection refused), also after retrying"),
 			"check that Trino is running and that SQLENGINE_HOST and SQLENGINE_PORT point at it", true
 	case status == http.StatusUnauthorized:
-		return mcperr.Permission, errors.New("the engine refused the credentials (401)"), "check SQLENGINE_USER and SQLENGINE_PASSWORD", true
+		return Permission, errors.New("the engine refused the credentials (401)"), "check SQLENGINE_USER and SQLENGINE_PASSWORD", true
 	case status == http.StatusForbidden:
-		return mcperr.Permission, errors.New("the engine refused access (403)"), "check the engine user's permissions", true
+		return Permission, errors.New("the engine refused access (403)"), "check the engine user's permissions", true
 	case status == http.StatusServiceUnavailable, status == http.StatusBadGateway, status == http.StatusGatewayTimeout, status == http.StatusTooManyRequests:
-		return mcperr.Unavailable, fmt.Errorf("the coordinator answered %d %s, also after retrying (it is starting, overloaded or behind a failing proxy)", status, http.StatusText(status)),
+		return Unavailable, fmt.Errorf("the coordinator answered %d %s, also after retrying (it is starting, overloaded or behind a failing proxy)", status, http.StatusText(status)),
 			"wait until it has started, or check its health", true
 	case status != 0:
-		return mcperr.Unavailable, fmt.Errorf("the coordinator answered %d %s", status, http.StatusText(status)), "check SQLENGINE_HOST, SQLENGINE_PORT and SQLENGINE_SSL point at a Trino coordinator", true
+		return Unavailable, fmt.Errorf("the coordinator answered %d %s", status, http.StatusText(status)), "check SQLENGINE_HOST, SQLENGINE_PORT and SQLENGINE_SSL point at a Trino coordinator", true
 	case qf != nil:
-		return mcperr.Unavailable, errors.New(innermost(err)), "check that Trino is running and reachable at SQLENGINE_HOST and SQLENGINE_PORT", true
+		return Unavailable, errors.New(innermost(err)), "check that Trino is running and reachable at SQLENGINE_HOST and SQLENGINE_PORT", true
 	}
 	return 0, nil, "", false
 }

@@ -13,7 +13,6 @@ import (
 	"unicode"
 
 	"github.com/mcpfleet/mcpfleet/shared/backendcall"
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 )
 
 // Identity is the caller a query is attributed to. The MCP server builds it
@@ -121,13 +120,13 @@ func withRequestOptions(ctx context.Context, cfg Config, catalog, schema string)
 		return ctx, err
 	}
 	if o.schema != "" && o.catalog == "" {
-		return ctx, mcperr.New(mcperr.Invalid, "choose schema "+QuoteIdentifier(o.schema), errors.New("a schema needs a catalog"),
+		return ctx, newError(Invalid, "choose schema "+QuoteIdentifier(o.schema), errors.New("a schema needs a catalog"),
 			"give a catalog as well, or configure SQLENGINE_CATALOG")
 	}
 	if id, ok := IdentityFrom(ctx); ok {
 		if id.RunAs != "" {
 			if strings.IndexFunc(id.RunAs, unicode.IsControl) >= 0 || strings.TrimSpace(id.RunAs) == "" {
-				return ctx, mcperr.New(mcperr.Permission, "run the query as the signed-in user", errors.New("the user name contains control characters"),
+				return ctx, newError(Permission, "run the query as the signed-in user", errors.New("the user name contains control characters"),
 					"use another SQLENGINE_IMPERSONATION_FIELD or fix the identity provider's claim")
 			}
 			o.user = id.RunAs

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
-
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
@@ -54,27 +52,27 @@ func TestExpensiveQueriesEndWithinTheLimits(t *testing.T) {
 		sql     string
 		timeout time.Duration
 		memory  string
-		kind    mcperr.Kind
+		kind    engine.Kind
 		want    string
 	}{
 		{"memory", "SELECT a.id, string_agg(b.message, ',') FROM warehouse.logs.events a CROSS JOIN warehouse.logs.events b GROUP BY a.id",
-			20 * time.Second, "64MB", mcperr.Unavailable, "SQLENGINE_QUERY_MAX_MEMORY"},
+			20 * time.Second, "64MB", engine.Unavailable, "SQLENGINE_QUERY_MAX_MEMORY"},
 		// The case: a cross join read under a 10000-row limit. DuckDB
 		// may spill its sort rather than fail on memory; either limit must
 		// end it, with a clear error, within the timeout.
 		{"ordered cross join", "SELECT a.message, b.message FROM warehouse.logs.events a CROSS JOIN warehouse.logs.events b ORDER BY a.message || b.message",
 			3 * time.Second, "64MB", -1, "SQLENGINE_QUERY_"},
 		{"time", "SELECT count(*) FROM warehouse.logs.events a CROSS JOIN warehouse.logs.events b WHERE a.value + b.value > 1e9",
-			2 * time.Second, "4GB", mcperr.Timeout, "SQLENGINE_QUERY_TIMEOUT"},
+			2 * time.Second, "4GB", engine.Timeout, "SQLENGINE_QUERY_TIMEOUT"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newClient(t, srv, func(cfg *engine.Config) { cfg.QueryTimeout, cfg.QueryMaxMemory = tt.timeout, tt.memory })
 			start := time.Now()
 			_, err := c.Query(t.Context(), engine.Query{SQL: tt.sql, Limit: 10000})
 			took := time.Since(start)
-			kindOK := mcperr.KindOf(err) == tt.kind || tt.kind == -1 && (mcperr.KindOf(err) == mcperr.Timeout || mcperr.KindOf(err) == mcperr.Unavailable)
+			kindOK := engine.KindOf(err) == tt.kind || tt.kind == -1 && (engine.KindOf(err) == engine.Timeout || engine.KindOf(err) == engine.Unavailable)
 			if err == nil || !kindOK || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Query = %v (kind %v), want %v naming %s", err, mcperr.KindOf(err), tt.kind, tt.want)
+				t.Fatalf("Query = %v (kind %v), want %v naming %s", err, engine.KindOf(err), tt.kind, tt.want)
 			}
 			if took > tt.timeout+3*time.Second {
 				t.Errorf("took %v, beyond the %v timeout", took, tt.timeout)

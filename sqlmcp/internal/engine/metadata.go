@@ -6,8 +6,6 @@ import (
 	"errors"
 	"sort"
 	"strings"
-
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 )
 
 // Table is one table or view of a schema.
@@ -55,14 +53,14 @@ func (c *Client) DefaultSchema(catalog, schema string) string {
 
 func needCatalog(catalog, what string) error {
 	if catalog == "" {
-		return mcperr.New(mcperr.Invalid, what, errors.New("no catalog given and none configured"), "pass a catalog, or set SQLENGINE_CATALOG")
+		return newError(Invalid, what, errors.New("no catalog given and none configured"), "pass a catalog, or set SQLENGINE_CATALOG")
 	}
 	return nil
 }
 
 func needSchema(schema, what string) error {
 	if schema == "" {
-		return mcperr.New(mcperr.Invalid, what, errors.New("no schema given and none configured"), "pass a schema, or set SQLENGINE_SCHEMA")
+		return newError(Invalid, what, errors.New("no schema given and none configured"), "pass a schema, or set SQLENGINE_SCHEMA")
 	}
 	return nil
 }
@@ -179,7 +177,7 @@ func (c *Client) TableSchema(ctx context.Context, catalog, schema, table string)
 		return nil, err
 	}
 	if table == "" {
-		return nil, mcperr.New(mcperr.Invalid, "describe a table", errors.New("no table name given"), "give the table's name")
+		return nil, newError(Invalid, "describe a table", errors.New("no table name given"), "give the table's name")
 	}
 	name := QualifiedName(catalog, schema, table)
 	res, err := c.scanSQL(ctx, Query{SQL: "DESCRIBE " + name, Catalog: catalog, Schema: schema})
@@ -312,11 +310,11 @@ func ParseIOPlan(plan string) (*IOPlan, error) {
 	}
 	dec := json.NewDecoder(strings.NewReader(plan))
 	if err := dec.Decode(&doc); err != nil {
-		return nil, mcperr.New(mcperr.Internal, "read the engine's IO plan", err, "")
+		return nil, newError(Internal, "read the engine's IO plan", err, "")
 	}
 	ref := func(t *table) (TableRef, error) {
 		if t == nil || t.SchemaTable == nil || t.Catalog == "" || t.SchemaTable.Schema == "" || t.SchemaTable.Table == "" {
-			return TableRef{}, mcperr.New(mcperr.Internal, "read the engine's IO plan", errors.New("a table entry lacks its catalog, schema or name"), "")
+			return TableRef{}, newError(Internal, "read the engine's IO plan", errors.New("a table entry lacks its catalog, schema or name"), "")
 		}
 		return TableRef{Catalog: t.Catalog, Schema: t.SchemaTable.Schema, Table: t.SchemaTable.Table}, nil
 	}

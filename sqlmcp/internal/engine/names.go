@@ -6,8 +6,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 )
 
 // QuoteIdentifier returns name as a Trino delimited identifier: in double
@@ -128,7 +126,7 @@ func checkNames(op string, pairs ...string) error {
 			continue
 		}
 		if err := CheckName(name); err != nil {
-			return mcperr.New(mcperr.Invalid, op, fmt.Errorf("the %s name %q is not a valid name: %v", what, name, err),
+			return newError(Invalid, op, fmt.Errorf("the %s name %q is not a valid name: %v", what, name, err),
 				"give the "+what+" name as it is listed by the engine")
 		}
 	}

@@ -10,8 +10,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
-
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
 )
 
@@ -112,7 +110,7 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 	sum = Summary{Limit: max(q.Limit, 0)}
 	sqlText := strings.TrimSpace(q.SQL)
 	if sqlText == "" {
-		return sum, mcperr.New(mcperr.Invalid, "run a query", errors.New("the query is empty"), "give one SQL statement")
+		return sum, newError(Invalid, "run a query", errors.New("the query is empty"), "give one SQL statement")
 	}
 	timeout := c.cfg.QueryTimeout
 	if q.Timeout > 0 {
@@ -265,23 +263,17 @@ func isWrite(sqlText string) bool {
 // cancellation by the caller.
 func (c *Client) queryError(ctx context.Context, err error, timeout time.Duration) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return mcperr.New(mcperr.Timeout, "run the query", errors.New("no answer within "+timeout.String()+"; the query was cancelled on the engine"),
+		return newError(Timeout, "run the query", errors.New("no answer within "+timeout.String()+"; the query was cancelled on the engine"),
 			"narrow the query, or raise SQLENGINE_QUERY_TIMEOUT")
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
-		return mcperr.New(mcperr.Canceled, "run the query", errors.New("cancelled by the caller; the query was cancelled on the engine"), "")
+		return newError(Canceled, "run the query", errors.New("cancelled by the caller; the query was cancelled on the engine"), "")
 	}
 	var te *TrinoError
 	if errors.As(err, &te) {
 		return classify(err, "run the query")
 	}
 	return classify(err, "run the query on "+c.cfg.URL())
-}
-
-// Exec runs a statement that returns no rows of interest and reports the
-// update count when the engine gives one.
-func (c *Client) Exec(ctx context.Context, q Query) (Summary, error) {
-	return c.Stream(ctx, q, nil, nil)
 }
 
 // scanSQL runs a small metadata query and returns every row's raw values.

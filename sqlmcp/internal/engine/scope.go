@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
 )
 
@@ -31,11 +30,11 @@ func (c *Client) CheckScope(ctx context.Context, scope *sqlguard.Scope, st *sqlg
 	q.SQL = st.Inner
 	plan, err := c.IO(ctx, q)
 	if err != nil {
-		if k := mcperr.KindOf(err); k == mcperr.Canceled || k == mcperr.Timeout || k == mcperr.Unavailable {
+		if k := KindOf(err); k == Canceled || k == Timeout || k == Unavailable {
 			return err
 		}
 		return &sqlguard.Refusal{What: "the statement",
-			Why:   "with " + sqlguard.SettingAllowedSchemas + " set, the engine must say which tables it touches, and it could not: " + mcperr.Message(err),
+			Why:   "with " + sqlguard.SettingAllowedSchemas + " set, the engine must say which tables it touches, and it could not: " + err.Error(),
 			Allow: "query tables of the allowed schemas with a SELECT the engine can plan"}
 	}
 	in := make([]sqlguard.TableName, 0, len(plan.Inputs))

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 )
 
 // SessionNames returns the catalog and schema a query with these per-query
@@ -67,11 +65,11 @@ func (c *Client) CountRows(ctx context.Context, catalog, schema, table string) (
 		return 0, classify(err, "count the rows of "+full)
 	}
 	if len(res.Rows) != 1 || len(res.Rows[0]) != 1 {
-		return 0, mcperr.New(mcperr.Internal, "count the rows of "+full, fmt.Errorf("the engine answered %d rows", len(res.Rows)), "")
+		return 0, newError(Internal, "count the rows of "+full, fmt.Errorf("the engine answered %d rows", len(res.Rows)), "")
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(asString(res.Rows[0][0])), 10, 64)
 	if err != nil {
-		return 0, mcperr.New(mcperr.Internal, "count the rows of "+full, fmt.Errorf("the engine answered %v", res.Rows[0][0]), "")
+		return 0, newError(Internal, "count the rows of "+full, fmt.Errorf("the engine answered %v", res.Rows[0][0]), "")
 	}
 	return n, nil
 }

@@ -5,8 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
-
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
 
@@ -54,10 +53,10 @@ func TestRelationState(t *testing.T) {
 	if _, err := c.CountRows(ctx, "sales", "st", "nothing"); err == nil || !strings.Contains(err.Error(), "count the rows of") {
 		t.Errorf("count of a missing table: %v", err)
 	}
-	if _, err := c.Relation(ctx, "sales", "st", "bad\nname"); mcperr.KindOf(err) != mcperr.Invalid {
+	if _, err := c.Relation(ctx, "sales", "st", "bad\nname"); engine.KindOf(err) != engine.Invalid {
 		t.Errorf("bad name: %v", err)
 	}
-	if _, err := c.CountRows(ctx, "sales", "st\x00", "orders"); mcperr.KindOf(err) != mcperr.Invalid {
+	if _, err := c.CountRows(ctx, "sales", "st\x00", "orders"); engine.KindOf(err) != engine.Invalid {
 		t.Errorf("bad name: %v", err)
 	}
 	if cat, sch := c.SessionNames("", ""); cat != trinotest.DefaultCatalog || sch != trinotest.DefaultSchema {

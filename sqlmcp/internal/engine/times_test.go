@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcpfleet/mcpfleet/shared/backendcall"
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
@@ -223,10 +222,10 @@ func TestEngineTimesCancelledAndTimedOut(t *testing.T) {
 	cases := []struct {
 		name    string
 		timeout time.Duration // 0: the caller cancels once the engine says RUNNING
-		kind    mcperr.Kind
+		kind    engine.Kind
 	}{
-		{"cancelled", 0, mcperr.Canceled},
-		{"timed out", 1500 * time.Millisecond, mcperr.Timeout},
+		{"cancelled", 0, engine.Canceled},
+		{"timed out", 1500 * time.Millisecond, engine.Timeout},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -245,8 +244,8 @@ func TestEngineTimesCancelledAndTimedOut(t *testing.T) {
 				}
 			}}
 			sum, err := c.Stream(ctx, q, nil, nil)
-			if mcperr.KindOf(err) != tc.kind {
-				t.Fatalf("err = %v (kind %v), want %v", err, mcperr.KindOf(err), tc.kind)
+			if engine.KindOf(err) != tc.kind {
+				t.Fatalf("err = %v (kind %v), want %v", err, engine.KindOf(err), tc.kind)
 			}
 			waitCancelled(t, srv, sum.QueryID)
 			final := queryInfo(t, srv, sum.QueryID).Stats

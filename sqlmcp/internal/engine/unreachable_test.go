@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
-
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
@@ -79,7 +77,7 @@ func TestUnreachableEngine(t *testing.T) {
 					t.Fatalf("%s succeeded", call.name)
 				}
 				msg := err.Error()
-				if k := mcperr.KindOf(err); k != mcperr.Unavailable && k != mcperr.Permission {
+				if k := engine.KindOf(err); k != engine.Unavailable && k != engine.Permission {
 					t.Errorf("%s: kind %v, want unavailable or permission: %s", call.name, k, msg)
 				}
 				for _, w := range tt.want {

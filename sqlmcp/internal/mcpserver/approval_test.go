@@ -108,7 +108,7 @@ func newApEnv(t *testing.T, o apOptions) *apEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	mcpserver.New(eng, mcpserver.Options{AllowWrites: !o.readOnly, Impersonation: o.impersonate}, nil).RegisterWith(p)
+	mcpserver.New(eng, mcpserver.Options{AllowWrites: !o.readOnly, Impersonation: o.impersonate}, nil).Register(p)
 	e.mcp = s.MCPServer
 	if o.noClient {
 		return e

@@ -8,28 +8,22 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
-	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
-)
-
-// Impersonation fields (SQLENGINE_IMPERSONATION_FIELD) and their claims.
-const (
-	FieldUsername = "username" // preferred_username
-	FieldEmail    = "email"    // email
-	FieldSubject  = "subject"  // sub
 )
 
 // Options are the server's safety settings.
@@ -40,7 +34,8 @@ type Options struct {
 	MaxRowsCeiling int             // the most a call's limit may ask for
 
 	// Impersonation runs each query as the OAuth caller, named by the
-	// token claim ImpersonationField selects.
+	// token claim ImpersonationField (config.FieldUsername, FieldEmail or
+	// FieldSubject) selects.
 	Impersonation      bool
 	ImpersonationField string
 }
@@ -61,7 +56,7 @@ func New(eng *engine.Client, opts Options, logger *slog.Logger) *Tools {
 		opts.MaxRowsCeiling = max(opts.MaxRows, 10000)
 	}
 	if opts.ImpersonationField == "" {
-		opts.ImpersonationField = FieldUsername
+		opts.ImpersonationField = config.FieldUsername
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -79,82 +74,6 @@ func ServerOptions() []server.ServerOption {
 	}
 }
 
-// Register adds the six tools to s behind a pipeline with the default
-// approval policy and no audit log (tests). Servers use RegisterWith and
-// the pipeline serve configured.
-func (t *Tools) Register(s *server.MCPServer) {
-	calls, err := toolcall.New(s, toolcall.Config{Audit: audit.Config{Dest: "off"}}, toolcall.Options{Server: "sqlmcp"})
-	if err != nil {
-		panic(err) // an audit log that is off cannot fail to open
-	}
-	t.RegisterWith(calls)
-}
-
-// RegisterWith adds the six tools through calls: the listing and explain
-// tools are reads; execute_query is classified per call (a SELECT is a
-// read; INSERT and CREATE are changes; DELETE, UPDATE, MERGE, DROP,
-// TRUNCATE, ALTER and anything else writing are destructive) with dry run,
-// approval and audit, when writes are allowed, and a read otherwise.
-func (t *Tools) RegisterWith(calls *toolcall.Pipeline) {
-	readOnly := func(title string) []mcp.ToolOption {
-		return []mcp.ToolOption{
-			mcp.WithToolTitle(title),
-			mcp.WithReadOnlyHintAnnotation(true),
-			mcp.WithDestructiveHintAnnotation(false),
-			mcp.WithIdempotentHintAnnotation(true),
-			mcp.WithOpenWorldHintAnnotation(false),
-		}
-	}
-	writes := t.opts.AllowWrites
-	execDesc := "Run one SQL statement on the Trino engine and return its rows (columns in query order, values typed). " +
-		"Reading stops at the limit and the rest of the query is cancelled; truncated tells whether more rows existed."
-	if writes {
-		execDesc += " Statements that change data are allowed on this server. Each call is classified: SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE and EXPLAIN are read (run at once); " +
-			"INSERT and CREATE are change; DELETE, UPDATE, MERGE, DROP, TRUNCATE, ALTER, CREATE OR REPLACE and any other writing statement are destructive."
-	} else {
-		execDesc += " Only read-only statements run (SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE, EXPLAIN)."
-	}
-	execTool := newTool("execute_query", executeInput(t.opts.MaxRows, t.opts.MaxRowsCeiling),
-		mcp.WithDescription(execDesc),
-		mcp.WithToolTitle("Run SQL"),
-		mcp.WithReadOnlyHintAnnotation(!writes),
-		mcp.WithDestructiveHintAnnotation(writes),
-		mcp.WithIdempotentHintAnnotation(!writes),
-		mcp.WithOpenWorldHintAnnotation(false),
-		mcp.WithRawOutputSchema(executeOutput),
-	)
-	// A heavy query can outlast a client's request timeout: it may run as
-	// an MCP task where the server offers them (HTTP).
-	if writes {
-		calls.Change(execTool, toolcall.Destructive, t.planExecute, toolcall.AsTask())
-	} else {
-		calls.Read(execTool, t.executeQuery, toolcall.AsTask())
-	}
-	calls.Read(newTool("list_catalogs", emptyInput, append(readOnly("List catalogs"),
-		mcp.WithDescription("List the engine's catalogs."),
-		mcp.WithRawOutputSchema(catalogsOutput))...), t.listCatalogs)
-	calls.Read(newTool("list_schemas", schemasInput, append(readOnly("List schemas"),
-		mcp.WithDescription("List the schemas of a catalog."),
-		mcp.WithRawOutputSchema(schemasOutput))...), t.listSchemas)
-	calls.Read(newTool("list_tables", tablesInput, append(readOnly("List tables"),
-		mcp.WithDescription("List the tables and views of a schema, optionally filtered by a SQL LIKE pattern."),
-		mcp.WithRawOutputSchema(tablesOutput))...), t.listTables)
-	calls.Read(newTool("get_table_schema", tableSchemaInput, append(readOnly("Describe table"),
-		mcp.WithDescription("Describe a table's columns: name, type, nullability, comment and extra information, in column order."),
-		mcp.WithRawOutputSchema(tableSchemaOutput))...), t.getTableSchema)
-	calls.Read(newTool("explain_query", explainInput(engine.ExplainTypes, engine.ExplainFormats), append(readOnly("Explain SQL"),
-		mcp.WithDescription("Show the engine's plan for a statement without executing it: LOGICAL, DISTRIBUTED, VALIDATE or IO, as TEXT, JSON or GRAPHVIZ."),
-		mcp.WithRawOutputSchema(explainOutput))...), t.explainQuery)
-}
-
-// newTool builds a tool whose input schema is the strict raw schema input.
-func newTool(name string, input []byte, opts ...mcp.ToolOption) mcp.Tool {
-	tool := mcp.NewTool(name, opts...)
-	tool.InputSchema = mcp.ToolInputSchema{} // NewTool's default would clash with the raw schema
-	tool.RawInputSchema = input
-	return tool
-}
-
 // result returns v as JSON text plus the same object as structuredContent.
 func result(v any) (*mcp.CallToolResult, error) {
 	b, err := json.Marshal(v)
@@ -169,18 +88,41 @@ func (t *Tools) fail(ctx context.Context, tool string, err error) (*mcp.CallTool
 	return mcperr.ToolResult(t.failure(ctx, tool, err)), nil
 }
 
-// failure logs err and returns it as an mcperr error (a guard refusal is
-// invalid input).
+// failure logs err and returns it as the MCP error the caller sees
+// (toMCP).
 func (t *Tools) failure(ctx context.Context, tool string, err error) error {
-	var r *sqlguard.Refusal
-	if errors.As(err, &r) {
-		err = mcperr.New(mcperr.Invalid, r.Error(), nil, "")
-	}
+	err = toMCP(err)
 	level := slog.LevelWarn
 	if k := mcperr.KindOf(err); k == mcperr.Invalid || k == mcperr.NotFound || k == mcperr.Canceled {
 		level = slog.LevelInfo
 	}
 	t.logger.Log(ctx, level, "tool call failed", "tool", tool, "error", mcperr.Message(err))
+	return err
+}
+
+// mcpKinds maps the engine's error kinds onto MCP's.
+var mcpKinds = map[engine.Kind]mcperr.Kind{
+	engine.Internal:    mcperr.Internal,
+	engine.Invalid:     mcperr.Invalid,
+	engine.NotFound:    mcperr.NotFound,
+	engine.Unavailable: mcperr.Unavailable,
+	engine.Timeout:     mcperr.Timeout,
+	engine.Permission:  mcperr.Permission,
+	engine.Canceled:    mcperr.Canceled,
+}
+
+// toMCP is the one place the back end's errors become MCP errors: a guard
+// refusal is invalid input; an engine error keeps its words and hint under
+// the matching kind. Others (the server's own, context errors) pass as
+// they are.
+func toMCP(err error) error {
+	var r *sqlguard.Refusal
+	if errors.As(err, &r) {
+		return mcperr.New(mcperr.Invalid, r.Error(), nil, "")
+	}
+	if e, ok := err.(*engine.Error); ok {
+		return &mcperr.Error{Kind: mcpKinds[e.Kind], Op: e.Op, Err: e.Err, Hint: e.Hint}
+	}
 	return err
 }
 
@@ -196,14 +138,14 @@ func (t *Tools) caller(ctx context.Context) (context.Context, error) {
 		}
 		return ctx, nil
 	}
-	principal := firstNonEmpty(id.Username, id.Email, id.Subject)
+	principal := cmp.Or(id.Username, id.Email, id.Subject)
 	eid := engine.Identity{Principal: principal, Subject: id.Subject, Email: id.Email}
 	if t.opts.Impersonation {
 		var v, claim string
 		switch t.opts.ImpersonationField {
-		case FieldEmail:
+		case config.FieldEmail:
 			v, claim = id.Email, "email"
-		case FieldSubject:
+		case config.FieldSubject:
 			v, claim = id.Subject, "sub"
 		default:
 			v, claim = id.Username, "preferred_username"
@@ -218,23 +160,47 @@ func (t *Tools) caller(ctx context.Context) (context.Context, error) {
 	return engine.WithIdentity(ctx, eid), nil
 }
 
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
+// notBlank refuses a required text argument that holds only spaces (the
+// schema's minLength admits it).
+func notBlank(tool, arg, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return mcperr.Invalidf("%s: argument %q must not be empty", tool, arg)
+	}
+	return nil
+}
+
+// checkName refuses a catalog, schema or table argument that is no name
+// the engine can be sent, before any request is made. An empty value is
+// an omitted argument.
+func checkName(tool, arg, v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := engine.CheckName(v); err != nil {
+		return mcperr.Invalidf("%s: argument %q is not a valid name: %v; give one %s name, without line breaks or other control characters", tool, arg, err, arg)
+	}
+	return nil
+}
+
+// inSchema resolves catalog and schema to the configured defaults,
+// refuses a schema outside the allowed ones and attaches the caller.
+func (t *Tools) inSchema(ctx context.Context, catalog, schema string) (context.Context, string, string, error) {
+	catalog = t.eng.DefaultCatalog(catalog)
+	schema = t.eng.DefaultSchema(catalog, schema)
+	if catalog != "" && schema != "" {
+		if err := t.opts.Scope.CheckSchema(catalog, schema); err != nil {
+			return ctx, catalog, schema, err
 		}
 	}
-	return ""
+	ctx, err := t.caller(ctx)
+	return ctx, catalog, schema, err
 }
 
 // ExecuteResult is the output of execute_query.
 type ExecuteResult = engine.Result
 
-func (t *Tools) listCatalogs(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (t *Tools) listCatalogs(ctx context.Context, _ struct{}) (*mcp.CallToolResult, error) {
 	const tool = "list_catalogs"
-	if err := readArgs(tool, req).err; err != nil {
-		return t.fail(ctx, tool, err)
-	}
 	ctx, err := t.caller(ctx)
 	if err != nil {
 		return t.fail(ctx, tool, err)
@@ -252,14 +218,12 @@ func (t *Tools) listCatalogs(ctx context.Context, req mcp.CallToolRequest) (*mcp
 	return result(map[string]any{"catalogs": cats})
 }
 
-func (t *Tools) listSchemas(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (t *Tools) listSchemas(ctx context.Context, in schemasIn) (*mcp.CallToolResult, error) {
 	const tool = "list_schemas"
-	a := readArgs(tool, req, "catalog")
-	catalog := a.name("catalog", false)
-	if a.err != nil {
-		return t.fail(ctx, tool, a.err)
+	if err := checkName(tool, "catalog", in.Catalog); err != nil {
+		return t.fail(ctx, tool, err)
 	}
-	catalog = t.eng.DefaultCatalog(catalog)
+	catalog := t.eng.DefaultCatalog(in.Catalog)
 	if catalog != "" && !t.opts.Scope.AllowsCatalog(catalog) {
 		return t.fail(ctx, tool, &sqlguard.Refusal{What: "catalog " + catalog, Why: "no schema of it is in " + sqlguard.SettingAllowedSchemas,
 			Allow: "list an allowed catalog (see list_catalogs), or add its schemas to " + sqlguard.SettingAllowedSchemas})
@@ -281,44 +245,37 @@ func (t *Tools) listSchemas(ctx context.Context, req mcp.CallToolRequest) (*mcp.
 	return result(map[string]any{"catalog": catalog, "schemas": schemas})
 }
 
-func (t *Tools) listTables(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (t *Tools) listTables(ctx context.Context, in tablesIn) (*mcp.CallToolResult, error) {
 	const tool = "list_tables"
-	a := readArgs(tool, req, "catalog", "schema", "pattern")
-	catalog, schema, pattern := a.name("catalog", false), a.name("schema", false), a.str("pattern", false)
-	if a.err != nil {
-		return t.fail(ctx, tool, a.err)
+	if err := cmp.Or(checkName(tool, "catalog", in.Catalog), checkName(tool, "schema", in.Schema)); err != nil {
+		return t.fail(ctx, tool, err)
 	}
-	catalog = t.eng.DefaultCatalog(catalog)
-	schema = t.eng.DefaultSchema(catalog, schema)
-	if catalog != "" && schema != "" {
-		if err := t.opts.Scope.CheckSchema(catalog, schema); err != nil {
-			return t.fail(ctx, tool, err)
-		}
-	}
-	ctx, err := t.caller(ctx)
+	ctx, catalog, schema, err := t.inSchema(ctx, in.Catalog, in.Schema)
 	if err != nil {
 		return t.fail(ctx, tool, err)
 	}
-	tables, err := t.eng.Tables(ctx, catalog, schema, pattern)
+	tables, err := t.eng.Tables(ctx, catalog, schema, in.Pattern)
 	if err != nil {
 		return t.fail(ctx, tool, err)
 	}
 	return result(map[string]any{"catalog": catalog, "schema": schema, "tables": tables})
 }
 
-func (t *Tools) getTableSchema(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (t *Tools) getTableSchema(ctx context.Context, in tableSchemaIn) (*mcp.CallToolResult, error) {
 	const tool = "get_table_schema"
-	a := readArgs(tool, req, "table", "catalog", "schema")
-	name, catalog, schema := a.str("table", true), a.name("catalog", false), a.name("schema", false)
-	if a.err != nil {
-		return t.fail(ctx, tool, a.err)
+	if err := notBlank(tool, "table", in.Table); err != nil {
+		return t.fail(ctx, tool, err)
 	}
+	if err := cmp.Or(checkName(tool, "catalog", in.Catalog), checkName(tool, "schema", in.Schema)); err != nil {
+		return t.fail(ctx, tool, err)
+	}
+	name, catalog, schema := in.Table, in.Catalog, in.Schema
 	var table string
 	if catalog != "" || schema != "" {
 		// The parts come as separate arguments: table is one identifier,
 		// whatever dots or quotes it holds, quoted for the engine as it is.
-		if err := engine.CheckName(name); err != nil {
-			return t.fail(ctx, tool, mcperr.Invalidf("%s: argument \"table\" is not a valid name: %v; give one table name, without line breaks or other control characters", tool, err))
+		if err := checkName(tool, "table", name); err != nil {
+			return t.fail(ctx, tool, err)
 		}
 		table = name
 	} else {
@@ -342,14 +299,7 @@ func (t *Tools) getTableSchema(ctx context.Context, req mcp.CallToolRequest) (*m
 			}
 		}
 	}
-	catalog = t.eng.DefaultCatalog(catalog)
-	schema = t.eng.DefaultSchema(catalog, schema)
-	if catalog != "" && schema != "" {
-		if err := t.opts.Scope.CheckSchema(catalog, schema); err != nil {
-			return t.fail(ctx, tool, err)
-		}
-	}
-	ctx, err := t.caller(ctx)
+	ctx, catalog, schema, err := t.inSchema(ctx, catalog, schema)
 	if err != nil {
 		return t.fail(ctx, tool, err)
 	}
@@ -360,15 +310,12 @@ func (t *Tools) getTableSchema(ctx context.Context, req mcp.CallToolRequest) (*m
 	return result(info)
 }
 
-func (t *Tools) explainQuery(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (t *Tools) explainQuery(ctx context.Context, in explainIn) (*mcp.CallToolResult, error) {
 	const tool = "explain_query"
-	a := readArgs(tool, req, "query", "type", "format")
-	query := a.str("query", true)
-	typ := a.enum("type", "LOGICAL", engine.ExplainTypes)
-	format := a.enum("format", "TEXT", engine.ExplainFormats)
-	if a.err != nil {
-		return t.fail(ctx, tool, a.err)
+	if err := notBlank(tool, "query", in.Query); err != nil {
+		return t.fail(ctx, tool, err)
 	}
+	query, typ, format := in.Query, cmp.Or(in.Type, "LOGICAL"), cmp.Or(in.Format, "TEXT")
 	// Judged as "EXPLAIN <query>": planning any statement executes nothing,
 	// but an EXPLAIN ANALYZE inside is judged as what it runs, and one
 	// statement only.

@@ -86,7 +86,7 @@ func newHarnessWith(t testing.TB, opts mcpserver.Options, mod func(*engine.Confi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	mcpserver.New(eng, opts, nil).RegisterWith(p)
+	mcpserver.New(eng, opts, nil).Register(p)
 	c, err := client.NewInProcessClient(s.MCPServer)
 	if err != nil {
 		t.Fatal(err)

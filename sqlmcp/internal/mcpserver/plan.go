@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -16,37 +17,32 @@ import (
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
 )
 
-// planExecute decodes execute_query's arguments once, checks the statement
-// with the SQL guard and classifies the one statement the guard returns:
-// what is classified, previewed, approved and run is that same value.
-// Reads run at once (the scope check and the query happen in Run, as
-// before); writes are scope-checked here, before anyone is asked.
-func (t *Tools) planExecute(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
+// planExecute checks execute_query's statement with the SQL guard and
+// classifies the one statement the guard returns: what is classified,
+// previewed, approved and run is that same value. Reads run at once (their
+// scope check and the query happen in Run); writes are scope-checked here,
+// before anyone is asked.
+func (t *Tools) planExecute(ctx context.Context, in executeIn) (toolcall.Plan, error) {
 	const tool = "execute_query"
-	a := readArgs(tool, req, "query", "limit", "catalog", "schema")
-	query := a.str("query", true)
-	limit, given := a.integer("limit")
-	catalog, schema := a.name("catalog", false), a.name("schema", false)
-	if a.err != nil {
-		return toolcall.Plan{}, t.failure(ctx, tool, a.err)
+	if err := notBlank(tool, "query", in.Query); err != nil {
+		return toolcall.Plan{}, t.failure(ctx, tool, err)
 	}
-	switch {
-	case !given:
-		limit = t.opts.MaxRows
-	case limit < 1:
-		return toolcall.Plan{}, t.failure(ctx, tool, mcperr.Invalidf("%s: limit must be at least 1", tool))
-	case limit > t.opts.MaxRowsCeiling:
-		return toolcall.Plan{}, t.failure(ctx, tool, mcperr.Invalidf("%s: limit %d is above the ceiling of %d rows; ask for at most %d, or raise SQLENGINE_MAX_ROWS_CEILING", tool, limit, t.opts.MaxRowsCeiling, t.opts.MaxRowsCeiling))
+	if err := cmp.Or(checkName(tool, "catalog", in.Catalog), checkName(tool, "schema", in.Schema)); err != nil {
+		return toolcall.Plan{}, t.failure(ctx, tool, err)
 	}
+	query, catalog, schema := in.Query, in.Catalog, in.Schema
+	limit := cmp.Or(in.Limit, t.opts.MaxRows) // the schema bounds a given limit by the ceiling
 	st, err := sqlguard.Check(query, sqlguard.Options{AllowWrites: t.opts.AllowWrites})
 	if err != nil {
 		return toolcall.Plan{}, t.failure(ctx, tool, err)
 	}
 	q := engine.Query{SQL: st.SQL, Limit: limit, Catalog: catalog, Schema: schema}
-	if p := tasks.NewProgress(ctx, req); p.Active() {
-		// The coordinator's progress, as notifications/progress and as the
-		// task's statusMessage.
-		q.Progress = func(pr engine.Progress) { p.Send(pr.String()) }
+	if req, ok := toolcall.CallRequest(ctx); ok {
+		if p := tasks.NewProgress(ctx, req); p.Active() {
+			// The coordinator's progress, as notifications/progress and as
+			// the task's statusMessage.
+			q.Progress = func(pr engine.Progress) { p.Send(pr.String()) }
+		}
 	}
 	sessCatalog, sessSchema := t.eng.SessionNames(catalog, schema)
 	stmt := classify(st, sessCatalog, sessSchema)
@@ -74,7 +70,8 @@ func (t *Tools) planExecute(ctx context.Context, req mcp.CallToolRequest) (toolc
 		if err != nil {
 			return toolcall.Preview{}, err
 		}
-		return t.describeWrite(ctx, st, q, stmt, target)
+		pv, err := t.describeWrite(ctx, st, q, stmt, target)
+		return pv, toMCP(err)
 	}
 	pl.Run = func(ctx context.Context) (*mcp.CallToolResult, error) { return t.runQuery(ctx, tool, st, q, false) }
 	return pl, nil
@@ -82,8 +79,8 @@ func (t *Tools) planExecute(ctx context.Context, req mcp.CallToolRequest) (toolc
 
 // executeQuery is execute_query on a server that does not allow writes:
 // every statement the guard admits is a read.
-func (t *Tools) executeQuery(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	pl, err := t.planExecute(ctx, req)
+func (t *Tools) executeQuery(ctx context.Context, in executeIn) (*mcp.CallToolResult, error) {
+	pl, err := t.planExecute(ctx, in)
 	if err != nil {
 		return mcperr.ToolResult(err), nil
 	}
@@ -159,8 +156,8 @@ func (t *Tools) describeWrite(ctx context.Context, st *sqlguard.Statement, q eng
 	}
 	var objs []object
 	plan, err := t.eng.IO(ctx, engine.Query{SQL: st.Inner, Catalog: q.Catalog, Schema: q.Schema})
-	switch k := mcperr.KindOf(err); {
-	case err != nil && (k == mcperr.Canceled || k == mcperr.Timeout || k == mcperr.Unavailable || k == mcperr.Permission):
+	switch k := engine.KindOf(err); {
+	case err != nil && (k == engine.Canceled || k == engine.Timeout || k == engine.Unavailable || k == engine.Permission):
 		return toolcall.Preview{}, err
 	case err == nil && plan.Output != nil:
 		o := object{Kind: kindTable, Catalog: plan.Output.Catalog, Schema: plan.Output.Schema, Name: plan.Output.Table}

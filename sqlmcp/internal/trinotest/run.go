@@ -43,10 +43,6 @@ func (q *query) sendStatic(cols []columnJSON, rows [][]any, updateType string, h
 
 // run executes one statement and feeds its result to q.events.
 func (s *Server) run(q *query, sess session) {
-	if e := s.checkAccess(sess); e != nil {
-		q.sendError(e)
-		return
-	}
 	sqlText, toks, e := trinoText(q.sql)
 	if e != nil {
 		q.sendError(e)
@@ -85,13 +81,6 @@ func trinoText(sqlText string) (string, []token, *trinoError) {
 		return "", nil, e
 	}
 	return sqlText, toks, nil
-}
-
-func (s *Server) checkAccess(sess session) *trinoError {
-	if s.opts.DenyImpersonation && len(s.opts.Users) > 0 && sess.user != "" && sess.user != sess.principal {
-		return newError("PERMISSION_DENIED", fmt.Sprintf("Access Denied: User %s cannot impersonate user %s", sess.principal, sess.user), 0, 0)
-	}
-	return nil
 }
 
 // singleStatement refuses empty input and more than one statement; like

@@ -52,12 +52,9 @@ type Options struct {
 	TLS bool
 	// Users maps user names to passwords. When set, every request needs
 	// HTTP basic authentication with one of them (401 otherwise) and TLS is
-	// required, as in Trino.
+	// required, as in Trino. Any X-Trino-User is then accepted, as by a
+	// Trino whose impersonation rules allow it.
 	Users map[string]string
-	// DenyImpersonation refuses queries whose X-Trino-User differs from the
-	// authenticated user (Trino without impersonation rules). By default any
-	// X-Trino-User is accepted.
-	DenyImpersonation bool
 	// LargeTableRows is the number of rows generated into LargeTable at
 	// start (default LargeTableRows; negative for none).
 	LargeTableRows int
@@ -107,10 +104,6 @@ func WithPassword(user, password string) Option {
 		o.Users[user] = password
 	}
 }
-
-// WithDenyImpersonation refuses queries run as another user than the
-// authenticated one.
-func WithDenyImpersonation() Option { return func(o *Options) { o.DenyImpersonation = true } }
 
 // WithLargeTableRows sets the size of LargeTable (negative: no rows).
 func WithLargeTableRows(n int) Option { return func(o *Options) { o.LargeTableRows = n } }

@@ -1,0 +1,163 @@
+package mcpserver
+
+import (
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
+
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
+)
+
+// The tools' arguments. catalog, schema and table are each one identifier
+// taken as it is (never split on dots); they are checked as names before
+// any request is made (checkName).
+
+type executeIn struct {
+	Query string `json:"query" jsonschema:"one Trino SQL statement (a single trailing ';' is allowed)" minLength:"1"`
+	// The bound and the description name the operator's ceiling (Schema).
+	Limit   int    `json:"limit,omitempty" minimum:"1"`
+	Catalog string `json:"catalog,omitempty" jsonschema:"catalog for unqualified names in this query (default: the configured catalog)"`
+	Schema  string `json:"schema,omitempty" jsonschema:"schema for unqualified names in this query (default: the configured schema)"`
+}
+
+type schemasIn struct {
+	Catalog string `json:"catalog,omitempty" jsonschema:"catalog to list (default: the configured catalog)"`
+}
+
+type tablesIn struct {
+	Catalog string `json:"catalog,omitempty" jsonschema:"catalog (default: the configured catalog)"`
+	Schema  string `json:"schema,omitempty" jsonschema:"schema (default: the configured schema)"`
+	Pattern string `json:"pattern,omitempty" jsonschema:"SQL LIKE pattern on table names, e.g. order% (default: all)"`
+}
+
+type tableSchemaIn struct {
+	Table   string `json:"table" jsonschema:"the table: one name as it is when catalog or schema is given; otherwise table, schema.table or catalog.schema.table, with parts containing dots or quotes in double quotes (\"my.table\")" minLength:"1"`
+	Catalog string `json:"catalog,omitempty" jsonschema:"catalog when the table name does not give one (default: the configured catalog); when catalog or schema is given, table is taken as one name"`
+	Schema  string `json:"schema,omitempty" jsonschema:"schema when the table name does not give one (default: the configured schema); when catalog or schema is given, table is taken as one name"`
+}
+
+type explainIn struct {
+	Query string `json:"query" jsonschema:"the statement to plan; nothing is executed" minLength:"1"`
+	// The accepted values are the engine's (Schema).
+	Type   string `json:"type,omitempty" jsonschema:"plan type (default LOGICAL)"`
+	Format string `json:"format,omitempty" jsonschema:"plan format (default TEXT)"`
+}
+
+// Register adds the six tools through calls: the listing and explain tools
+// are reads; execute_query is classified per call (a SELECT is a read;
+// INSERT and CREATE are changes; DELETE, UPDATE, MERGE, DROP, TRUNCATE,
+// ALTER and anything else writing are destructive) with dry run, approval
+// and audit when writes are allowed, and a read otherwise.
+func (t *Tools) Register(calls *toolcall.Pipeline) {
+	read := func(title string) toolcall.Effect {
+		return toolcall.Effect{Title: title, Most: toolcall.Read, Idempotent: true}
+	}
+	output := func(schema string) []mcp.ToolOption {
+		return []mcp.ToolOption{mcp.WithRawOutputSchema([]byte(schema))}
+	}
+
+	exec := toolcall.Tool{
+		Name: "execute_query",
+		Description: "Run one SQL statement on the Trino engine and return its rows (columns in query order, values typed). " +
+			"Reading stops at the limit and the rest of the query is cancelled; truncated tells whether more rows existed.",
+		Effect: read("Run SQL"),
+		Schema: func(s *jsonschema.Schema) {
+			limit := s.Properties["limit"]
+			limit.Maximum = jsonschema.Ptr(float64(t.opts.MaxRowsCeiling))
+			limit.Description = fmt.Sprintf("most rows to return (default %d, at most %d, the operator's SQLENGINE_MAX_ROWS_CEILING)", t.opts.MaxRows, t.opts.MaxRowsCeiling)
+		},
+		Options: output(executeOutput),
+	}
+	// A heavy query can outlast a client's request timeout: it may run as
+	// an MCP task where the server offers them (HTTP).
+	if t.opts.AllowWrites {
+		exec.Description += " Statements that change data are allowed on this server. Each call is classified: SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE and EXPLAIN are read (run at once); " +
+			"INSERT and CREATE are change; DELETE, UPDATE, MERGE, DROP, TRUNCATE, ALTER, CREATE OR REPLACE and any other writing statement are destructive."
+		exec.Effect = toolcall.Effect{Title: "Run SQL", Most: toolcall.Destructive}
+		toolcall.AddChange(calls, exec, t.planExecute, toolcall.AsTask())
+	} else {
+		exec.Description += " Only read-only statements run (SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE, EXPLAIN)."
+		toolcall.AddRead(calls, exec, t.executeQuery, toolcall.AsTask())
+	}
+
+	toolcall.AddRead(calls, toolcall.Tool{Name: "list_catalogs", Description: "List the engine's catalogs.",
+		Effect: read("List catalogs"), Options: output(catalogsOutput)}, t.listCatalogs)
+	toolcall.AddRead(calls, toolcall.Tool{Name: "list_schemas", Description: "List the schemas of a catalog.",
+		Effect: read("List schemas"), Options: output(schemasOutput)}, t.listSchemas)
+	toolcall.AddRead(calls, toolcall.Tool{Name: "list_tables", Description: "List the tables and views of a schema, optionally filtered by a SQL LIKE pattern.",
+		Effect: read("List tables"), Options: output(tablesOutput)}, t.listTables)
+	toolcall.AddRead(calls, toolcall.Tool{Name: "get_table_schema", Description: "Describe a table's columns: name, type, nullability, comment and extra information, in column order.",
+		Effect: read("Describe table"), Options: output(tableSchemaOutput)}, t.getTableSchema)
+	toolcall.AddRead(calls, toolcall.Tool{Name: "explain_query", Description: "Show the engine's plan for a statement without executing it: LOGICAL, DISTRIBUTED, VALIDATE or IO, as TEXT, JSON or GRAPHVIZ.",
+		Effect: read("Explain SQL"), Options: output(explainOutput),
+		Schema: func(s *jsonschema.Schema) {
+			s.Properties["type"].Enum = enum(engine.ExplainTypes)
+			s.Properties["format"].Enum = enum(engine.ExplainFormats)
+		}}, t.explainQuery)
+}
+
+func enum(values []string) []any {
+	out := make([]any, len(values))
+	for i, v := range values {
+		out[i] = v
+	}
+	return out
+}
+
+// The tools' output schemas: what structuredContent holds.
+
+const executeOutput = `{"type": "object", "additionalProperties": false,
+	"required": ["columns", "rows", "row_count", "truncated", "limit", "query_id", "elapsed_ms"],
+	"properties": {
+		"columns": {"type": "array", "description": "result columns in the query's order, with Trino types",
+			"items": {"type": "object", "additionalProperties": false, "required": ["name", "type"],
+				"properties": {"name": {"type": "string"}, "type": {"type": "string"}}}},
+		"rows": {"type": "array", "items": {"type": "array"},
+			"description": "rows as arrays in column order; NULL is null, decimals are exact strings, dates and timestamps ISO 8601"},
+		"row_count": {"type": "integer", "description": "rows returned"},
+		"truncated": {"type": "boolean", "description": "true when more rows existed than were returned (row limit or byte cap)"},
+		"limit": {"type": "integer", "description": "the row limit applied"},
+		"query_id": {"type": "string", "description": "the engine's query id"},
+		"elapsed_ms": {"type": "integer", "description": "wall time of the call in milliseconds"}}}`
+
+const catalogsOutput = `{"type": "object", "additionalProperties": false, "required": ["catalogs"],
+	"properties": {
+		"catalogs": {"type": "array", "items": {"type": "string"}, "description": "catalog names, sorted"}}}`
+
+const schemasOutput = `{"type": "object", "additionalProperties": false, "required": ["catalog", "schemas"],
+	"properties": {
+		"catalog": {"type": "string", "description": "the catalog listed"},
+		"schemas": {"type": "array", "items": {"type": "string"}, "description": "schema names, sorted"}}}`
+
+const tablesOutput = `{"type": "object", "additionalProperties": false, "required": ["catalog", "schema", "tables"],
+	"properties": {
+		"catalog": {"type": "string", "description": "the catalog listed"},
+		"schema": {"type": "string", "description": "the schema listed"},
+		"tables": {"type": "array",
+			"items": {"type": "object", "additionalProperties": false, "required": ["name", "type"],
+				"properties": {
+					"name": {"type": "string"},
+					"type": {"type": "string", "description": "TABLE, VIEW, ... (empty when the engine does not say)"}}}}}}`
+
+const tableSchemaOutput = `{"type": "object", "additionalProperties": false, "required": ["catalog", "schema", "table", "columns"],
+	"properties": {
+		"catalog": {"type": "string", "description": "the table's catalog"},
+		"schema": {"type": "string", "description": "the table's schema"},
+		"table": {"type": "string", "description": "the table's name"},
+		"columns": {"type": "array",
+			"items": {"type": "object", "additionalProperties": false, "required": ["name", "type", "nullable", "comment", "extra"],
+				"properties": {
+					"name": {"type": "string"},
+					"type": {"type": "string"},
+					"nullable": {"type": ["boolean", "null"], "description": "null when the engine does not say"},
+					"comment": {"type": "string"},
+					"extra": {"type": "string"}}}}}}`
+
+const explainOutput = `{"type": "object", "additionalProperties": false, "required": ["type", "format", "plan"],
+	"properties": {
+		"type": {"type": "string", "description": "plan type"},
+		"format": {"type": "string", "description": "plan format"},
+		"plan": {"type": "string", "description": "the engine's plan"}}}`
