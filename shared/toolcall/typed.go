@@ -124,6 +124,9 @@ func bind[T any](p *Pipeline, d Tool) (*bound[T], error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode input schema: %w", err)
 	}
+	if raw, err = withProperties(raw); err != nil {
+		return nil, err
+	}
 	tool := mcp.NewToolWithRawSchema(d.Name, d.Description, raw)
 	for _, o := range d.Options {
 		o(&tool)
@@ -193,4 +196,19 @@ func CallRequest(ctx context.Context) (mcp.CallToolRequest, bool) {
 		return mcp.CallToolRequest{}, false
 	}
 	return *r, true
+}
+
+// withProperties keeps "properties": {} on an input schema without
+// arguments: jsonschema-go drops the empty map, and some clients refuse an
+// object schema without properties.
+func withProperties(raw []byte) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("encode input schema: %w", err)
+	}
+	if _, ok := m["properties"]; ok {
+		return raw, nil
+	}
+	m["properties"] = json.RawMessage("{}")
+	return json.Marshal(m)
 }
