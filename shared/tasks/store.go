@@ -63,6 +63,9 @@ func (k *Keeper) heartbeat(id string, st *status, cancel context.CancelFunc, don
 			return
 		case <-t.C:
 		}
+		if k.isCrashed() {
+			return
+		}
 		ctx, c := context.WithTimeout(context.Background(), k.cfg.Heartbeat)
 		stop, err := k.store.Beat(ctx, id, k.alive(), st.get())
 		c()
@@ -79,6 +82,9 @@ func (k *Keeper) heartbeat(id string, st *status, cancel context.CancelFunc, don
 
 // finish records a task run's outcome in the store.
 func (k *Keeper) finish(id string, res *mcp.CallToolResult, err error, cancelled bool) {
+	if k.isCrashed() {
+		return
+	}
 	ctx, c := context.WithTimeout(context.Background(), 5*time.Second)
 	defer c()
 	var serr error
@@ -275,4 +281,10 @@ func (k *Keeper) storeDown(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+func (k *Keeper) isCrashed() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.crashed
 }

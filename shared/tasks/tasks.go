@@ -112,6 +112,9 @@ type Keeper struct {
 	// on a goroutine of its own, and misses such a cancel itself).
 	waiting map[string]*link
 	stopped bool
+	// crashed (tests: export_test.go) stops every store write, as a killed
+	// process would.
+	crashed bool
 	idle    chan struct{} // closed while no run is under way
 }
 
