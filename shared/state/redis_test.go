@@ -181,3 +181,36 @@ func fmtInt(i int) string {
 	}
 	return string(b)
 }
+
+// BenchmarkRedisTaskLifecycle is the store's cost per task: create, two
+// heartbeats, one read from another replica, the outcome.
+func BenchmarkRedisTaskLifecycle(b *testing.B) {
+	srv := redistest.Start(b, false)
+	r, err := state.OpenRedis(srv.URL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	ctx := context.Background()
+	res := []byte(`{"content":[{"type":"text","text":"done"}]}`)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		id := "t" + itoa(i)
+		now := time.Now()
+		rec := &state.TaskRecord{ID: id, Issuer: "iss", Subject: "sub", Status: state.TaskWorking, Created: now, Updated: now, TTL: time.Hour}
+		if err := r.PutTask(ctx, rec, 6*time.Second); err != nil {
+			b.Fatal(err)
+		}
+		for j := 0; j < 2; j++ {
+			if _, err := r.Beat(ctx, id, 6*time.Second, "step"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := r.GetTask(ctx, id); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.FinishTask(ctx, id, state.TaskCompleted, "", res, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
