@@ -38,7 +38,7 @@ var Vars = []envconfig.Var{
 	{Name: "MCP_APPROVAL_FALLBACK", Default: "confirm", Description: "when the client cannot ask a person (no elicitation): confirm (preview + one-time confirmation code) or refuse"},
 	{Name: "MCP_APPROVAL_TIMEOUT", Default: "5m", Description: "how long to wait for the person's answer; also how long a confirmation code is valid"},
 	{Name: "MCP_APPROVAL_SECRET", Secret: true, Default: "random per process", Description: "key that signs confirmation codes (at least 32 bytes); set the same value on every replica"},
-	{Name: "MCP_STATE_URL", Default: "unset (state in this process and the ledger file)", Description: "redis://[user:password@]host[:port][/db] or rediss://…: the store every replica shares for used confirmation codes, task records and ended sessions; when it is unreachable, calls needing it fail (nothing falls back to this process's memory) and /readyz reports it"},
+	{Name: "MCP_STATE_URL", Default: "unset (state in this process and the ledger file)", Description: "redis://[user:password@]host[:port][/db] or rediss://…: the store every replica shares for used confirmation codes and task records; when it is unreachable, calls needing it fail (nothing falls back to this process's memory) and /readyz reports it"},
 	{Name: "MCP_APPROVAL_LEDGER", Default: "$XDG_STATE_HOME/<server>/used-confirmation-codes", Description: "absolute path of the file recording used confirmation codes, so a code runs once across restarts and across the processes sharing the file; used when MCP_APPROVAL_SECRET is set (with a per-process secret no other process can verify a code, and memory suffices); XDG_STATE_HOME defaults to $HOME/.local/state; a code is refused when the file cannot be read or written"},
 }
 
