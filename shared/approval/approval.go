@@ -38,6 +38,7 @@ var Vars = []envconfig.Var{
 	{Name: "MCP_APPROVAL_FALLBACK", Default: "confirm", Description: "when the client cannot ask a person (no elicitation): confirm (preview + one-time confirmation code) or refuse"},
 	{Name: "MCP_APPROVAL_TIMEOUT", Default: "5m", Description: "how long to wait for the person's answer; also how long a confirmation code is valid"},
 	{Name: "MCP_APPROVAL_SECRET", Secret: true, Default: "random per process", Description: "key that signs confirmation codes (at least 32 bytes); set the same value on every replica"},
+	{Name: "MCP_STATE_URL", Default: "unset (state in this process and the ledger file)", Description: "redis://[user:password@]host[:port][/db] or rediss://…: the store every replica shares for used confirmation codes and task records; when it is unreachable, calls needing it fail (nothing falls back to this process's memory) and /readyz reports it"},
 	{Name: "MCP_APPROVAL_LEDGER", Default: "$XDG_STATE_HOME/<server>/used-confirmation-codes", Description: "absolute path of the file recording used confirmation codes, so a code runs once across restarts and across the processes sharing the file; used when MCP_APPROVAL_SECRET is set (with a per-process secret no other process can verify a code, and memory suffices); XDG_STATE_HOME defaults to $HOME/.local/state; a code is refused when the file cannot be read or written"},
 }
 
@@ -54,6 +55,9 @@ type Config struct {
 	// Ledger is the file of used codes (MCP_APPROVAL_LEDGER); "" for the
 	// default, which Ledger resolves.
 	Ledger string
+	// StateURL is MCP_STATE_URL: set, used codes are recorded there (Redis)
+	// instead of in Ledger.
+	StateURL string
 	// StateHome is $XDG_STATE_HOME, or $HOME/.local/state; "" when neither
 	// is set.
 	StateHome string
@@ -75,6 +79,12 @@ func FromEnv(r *envconfig.Reader) Config {
 		}
 		c.Secret = []byte(s)
 	}
+	if v := r.Lookup("MCP_STATE_URL"); v != "" {
+		if err := state.CheckURL(v); err != nil {
+			r.Fail("MCP_STATE_URL", state.Redact(v), "redis://[user:password@]host[:port][/db] or rediss://… (TLS)")
+		}
+		c.StateURL = v
+	}
 	c.StateHome = r.Lookup("XDG_STATE_HOME")
 	if !filepath.IsAbs(c.StateHome) { // the XDG spec says to ignore a relative one
 		c.StateHome = ""
@@ -87,7 +97,7 @@ func FromEnv(r *envconfig.Reader) Config {
 			r.Fail("MCP_APPROVAL_LEDGER", v, "an absolute path of a file, e.g. /var/lib/mcp/used-confirmation-codes")
 		}
 		c.Ledger = filepath.Clean(v)
-	} else if len(c.Secret) > 0 && c.StateHome == "" {
+	} else if len(c.Secret) > 0 && c.StateHome == "" && c.StateURL == "" {
 		r.Fail("MCP_APPROVAL_LEDGER", v, "an absolute file path: MCP_APPROVAL_SECRET is set, so used confirmation codes must be recorded in a file the next process sees, and neither XDG_STATE_HOME nor HOME names a directory for the default")
 	}
 	return c
@@ -101,7 +111,20 @@ const LedgerFile = "used-confirmation-codes"
 // file; the default file of server when the secret is shared; process
 // memory when the secret is this process's own, since no other process
 // can verify its codes.
+//
+// With MCP_STATE_URL set, codes are recorded in that store whatever the
+// secret (a random per-process secret makes the keys unique anyway): one
+// place to look, and a store that is down refuses codes on every replica.
 func (c Config) OpenLedger(server string) state.Ledger {
+	if c.StateURL != "" {
+		r, err := state.OpenRedis(c.StateURL)
+		if err != nil {
+			// FromEnv refuses such a URL; a Config built in code gets a
+			// ledger that refuses every code rather than one that forgets.
+			return state.NewFile("")
+		}
+		return r.Scoped(server)
+	}
 	switch {
 	case c.Ledger != "":
 		return state.NewFile(c.Ledger)

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/mcpfleet/mcpfleet/shared/state"
 )
 
 // Readiness probe timing: a probe answers from cache for readyTTL, so that
@@ -42,6 +44,18 @@ type readiness struct {
 func newReadiness(probe ReadyFunc, logger *slog.Logger, detail func(*http.Request) bool) *readiness {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	// The shared state store (MCP_STATE_URL) is part of being ready: a
+	// replica that cannot reach it refuses codes and tasks.
+	backEnd := probe
+	probe = func(ctx context.Context) error {
+		if err := state.Check(ctx); err != nil {
+			return err
+		}
+		if backEnd != nil {
+			return backEnd(ctx)
+		}
+		return nil
 	}
 	return &readiness{probe: probe, now: time.Now, timeout: readyTimeout, logger: logger, detail: detail}
 }

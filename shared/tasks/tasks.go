@@ -41,6 +41,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
+	"github.com/mcpfleet/mcpfleet/shared/state"
 )
 
 // Defaults for the environment variables.
@@ -53,26 +54,50 @@ const (
 var Vars = []envconfig.Var{
 	{Name: "MCP_TASK_TTL", Default: DefaultTTL.String(), Description: "how long a task and its result are kept (a client may ask for less)"},
 	{Name: "MCP_MAX_TASKS", Default: fmt.Sprint(DefaultMax), Description: "tasks one identity may have outstanding (running, or finished with the result not yet fetched); its further task requests are refused"},
+	storeVars[0], storeVars[1],
 }
 
 // Config bounds the tasks a server keeps.
 type Config struct {
 	TTL time.Duration // kept this long after creation, at most
 	Max int           // outstanding at once per identity
+	// StateURL is MCP_STATE_URL: set, task records live in that store too,
+	// so every replica answers for every task.
+	StateURL string
+	// Heartbeat is how often a running task is renewed in the store.
+	Heartbeat time.Duration
+	// MaxResultBytes bounds a task's result.
+	MaxResultBytes int
+	// Logf, when set, receives what the keeper could not record.
+	Logf func(format string, args ...any)
 }
 
 // FromEnv reads MCP_TASK_TTL and MCP_MAX_TASKS.
 func FromEnv(r *envconfig.Reader) Config {
 	return Config{
-		TTL: r.Duration("MCP_TASK_TTL", DefaultTTL, time.Second),
-		Max: r.Int("MCP_MAX_TASKS", DefaultMax, 1, 1_000_000),
+		TTL:            r.Duration("MCP_TASK_TTL", DefaultTTL, time.Second),
+		Max:            r.Int("MCP_MAX_TASKS", DefaultMax, 1, 1_000_000),
+		StateURL:       stateURL(r),
+		Heartbeat:      r.Duration("MCP_TASK_HEARTBEAT", DefaultHeartbeat, 100*time.Millisecond),
+		MaxResultBytes: r.Int("MCP_TASK_MAX_RESULT_BYTES", DefaultMaxResultBytes, 1024, 512<<20),
 	}
+}
+
+func stateURL(r *envconfig.Reader) string {
+	v := r.Lookup(state.URLVar)
+	if v != "" {
+		if err := state.CheckURL(v); err != nil {
+			r.Fail(state.URLVar, state.Redact(v), "redis://[user:password@]host[:port][/db] or rediss://… (TLS)")
+		}
+	}
+	return v
 }
 
 // Keeper applies Config to task-augmented calls and links mcp-go's tasks
 // to the handler runs behind them.
 type Keeper struct {
-	cfg Config
+	cfg   Config
+	store *state.Redis // nil: tasks live in this process only
 
 	mu sync.Mutex
 	// tasks holds the owner of every task mcp-go may still answer for
@@ -87,6 +112,9 @@ type Keeper struct {
 	// on a goroutine of its own, and misses such a cancel itself).
 	waiting map[string]*link
 	stopped bool
+	// crashed (tests: export_test.go) stops every store write, as a killed
+	// process would.
+	crashed bool
 	idle    chan struct{} // closed while no run is under way
 }
 
@@ -116,9 +144,22 @@ func NewKeeper(cfg Config) *Keeper {
 	if cfg.Max <= 0 {
 		cfg.Max = DefaultMax
 	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.MaxResultBytes <= 0 {
+		cfg.MaxResultBytes = DefaultMaxResultBytes
+	}
+	var store *state.Redis
+	if cfg.StateURL != "" {
+		var err error
+		if store, err = state.OpenRedis(cfg.StateURL); err != nil {
+			panic(err) // FromEnv refuses such a URL; a caller in code must check it (state.CheckURL)
+		}
+	}
 	idle := make(chan struct{})
 	close(idle)
-	return &Keeper{cfg: cfg, tasks: map[string]*record{}, outstanding: map[httpauth.Principal]int{},
+	return &Keeper{cfg: cfg, store: store, tasks: map[string]*record{}, outstanding: map[httpauth.Principal]int{},
 		running: map[string]runEntry{}, waiting: map[string]*link{}, idle: idle}
 }
 
@@ -146,6 +187,11 @@ func (k *Keeper) ServerOptions() []server.ServerOption {
 		k.free(m.TaskID)
 	})
 	hooks.AddOnTaskCancelled(func(ctx context.Context, m server.TaskMetrics) {
+		if k.store != nil {
+			if _, err := k.store.CancelTask(context.WithoutCancel(ctx), m.TaskID, "Task cancelled by request"); err != nil {
+				k.logf("task %s: recording its cancel: %v", m.TaskID, err)
+			}
+		}
 		k.cancel(m.TaskID)
 		k.free(m.TaskID)
 	})
@@ -323,6 +369,26 @@ func (k *Keeper) Tool(h server.ToolHandlerFunc) server.ToolHandlerFunc {
 		}
 		k.running[id] = runEntry{cancel: cancel, status: st}
 		k.mu.Unlock()
+		if k.store != nil {
+			done := make(chan struct{})
+			go k.heartbeat(id, st, cancel, done)
+			res, err := k.bound(h(run, req))
+			close(done)
+			k.mu.Lock()
+			delete(k.running, id)
+			if len(k.running) == 0 {
+				close(k.idle)
+			}
+			k.mu.Unlock()
+			k.mu.Lock()
+			stopped := k.stopped
+			k.mu.Unlock()
+			if stopped && err != nil {
+				err = fmt.Errorf("%s: %w", state.DeadMessage, err)
+			}
+			k.finish(id, res, err, !stopped && run.Err() == context.Canceled)
+			return res, err
+		}
 		defer func() {
 			k.mu.Lock()
 			delete(k.running, id)
@@ -331,7 +397,7 @@ func (k *Keeper) Tool(h server.ToolHandlerFunc) server.ToolHandlerFunc {
 			}
 			k.mu.Unlock()
 		}()
-		return h(run, req)
+		return k.bound(h(run, req))
 	}
 }
 
@@ -380,6 +446,7 @@ func (k *Keeper) created(ctx context.Context, id string) {
 	}
 	k.tasks[id] = &record{owner: owner, slot: true}
 	k.mu.Unlock()
+	k.storeTask(ctx, id, owner, ttl)
 	if linked {
 		l.set(id)
 	}
@@ -431,9 +498,16 @@ func (k *Keeper) Wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r) // the body limit upstream answers
 			return
 		}
+		if k.store != nil && k.fromStore(w, r, body) {
+			return
+		}
 		var c call
 		if json.Unmarshal(body, &c) != nil || c.Method != "tools/call" || c.Params == nil || c.Params.Task == nil {
 			next.ServeHTTP(w, r)
+			return
+		}
+		if err := k.storeDown(r.Context()); err != nil {
+			rpcError(w, c.ID, -32603, "cannot create a task: "+err.Error())
 			return
 		}
 		ttl := k.cfg.TTL

@@ -1,0 +1,181 @@
+package state
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Task statuses as MCP names them.
+const (
+	TaskWorking   = "working"
+	TaskCompleted = "completed"
+	TaskFailed    = "failed"
+	TaskCancelled = "cancelled"
+)
+
+// DeadMessage is the status message of a task whose replica stopped
+// heartbeating it.
+const DeadMessage = "the server running this task stopped"
+
+// TaskRecord is what the store keeps of a task: no arguments, no secrets,
+// only who owns it, where it stands and its (size-bounded) result.
+type TaskRecord struct {
+	ID            string          `json:"id"`
+	Issuer        string          `json:"iss"`
+	Subject       string          `json:"sub"`
+	Status        string          `json:"status"`
+	StatusMessage string          `json:"msg,omitempty"`
+	Created       time.Time       `json:"created"`
+	Updated       time.Time       `json:"updated"`
+	TTL           time.Duration   `json:"ttl"`
+	PollInterval  time.Duration   `json:"poll,omitempty"`
+	Result        json.RawMessage `json:"-"` // a CallToolResult, completed tasks only
+	Error         string          `json:"-"` // why a failed task failed
+}
+
+// Terminal reports whether the status is final.
+func (t *TaskRecord) Terminal() bool { return t.Status != TaskWorking && t.Status != "input_required" }
+
+// forgetAfter is how long past its TTL a task record is kept, to answer
+// "expired" rather than "not found" (mcp-go keeps a tombstone as long).
+const forgetAfter = 6 * time.Minute
+
+func (r *Redis) taskKey(id string) string   { return r.prefix + "task:" + id }
+func (r *Redis) beatKey(id string) string   { return r.prefix + "task-beat:" + id }
+func (r *Redis) cancelKey(id string) string { return r.prefix + "task-cancel:" + id }
+func (r *Redis) ownerKey(iss, sub string) string {
+	h := sha256.Sum256([]byte(iss + "\x00" + sub))
+	return r.prefix + "tasks-of:" + hex.EncodeToString(h[:16])
+}
+
+// PutTask stores a new working task and its first heartbeat (alive for
+// beat).
+func (r *Redis) PutTask(ctx context.Context, t *TaskRecord, beat time.Duration) error {
+	meta, _ := json.Marshal(t)
+	exp := t.Created.Add(t.TTL + forgetAfter)
+	ok := r.ownerKey(t.Issuer, t.Subject)
+	_, err := r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		k := r.taskKey(t.ID)
+		p.HSet(ctx, k, "meta", meta, "status", t.Status, "msg", t.StatusMessage)
+		p.PExpireAt(ctx, k, exp)
+		p.Set(ctx, r.beatKey(t.ID), "1", beat)
+		p.ZAdd(ctx, ok, redis.Z{Score: float64(exp.UnixMilli()), Member: t.ID})
+		p.ZRemRangeByScore(ctx, ok, "-inf", "("+itoa(time.Now().UnixMilli()))
+		p.PExpireAt(ctx, ok, exp) // an owner's index lives as long as its newest task
+		return nil
+	})
+	return r.wrap(err)
+}
+
+func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// finishScript moves a task out of working: only from working, so that a
+// cancel and the run's end do not overwrite each other.
+var finishScript = redis.NewScript(`
+local s = redis.call('HGET', KEYS[1], 'status')
+if s ~= 'working' and s ~= 'input_required' then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'msg', ARGV[2], 'result', ARGV[3], 'error', ARGV[4], 'updated', ARGV[5])
+redis.call('DEL', KEYS[2])
+return 1`)
+
+// FinishTask ends a working task with status (completed, failed,
+// cancelled), a message, a result (completed) or an error text (failed).
+// It reports false when the task had already ended (cancelled from
+// another replica, reported dead) or expired.
+func (r *Redis) FinishTask(ctx context.Context, id, status, msg string, result []byte, errText string) (bool, error) {
+	n, err := finishScript.Run(ctx, r.c, []string{r.taskKey(id), r.beatKey(id)},
+		status, msg, result, errText, time.Now().UnixMilli()).Int()
+	if err != nil {
+		return false, r.wrap(err)
+	}
+	return n == 1, nil
+}
+
+// beatScript renews a working task's heartbeat and progress message and
+// says whether a cancel was requested (1) or the task is no longer working
+// (2).
+var beatScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[3]) == 1 then return 1 end
+local s = redis.call('HGET', KEYS[1], 'status')
+if s ~= 'working' and s ~= 'input_required' then return 2 end
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[1])
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'msg', ARGV[2]) end
+return 0`)
+
+// Beat renews task id's heartbeat for alive and records its progress
+// message. stop is true when the task was cancelled (from any replica) or
+// ended elsewhere: its run should end.
+func (r *Redis) Beat(ctx context.Context, id string, alive time.Duration, msg string) (stop bool, err error) {
+	n, err := beatScript.Run(ctx, r.c, []string{r.taskKey(id), r.beatKey(id), r.cancelKey(id)},
+		alive.Milliseconds(), msg).Int()
+	if err != nil {
+		return false, r.wrap(err)
+	}
+	return n != 0, nil
+}
+
+// GetTask returns task id, or nil when the store has no such task. A
+// working task whose heartbeat expired is reported (and recorded) failed
+// with DeadMessage.
+func (r *Redis) GetTask(ctx context.Context, id string) (*TaskRecord, error) {
+	var h *redis.MapStringStringCmd
+	var beat *redis.IntCmd
+	_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		h = p.HGetAll(ctx, r.taskKey(id))
+		beat = p.Exists(ctx, r.beatKey(id))
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, r.wrap(err)
+	}
+	f := h.Val()
+	if len(f) == 0 {
+		return nil, nil
+	}
+	t := &TaskRecord{}
+	if err := json.Unmarshal([]byte(f["meta"]), t); err != nil {
+		return nil, r.wrap(errors.New("task record " + id + " is unreadable"))
+	}
+	t.Status, t.StatusMessage, t.Error = f["status"], f["msg"], f["error"]
+	if f["result"] != "" {
+		t.Result = json.RawMessage(f["result"])
+	}
+	if u := f["updated"]; u != "" {
+		var ms int64
+		json.Unmarshal([]byte(u), &ms)
+		t.Updated = time.UnixMilli(ms)
+	}
+	if !t.Terminal() && beat.Val() == 0 {
+		if _, err := r.FinishTask(ctx, id, TaskFailed, DeadMessage, nil, DeadMessage); err != nil {
+			return nil, err
+		}
+		return r.GetTask(ctx, id)
+	}
+	return t, nil
+}
+
+// CancelTask records a cancel request for a working task (its replica's
+// next heartbeat ends the run) and marks it cancelled. It reports false
+// when the task had already ended.
+func (r *Redis) CancelTask(ctx context.Context, id, msg string) (bool, error) {
+	if err := r.c.Set(ctx, r.cancelKey(id), "1", time.Hour).Err(); err != nil {
+		return false, r.wrap(err)
+	}
+	return r.FinishTask(ctx, id, TaskCancelled, msg, nil, "")
+}
+
+// ListTasks returns the ids of the tasks of (iss, sub) the store still
+// holds.
+func (r *Redis) ListTasks(ctx context.Context, iss, sub string) ([]string, error) {
+	ids, err := r.c.ZRangeByScore(ctx, r.ownerKey(iss, sub), &redis.ZRangeBy{Min: itoa(time.Now().UnixMilli()), Max: "+inf"}).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, r.wrap(err)
+	}
+	return ids, nil
+}

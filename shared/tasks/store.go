@@ -1,0 +1,290 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+	"github.com/mcpfleet/mcpfleet/shared/httpauth"
+	"github.com/mcpfleet/mcpfleet/shared/state"
+)
+
+// Defaults of the shared-store variables.
+const (
+	DefaultHeartbeat      = 2 * time.Second
+	DefaultMaxResultBytes = 4 << 20
+	// deadAfter heartbeats missed, a task's replica is taken as stopped.
+	deadAfter = 3
+)
+
+// storeVars are documented with Vars.
+var storeVars = []envconfig.Var{
+	{Name: "MCP_TASK_HEARTBEAT", Default: DefaultHeartbeat.String(), Description: "with MCP_STATE_URL: how often the replica running a task renews it in the store; a task not renewed for 3 intervals is reported failed (\"" + state.DeadMessage + "\") by every replica"},
+	{Name: "MCP_TASK_MAX_RESULT_BYTES", Default: fmt.Sprint(DefaultMaxResultBytes), Description: "largest task result (JSON bytes) kept; a larger one fails the task with an error saying so"},
+}
+
+// storeTask records a new task in the shared store (no-op without one).
+func (k *Keeper) storeTask(ctx context.Context, id string, owner httpauth.Principal, ttl time.Duration) {
+	if k.store == nil {
+		return
+	}
+	now := time.Now()
+	rec := &state.TaskRecord{ID: id, Issuer: owner.Issuer, Subject: owner.Subject, Status: state.TaskWorking,
+		Created: now, Updated: now, TTL: ttl}
+	if err := k.store.PutTask(context.WithoutCancel(ctx), rec, k.alive()); err != nil {
+		// Wrap checked the store just before: the task still runs here,
+		// other replicas answer "not found" for it.
+		k.logf("task %s is not in the shared store: %v", id, err)
+	}
+}
+
+func (k *Keeper) alive() time.Duration { return deadAfter * k.cfg.Heartbeat }
+
+func (k *Keeper) logf(format string, args ...any) {
+	if k.cfg.Logf != nil {
+		k.cfg.Logf(format, args...)
+	}
+}
+
+// heartbeat renews task id in the store until done, and ends the run
+// (cancel) once another replica cancelled it.
+func (k *Keeper) heartbeat(id string, st *status, cancel context.CancelFunc, done <-chan struct{}) {
+	t := time.NewTicker(k.cfg.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		if k.isCrashed() {
+			return
+		}
+		ctx, c := context.WithTimeout(context.Background(), k.cfg.Heartbeat)
+		stop, err := k.store.Beat(ctx, id, k.alive(), st.get())
+		c()
+		if err != nil {
+			k.logf("task %s: heartbeat: %v", id, err)
+			continue
+		}
+		if stop {
+			cancel()
+			return
+		}
+	}
+}
+
+// finish records a task run's outcome in the store.
+func (k *Keeper) finish(id string, res *mcp.CallToolResult, err error, cancelled bool) {
+	if k.isCrashed() {
+		return
+	}
+	ctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+	defer c()
+	var serr error
+	switch {
+	case cancelled:
+		_, serr = k.store.CancelTask(ctx, id, "Task cancelled by request")
+	case err != nil:
+		_, serr = k.store.FinishTask(ctx, id, state.TaskFailed, err.Error(), nil, err.Error())
+	default:
+		b, _ := json.Marshal(res)
+		_, serr = k.store.FinishTask(ctx, id, state.TaskCompleted, "", b, "")
+	}
+	if serr != nil {
+		k.logf("task %s: recording its end: %v", id, serr)
+	}
+}
+
+// bound refuses a result larger than MCP_TASK_MAX_RESULT_BYTES.
+func (k *Keeper) bound(res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	if err != nil || res == nil {
+		return res, err
+	}
+	b, merr := json.Marshal(res)
+	if merr != nil {
+		return nil, merr
+	}
+	if len(b) > k.cfg.MaxResultBytes {
+		return nil, fmt.Errorf("the task's result is %d bytes, more than the %d a task may keep (MCP_TASK_MAX_RESULT_BYTES): ask for less (a narrower query, a LIMIT), call the tool without a task, or ask the operator to raise MCP_TASK_MAX_RESULT_BYTES",
+			len(b), k.cfg.MaxResultBytes)
+	}
+	return res, nil
+}
+
+func (k *Keeper) isLocal(id string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, ok := k.tasks[id]
+	return ok
+}
+
+// taskCall is a tasks/* request's parameters.
+type taskCall struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		TaskID string `json:"taskId"`
+	} `json:"params"`
+}
+
+// fromStore answers tasks/get, tasks/result, tasks/cancel and tasks/list
+// from the shared store when the task is not this replica's (or was
+// cancelled from another replica), and reports whether it answered. A
+// task of another identity, or one the store does not have, is left to
+// mcp-go, which answers "not found" as for any unknown id.
+func (k *Keeper) fromStore(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	var c taskCall
+	if json.Unmarshal(body, &c) != nil {
+		return false
+	}
+	switch c.Method {
+	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/list":
+	default:
+		return false
+	}
+	ctx := r.Context()
+	p := httpauth.PrincipalFromContext(ctx)
+	if c.Method == "tasks/list" {
+		return k.listFromStore(w, ctx, c, p)
+	}
+	rec, err := k.store.GetTask(ctx, c.Params.TaskID)
+	if err != nil {
+		rpcError(w, c.ID, -32603, err.Error())
+		return true
+	}
+	if rec == nil || rec.Issuer != p.Issuer || rec.Subject != p.Subject {
+		return false
+	}
+	if k.isLocal(rec.ID) && rec.Status != state.TaskCancelled && rec.StatusMessage != state.DeadMessage {
+		return false // mcp-go has it, with the same outcome
+	}
+	switch c.Method {
+	case "tasks/get":
+		rpcResult(w, c.ID, wireTask(rec))
+	case "tasks/cancel":
+		if rec.Terminal() {
+			rpcError(w, c.ID, -32602, "cannot cancel task in terminal status: "+rec.Status)
+			return true
+		}
+		if _, err := k.store.CancelTask(ctx, rec.ID, "Task cancelled by request"); err != nil {
+			rpcError(w, c.ID, -32603, err.Error())
+			return true
+		}
+		if rec, err = k.store.GetTask(ctx, rec.ID); err != nil || rec == nil {
+			rpcError(w, c.ID, -32603, "task state unreadable after cancel: "+errText(err))
+			return true
+		}
+		rpcResult(w, c.ID, wireTask(rec))
+	case "tasks/result":
+		for !rec.Terminal() {
+			select {
+			case <-ctx.Done():
+				rpcError(w, c.ID, -32800, ctx.Err().Error())
+				return true
+			case <-time.After(k.cfg.Heartbeat / 4):
+			}
+			if rec, err = k.store.GetTask(ctx, rec.ID); err != nil || rec == nil {
+				rpcError(w, c.ID, -32603, "task state unreadable: "+errText(err))
+				return true
+			}
+		}
+		switch rec.Status {
+		case state.TaskCompleted:
+			var res map[string]any
+			if json.Unmarshal(rec.Result, &res) != nil {
+				res = map[string]any{"content": []any{}}
+			}
+			meta, _ := res["_meta"].(map[string]any)
+			if meta == nil {
+				meta = map[string]any{}
+			}
+			meta[mcp.RelatedTaskMetaKey] = map[string]any{"taskId": rec.ID}
+			res["_meta"] = meta
+			k.free(rec.ID)
+			rpcResult(w, c.ID, res)
+		case state.TaskCancelled:
+			rpcError(w, c.ID, -32603, "task was cancelled")
+		default:
+			rpcError(w, c.ID, -32603, rec.Error)
+		}
+	}
+	return true
+}
+
+func (k *Keeper) listFromStore(w http.ResponseWriter, ctx context.Context, c taskCall, p httpauth.Principal) bool {
+	ids, err := k.store.ListTasks(ctx, p.Issuer, p.Subject)
+	if err != nil {
+		rpcError(w, c.ID, -32603, err.Error())
+		return true
+	}
+	out := []any{}
+	for _, id := range ids {
+		rec, err := k.store.GetTask(ctx, id)
+		if err != nil {
+			rpcError(w, c.ID, -32603, err.Error())
+			return true
+		}
+		if rec == nil {
+			continue
+		}
+		t := wireTask(rec)
+		k.fill(&t)
+		out = append(out, t)
+	}
+	rpcResult(w, c.ID, map[string]any{"tasks": out})
+	return true
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "the task expired"
+	}
+	return err.Error()
+}
+
+func wireTask(rec *state.TaskRecord) mcp.Task {
+	ttl := rec.TTL.Milliseconds()
+	upd := rec.Updated
+	if upd.IsZero() {
+		upd = rec.Created
+	}
+	t := mcp.Task{TaskId: rec.ID, Status: mcp.TaskStatus(rec.Status), StatusMessage: rec.StatusMessage,
+		CreatedAt: rec.Created.UTC().Format(time.RFC3339), LastUpdatedAt: upd.UTC().Format(time.RFC3339), TTL: &ttl}
+	return t
+}
+
+func rpcResult(w http.ResponseWriter, id json.RawMessage, result any) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+// storeDown answers a call that needs the store while it is unreachable.
+func (k *Keeper) storeDown(ctx context.Context) error {
+	if k.store == nil {
+		return nil
+	}
+	if err := k.store.Ping(ctx); err != nil {
+		var se *state.StoreError
+		if errors.As(err, &se) {
+			return err
+		}
+		return err
+	}
+	return nil
+}
+
+func (k *Keeper) isCrashed() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.crashed
+}
