@@ -60,9 +60,9 @@ func (h *Handler) promptTarget(req mcp.GetPromptRequest) (promptTarget, error) {
 	if !ok || name == "" {
 		return promptTarget{cl: h.defaultCluster()}, nil
 	}
-	cl, ok := h.byName[name]
-	if !ok {
-		return promptTarget{}, h.unknownCluster(name)
+	cl, err := h.cluster(clusterArg{Cluster: &name})
+	if err != nil {
+		return promptTarget{}, err
 	}
 	return promptTarget{cl: cl, named: true}, nil
 }

@@ -66,22 +66,10 @@ func (c configChange) keys() []string {
 	return append(keys, c.del...)
 }
 
-func configArgs(req mcp.CallToolRequest) (configChange, error) {
-	var c configChange
-	var err error
-	if c.topic, err = topicArg(req); err != nil {
+func configArgs(in alterConfigIn) (configChange, error) {
+	c := configChange{topic: in.Topic, set: in.Set, del: slices.Clone(in.Delete)}
+	if err := validTopic("topic", c.topic); err != nil {
 		return c, err
-	}
-	args := req.GetArguments()
-	if c.set, err = stringMap(args, "set"); err != nil {
-		return c, err
-	}
-	if v, ok := args["delete"]; ok && v != nil {
-		items, _ := v.([]any)
-		for _, it := range items {
-			s, _ := it.(string)
-			c.del = append(c.del, s)
-		}
 	}
 	if len(c.set) == 0 && len(c.del) == 0 {
 		return c, mcperr.Invalidf("set, delete: give at least one config to set or delete (set is empty); nothing was sent")
@@ -239,12 +227,12 @@ func normPolicy(p string) string {
 
 // planAlterConfig validates the keys and values, then reads the live values
 // of those keys (one DescribeConfigs) to classify the call.
-func (h *Handler) planAlterConfig(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
-	c, err := configArgs(req)
+func (h *Handler) planAlterConfig(ctx context.Context, in alterConfigIn) (toolcall.Plan, error) {
+	c, err := configArgs(in)
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
-	cl, target, err := h.writeTarget(req, c.topic, "")
+	cl, target, err := h.writeTarget(in.clusterArg, c.topic, "")
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
