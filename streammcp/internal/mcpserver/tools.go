@@ -562,4 +562,3 @@ func (h *Handler) planCreateTopic(ctx context.Context, in createTopicIn) (toolca
 		},
 	}, nil
 }
-
