@@ -22,7 +22,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/report"
@@ -397,7 +396,7 @@ func TestUnreachableClusterFailsWithinTimeoutAndRecovers(t *testing.T) {
 			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("took %s with a 1s timeout", d)
 			}
-			msg := mcperr.Message(err)
+			msg := kafka.ErrorText(err)
 			for _, w := range tt.want {
 				if !strings.Contains(msg, w) {
 					t.Errorf("error %q lacks %q", msg, w)
@@ -434,7 +433,7 @@ func TestCancellation(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("cancelled read took %s", d)
 	}
-	if !errors.Is(err, context.Canceled) && mcperr.KindOf(err) != mcperr.Canceled {
+	if !errors.Is(err, context.Canceled) && kafka.KindOf(err) != kafka.Canceled {
 		t.Fatalf("err = %v, want a cancellation", err)
 	}
 }
@@ -505,15 +504,15 @@ func TestSASLAndTLS(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			msg := mcperr.Message(err)
+			msg := kafka.ErrorText(err)
 			if !strings.Contains(msg, tt.want) {
 				t.Errorf("error %q lacks %q", msg, tt.want)
 			}
 			if strings.Contains(msg, tt.pass) {
 				t.Errorf("error echoes the password: %q", msg)
 			}
-			if mcperr.KindOf(err) != mcperr.Permission {
-				t.Errorf("kind = %v, want permission", mcperr.KindOf(err))
+			if kafka.KindOf(err) != kafka.Permission {
+				t.Errorf("kind = %v, want permission", kafka.KindOf(err))
 			}
 		})
 	}
@@ -547,7 +546,7 @@ func TestTools(t *testing.T) {
 	if !found {
 		t.Errorf("configs lack min.insync.replicas=2: %+v", d.Configs)
 	}
-	if _, err := c.DescribeTopic(ctx, "nope"); mcperr.KindOf(err) != mcperr.NotFound {
+	if _, err := c.DescribeTopic(ctx, "nope"); kafka.KindOf(err) != kafka.NotFound {
 		t.Errorf("unknown topic: %v", err)
 	}
 	g, err := c.DescribeConsumerGroup(ctx, kafkatest.GroupOrdersProcessor)
@@ -599,7 +598,7 @@ func TestTools(t *testing.T) {
 	if err := c.CreateTopic(ctx, "fresh", 4, 3, map[string]string{"retention.ms": "1000"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.CreateTopic(ctx, "fresh", 4, 3, nil); mcperr.KindOf(err) != mcperr.Conflict {
+	if err := c.CreateTopic(ctx, "fresh", 4, 3, nil); kafka.KindOf(err) != kafka.Conflict {
 		t.Errorf("duplicate topic: %v", err)
 	}
 }

@@ -37,7 +37,7 @@ type resetIn struct {
 func (h *Handler) registerChanges(calls *toolcall.Pipeline) {
 	toolcall.AddChange(calls, h.tool("reset_consumer_group_offsets",
 		"Move an empty consumer group's committed offsets (replay after a bad deploy, skip a poison message, jump to now). Give group_id, topic (or topics), optional partitions, and exactly one target: to_earliest, to_latest, to_offset, to_datetime (RFC 3339 with a zone), by_duration (ISO 8601, e.g. PT30M: that far back from now) or shift_by (±N). Targets outside [log start, log end] are clamped and said so. Refused while the group has members, as kafka-consumer-groups --reset-offsets is. Try dryRun first: it shows every partition's current → new offset and the messages re-consumed or skipped.",
-		destructive("Reset consumer group offsets", false)), h.planReset)
+		destructive("Reset consumer group offsets", false)), mapped(h.planReset))
 }
 
 // planReset decodes reset_consumer_group_offsets' arguments once; the
@@ -343,22 +343,22 @@ type alterConfigIn struct {
 func (h *Handler) registerAdmin(calls *toolcall.Pipeline) {
 	toolcall.AddChange(calls, h.tool("delete_consumer_group_offsets",
 		"Delete an empty consumer group's committed offsets on one topic (OffsetDelete): its consumers then start where their auto.offset.reset says. The preview lists every offset that disappears.",
-		destructive("Delete consumer group offsets", true)), h.planDeleteOffsets)
+		destructive("Delete consumer group offsets", true)), mapped(h.planDeleteOffsets))
 	toolcall.AddChange(calls, h.tool("delete_consumer_group",
 		"Delete an empty consumer group and every offset it committed (DeleteGroups). The preview lists the committed offsets per topic that are lost.",
-		destructive("Delete consumer group", true)), h.planDeleteGroup)
+		destructive("Delete consumer group", true)), mapped(h.planDeleteGroup))
 	toolcall.AddChange(calls, h.tool("delete_records",
 		"Delete every message of one partition before an offset (DeleteRecords): the log start moves up and those messages are gone for every consumer. The preview shows the messages removed and the groups whose committed offset falls below the new log start.",
-		destructive("Delete records", true)), h.planDeleteRecords)
+		destructive("Delete records", true)), mapped(h.planDeleteRecords))
 	toolcall.AddChange(calls, h.tool("create_partitions",
 		fmt.Sprintf("Raise a topic's partition count to count (CreatePartitions). It cannot be undone, and keyed messages map to other partitions afterwards (per-key ordering breaks across the change). At most %d partitions.", maxPartitions),
-		destructive("Add partitions", true)), h.planCreatePartitions)
+		destructive("Add partitions", true)), mapped(h.planCreatePartitions))
 	toolcall.AddChange(calls, h.tool("alter_topic_config",
 		"Set or delete a topic's configs (IncrementalAlterConfigs). A change; destructive when it lowers retention.ms or retention.bytes (data becomes eligible for deletion), changes cleanup.policy, or lowers min.insync.replicas — compared with the live value. The preview shows old → new and the source per key, and for a retention decrease the messages that become eligible for deletion.",
-		destructive("Alter topic config", true)), h.planAlterConfig)
+		destructive("Alter topic config", true)), mapped(h.planAlterConfig))
 	toolcall.AddChange(calls, h.tool("delete_topic",
 		"Delete a topic and every message in it (DeleteTopics). The preview shows its partitions, size on disk, the groups with committed offsets on it and whether the brokers allow deletion (delete.topic.enable).",
-		destructive("Delete topic", true)), h.planDeleteTopic)
+		destructive("Delete topic", true)), mapped(h.planDeleteTopic))
 }
 
 // maxPartitions bounds create_partitions (the count tag says it too): a

@@ -271,7 +271,7 @@ func (h *Handler) readResource(ctx context.Context, req mcp.ReadResourceRequest)
 	v, err := h.Report(ctx, uri)
 	if err != nil {
 		h.log.Warn("resource read failed", "uri", uri, "err", err)
-		return nil, fmt.Errorf("%s", mcperr.Message(err))
+		return nil, fmt.Errorf("%s", errorText(err))
 	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -449,7 +449,7 @@ func both(ctx context.Context, cl *clusterState, src snapshots) pair {
 	gr := <-ch
 	msg := ""
 	if gr.err != nil {
-		msg = mcperr.Message(gr.err)
+		msg = errorText(gr.err)
 	}
 	return pair{c, err, gr.g, msg}
 }
@@ -472,7 +472,7 @@ func (h *Handler) fleet(ctx context.Context, src snapshots) report.Fleet {
 			r := both(cctx, cl, src)
 			cerr := ""
 			if r.err != nil {
-				r.c, cerr = nil, mcperr.Message(r.err)
+				r.c, cerr = nil, errorText(r.err)
 			}
 			entries[i] = report.NewFleetEntry(cl.Name, r.c, cerr, r.g, r.gerr, cl.LagThreshold)
 		})
@@ -502,7 +502,7 @@ func (h *Handler) Ready(ctx context.Context) error {
 		if r.err == nil {
 			return nil
 		}
-		failed = append(failed, fmt.Sprintf("cluster %s: %s", r.name, mcperr.Message(r.err)))
+		failed = append(failed, fmt.Sprintf("cluster %s: %s", r.name, errorText(r.err)))
 	}
 	slices.Sort(failed)
 	return fmt.Errorf("no Kafka cluster answers a metadata request (%s)", strings.Join(failed, "; "))

@@ -195,9 +195,9 @@ func (h *Handler) registerTools(calls *toolcall.Pipeline) {
 		return
 	}
 	toolcall.AddChange(calls, h.tool("produce_message", "Write one message to a topic (acks=all). Enabled by STREAM_ALLOW_WRITES=true.",
-		writes("Produce message")), h.planProduce)
+		writes("Produce message")), mapped(h.planProduce))
 	toolcall.AddChange(calls, h.tool("create_topic", "Create a topic. Enabled by STREAM_ALLOW_WRITES=true.",
-		writes("Create topic")), h.planCreateTopic)
+		writes("Create topic")), mapped(h.planCreateTopic))
 	h.registerChanges(calls)
 	h.registerAdmin(calls)
 }
@@ -462,7 +462,7 @@ func shorten(s string, n int) string {
 // the message would land and at which offset.
 func describeProduce(ctx context.Context, kc *kafka.Client, r kafka.ProduceRequest, target string) (toolcall.Preview, error) {
 	d, err := kc.DescribeTopic(ctx, r.Topic)
-	if mcperr.KindOf(err) == mcperr.NotFound {
+	if isNotFound(err) {
 		return toolcall.Preview{
 			Summary:      fmt.Sprintf("Produce one message (%d-byte value) to topic %s on %s. The topic does not exist: the brokers either refuse the message or create the topic with their defaults (auto.create.topics.enable).", len(r.Value), r.Topic, target),
 			State:        map[string]any{"topic": r.Topic, "exists": false},

@@ -334,7 +334,7 @@ func (h *Handler) retentionEstimate(ctx context.Context, kc *kafka.Client, topic
 		cut := time.Now().Add(-time.Duration(min(ms, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond)
 		offs, err := kc.OffsetsAtTime(ctx, topic, cut)
 		if err != nil {
-			return &retentionEstimate{Words: "Data eligible for deletion could not be estimated: " + mcperr.Message(err)}
+			return &retentionEstimate{Words: "Data eligible for deletion could not be estimated: " + errorText(err)}
 		}
 		est := &retentionEstimate{Before: cut.UTC().Format(time.RFC3339)}
 		for _, o := range offs {
@@ -388,7 +388,7 @@ func sizeEstimate(ctx context.Context, kc *kafka.Client, topic string, rows []co
 		est := &sizeRetentionEstimate{RetentionBytes: limit, Partitions: []eligibleSize{}}
 		sizes, err := kc.PartitionSizes(ctx, topic)
 		if err != nil {
-			est.Unknown = mcperr.Message(err)
+			est.Unknown = errorText(err)
 			est.Words = fmt.Sprintf("With retention.bytes=%s, the data that becomes eligible for deletion is unknown: the partition sizes could not be read (%s).", r.New, est.Unknown)
 			return est
 		}
