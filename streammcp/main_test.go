@@ -279,8 +279,8 @@ func TestFleetConfigErrorNamesTheClusterAndVariable(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
 		t.Fatalf("exit = %v, want status 2", err)
 	}
-	for _, want := range []string{"3 problems", "STREAM_STAGING_BROKERS: not set; for cluster staging", `STREAM_STAGING_LAG_THRESHOLD="lots": invalid; accepted: for cluster staging`,
-		"STREAM_STAGING_SASL_USERNAME: not set; for cluster staging"} {
+	for _, want := range []string{"3 problems", "cluster staging: STREAM_STAGING_BROKERS: not set", `cluster staging: STREAM_STAGING_LAG_THRESHOLD="lots": invalid`,
+		"cluster staging: STREAM_STAGING_SASL_USERNAME: not set"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}

@@ -240,8 +240,8 @@ type GroupInfo struct {
 	GroupID      string `json:"group_id"`
 	State        string `json:"state"`
 	ProtocolType string `json:"protocol_type"`
-	Type         string `json:"type"` // classic, consumer (KIP-848) or share (KIP-932)
-	MemberCount  int    `json:"member_count"`
+	Type         string `json:"type"`         // classic, consumer (KIP-848) or share (KIP-932)
+	MemberCount  *int   `json:"member_count"` // null when the group's members cannot be read (share groups)
 	Coordinator  int32  `json:"coordinator"`
 	Error        string `json:"error"`
 	Unavailable  string `json:"unavailable,omitempty"` // what cannot be read for this type
@@ -262,7 +262,11 @@ func (c *Client) ListConsumerGroups(ctx context.Context) (*GroupList, error) {
 	}
 	out := &GroupList{Groups: []GroupInfo{}, Error: g.Err}
 	for _, gr := range g.Groups {
-		out.Groups = append(out.Groups, GroupInfo{GroupID: gr.ID, State: gr.State, ProtocolType: gr.ProtocolType, Type: gr.Type, MemberCount: len(gr.Members), Coordinator: gr.Coordinator, Error: gr.Err, Unavailable: gr.Unavailable})
+		gi := GroupInfo{GroupID: gr.ID, State: gr.State, ProtocolType: gr.ProtocolType, Type: gr.Type, Coordinator: gr.Coordinator, Error: gr.Err, Unavailable: gr.Unavailable}
+		if gr.Unavailable == "" {
+			gi.MemberCount = ptr(len(gr.Members))
+		}
+		out.Groups = append(out.Groups, gi)
 	}
 	return out, nil
 }
@@ -300,7 +304,7 @@ type GroupDetail struct {
 	Coordinator  int32        `json:"coordinator"`
 	Members      []MemberInfo `json:"members"`
 	Offsets      []OffsetInfo `json:"offsets"`
-	TotalLag     int64        `json:"total_lag"`
+	TotalLag     *int64       `json:"total_lag"` // null when the group's lag cannot be read (share groups)
 	Error        string       `json:"error"`
 	// Unavailable says what cannot be read for this type of group (share
 	// groups: members and lag) instead of empty lists passing for none.
@@ -353,6 +357,7 @@ func (c *Client) DescribeConsumerGroup(ctx context.Context, id string) (*GroupDe
 		sort.Slice(mi.Assigned, func(i, j int) bool { return mi.Assigned[i].Topic < mi.Assigned[j].Topic })
 		d.Members = append(d.Members, mi)
 	}
+	var total int64
 	for _, o := range g.Offsets {
 		oi := OffsetInfo{Topic: o.Topic, Partition: o.Partition, Error: o.Err}
 		if o.Committed >= 0 {
@@ -364,12 +369,15 @@ func (c *Client) DescribeConsumerGroup(ctx context.Context, id string) (*GroupDe
 		if oi.CommittedOffset != nil && oi.LogEndOffset != nil {
 			lag := o.LogEnd - o.Committed
 			oi.Lag = &lag
-			d.TotalLag += max(lag, 0)
+			total += max(lag, 0)
 		}
 		if o.Committed < 0 && oi.Error == "log-end offset unknown" {
 			oi.Error = ""
 		}
 		d.Offsets = append(d.Offsets, oi)
+	}
+	if g.Unavailable == "" {
+		d.TotalLag = &total
 	}
 	sort.Slice(d.Offsets, func(i, j int) bool {
 		if d.Offsets[i].Topic != d.Offsets[j].Topic {

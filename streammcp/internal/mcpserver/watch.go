@@ -316,7 +316,7 @@ func signature(v any) string {
 	case report.LagReport:
 		type grp struct {
 			ID, State string
-			Members   int
+			Members   *int
 			High      bool
 			Err       string
 		}
