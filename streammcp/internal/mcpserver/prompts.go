@@ -46,7 +46,7 @@ func (h *Handler) thresholdHelp() string {
 }
 
 // promptTarget is what a prompt points at: the seed URIs without cluster
-// (the default cluster, as before fleets), the cluster's own URIs and a
+// (the default cluster, so a one-cluster prompt reads unchanged), the cluster's own URIs and a
 // cluster argument for every tool with one. An unknown name is refused
 // like a tool's cluster; an empty value counts as omitted, since clients
 // send "" for an optional prompt argument left blank.

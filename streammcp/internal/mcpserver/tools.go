@@ -390,8 +390,9 @@ func (h *Handler) offsetsForTimes(ctx context.Context, in offsetsForTimesIn) (*m
 }
 
 // target names the cluster a write goes to, for previews and audit records:
-// "kafka <brokers>" when the only cluster is the unnamed default (as before
-// clusters existed), "kafka cluster <name> at <brokers>" in a fleet.
+// "kafka <brokers>" when the only cluster is the unnamed default (a server
+// without STREAM_CLUSTERS, where a cluster name would be noise), "kafka
+// cluster <name> at <brokers>" in a fleet.
 func (h *Handler) target(cl *clusterState) string {
 	brokers := strings.Join(cl.Client.Brokers(), ",")
 	if len(h.clusters) == 1 && cl.Name == "default" {
