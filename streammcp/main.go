@@ -69,11 +69,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		clusters = append(clusters, mcpserver.Cluster{Name: cc.Name, Client: kc, LagThreshold: cc.LagThreshold, Writes: &cc.Writes})
 	}
 
-	h := mcpserver.NewFleet(clusters, mcpserver.Options{
-		AllowWrites:   cfg.AllowWrites,
-		WatchInterval: cfg.WatchInterval,
-		Logger:        logger,
-	})
+	h := mcpserver.NewFleet(clusters, mcpserver.Options{WatchInterval: cfg.WatchInterval, Logger: logger})
 	s := serve.NewServer(p.Name, p.Version, h.ServerOptions()...)
 	// Every Kafka request is recorded under its cluster's configured name.
 	for _, cl := range clusters {
@@ -91,7 +87,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve.ExitFailure
 	}
 	defer calls.Close()
-	h.RegisterWith(s.MCPServer, calls)
+	h.Register(calls)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go h.Watch(watchCtx)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
 	"github.com/mcpfleet/mcpfleet/shared/metrics/promtest"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall/toolcalltest"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
 )
 
@@ -37,15 +39,52 @@ func TestSurfaceGolden(t *testing.T) {
 	// Listing needs no cluster: the server starts with an unreachable one.
 	env := []string{"STREAM_BROKERS=127.0.0.1:1"}
 	t.Run("stdio", func(t *testing.T) {
-		e2e.Golden(t, "testdata/surface.golden.json", e2e.List(t, e2e.Stdio(t, bin, env)))
+		surfaceGolden(t, "testdata/surface.golden.json", e2e.List(t, e2e.Stdio(t, bin, env)))
 	})
 	t.Run("streamable HTTP", func(t *testing.T) {
 		srv := e2e.StartHTTP(t, bin, env)
-		e2e.Golden(t, "testdata/surface.golden.json", e2e.List(t, e2e.Connect(t, srv.MCPURL(), nil)))
+		surfaceGolden(t, "testdata/surface.golden.json", e2e.List(t, e2e.Connect(t, srv.MCPURL(), nil)))
 	})
 	t.Run("writes allowed", func(t *testing.T) {
-		e2e.Golden(t, "testdata/surface-writes.golden.json", e2e.List(t, e2e.Stdio(t, bin, append(env, "STREAM_ALLOW_WRITES=true"))))
+		surfaceGolden(t, "testdata/surface-writes.golden.json", e2e.List(t, e2e.Stdio(t, bin, append(env, "STREAM_ALLOW_WRITES=true"))))
 	})
+}
+
+// surfaceGolden compares the tools with the golden file by JSON meaning
+// (toolcalltest.ToolsDiff: key order and equivalent spellings of one schema
+// aside) and the resources, templates and prompts exactly.
+func surfaceGolden(t *testing.T, path string, got e2e.Surface) {
+	t.Helper()
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		e2e.Golden(t, path, got)
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotJSON, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range toolcalltest.ToolsDiff(want, gotJSON) {
+		t.Errorf("%s: %s", path, d)
+	}
+	var w, g map[string]json.RawMessage
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(gotJSON, &g); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"resources", "resourceTemplates", "prompts"} {
+		var wv, gv any
+		_ = json.Unmarshal(w[k], &wv)
+		_ = json.Unmarshal(g[k], &gv)
+		if !reflect.DeepEqual(wv, gv) {
+			t.Errorf("%s: %s differ from the golden file", path, k)
+		}
+	}
 }
 
 func readJSON(t *testing.T, cs *mcp.ClientSession, uri string) map[string]any {
@@ -240,8 +279,8 @@ func TestFleetConfigErrorNamesTheClusterAndVariable(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
 		t.Fatalf("exit = %v, want status 2", err)
 	}
-	for _, want := range []string{"3 problems", "STREAM_STAGING_BROKERS: not set; for cluster staging", `STREAM_STAGING_LAG_THRESHOLD="lots": invalid; accepted: for cluster staging`,
-		"STREAM_STAGING_SASL_USERNAME: not set; for cluster staging"} {
+	for _, want := range []string{"3 problems", "cluster staging: STREAM_STAGING_BROKERS: not set", `cluster staging: STREAM_STAGING_LAG_THRESHOLD="lots": invalid`,
+		"cluster staging: STREAM_STAGING_SASL_USERNAME: not set"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}

@@ -322,6 +322,10 @@ func New(srv *server.MCPServer, cfg Config, o Options) (*Pipeline, error) {
 // Close stops SIGHUP handling and closes the audit log.
 func (p *Pipeline) Close() error { return p.log.Close() }
 
+// Server is the MCP server the pipeline registers tools on, for what a
+// server adds beside its tools (resources, prompts, notifications).
+func (p *Pipeline) Server() *server.MCPServer { return p.srv }
+
 // Config returns the effective configuration (defaults applied).
 func (p *Pipeline) Config() Config { return p.cfg }
 

@@ -6,12 +6,10 @@ package config
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,9 +79,6 @@ type Writes struct {
 	AllowedVar, TopicsVar, GroupsVar string
 }
 
-// DefaultClusterName names the one cluster configured without STREAM_CLUSTERS.
-const DefaultClusterName = "default"
-
 // clusterVars are the variables a cluster may override with
 // STREAM_<NAME>_<rest>; the others are fleet-wide.
 var clusterVars = []string{
@@ -93,20 +88,33 @@ var clusterVars = []string{
 	"STREAM_ALLOW_WRITES", "STREAM_WRITE_TOPICS", "STREAM_WRITE_GROUPS",
 }
 
-// clusterName is what a cluster may be called: it appears in URIs
-// (stream-mcp://clusters/NAME/...) and in variable names (STREAM_NAME_...).
-var clusterName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+// Clusters is streammcp's member grammar: STREAM_CLUSTERS names the
+// clusters, each reads STREAM_<NAME>_* for clusterVars, and a call without
+// cluster uses the first.
+var Clusters = envconfig.Members{Prefix: "STREAM", List: "CLUSTERS", Noun: "cluster", Own: clusterVars, Target: envconfig.FirstMember}
+
+// Fleet is the clusters named, in order, as Clusters resolves a tool's
+// cluster argument against them.
+func Fleet(names []string) *envconfig.Fleet {
+	list := strings.Join(names, ",")
+	return Clusters.Read(envconfig.New(func(k string) string {
+		if k == Clusters.ListVar() {
+			return list
+		}
+		return ""
+	}))
+}
 
 // VarPrefix returns the prefix of a cluster's own variables: STREAM_PROD_EU_
 // for prod-eu.
 func VarPrefix(cluster string) string {
-	return "STREAM_" + strings.ToUpper(strings.ReplaceAll(cluster, "-", "_")) + "_"
+	return strings.TrimSuffix(ClusterVar(cluster, "STREAM_X"), "X")
 }
 
 // ClusterVar returns the per-cluster name of an unprefixed variable:
 // ClusterVar("prod", "STREAM_BROKERS") is STREAM_PROD_BROKERS.
 func ClusterVar(cluster, name string) string {
-	return VarPrefix(cluster) + strings.TrimPrefix(name, "STREAM_")
+	return Clusters.Var(cluster, name)
 }
 
 // DefaultKafkaVersion is assumed when STREAM_KAFKA_VERSION is unset.
@@ -114,7 +122,7 @@ const DefaultKafkaVersion = "4.0.0"
 
 // Vars documents every STREAM_* variable for --help and the README.
 var Vars = []envconfig.Var{
-	{Name: "STREAM_CLUSTERS", Description: "comma-separated cluster names (lowercase letters, digits, - and _), e.g. prod,staging; the first is the default cluster. Each cluster reads STREAM_<NAME>_BROKERS, _SASL_*, _TLS_*, _EXPECTED_BROKERS, _LAG_THRESHOLD, _ALLOW_WRITES, _WRITE_TOPICS and _WRITE_GROUPS (NAME upper-cased, - as _), falling back to the unprefixed variables. Unset: one cluster named default"},
+	{Name: "STREAM_CLUSTERS", Description: "comma-separated cluster names (letters, digits, - and _, first a letter or digit, at most 63), e.g. prod,staging; the first is the default cluster. Each cluster reads STREAM_<NAME>_BROKERS, _SASL_*, _TLS_*, _EXPECTED_BROKERS, _LAG_THRESHOLD, _ALLOW_WRITES, _WRITE_TOPICS and _WRITE_GROUPS (NAME upper-cased, - as _), falling back to the unprefixed variables. Unset: one cluster named default"},
 	{Name: "STREAM_BROKERS", Required: true, Description: "required: comma-separated Kafka bootstrap brokers, host:port"},
 	{Name: "STREAM_CLIENT_ID", Default: "streammcp", Description: "Kafka client id"},
 	{Name: "STREAM_KAFKA_VERSION", Default: DefaultKafkaVersion, Description: "protocol version sarama assumes (3.0+ for one multi-group offset fetch per broker; requests are negotiated down per broker)"},
@@ -140,32 +148,32 @@ var Vars = []envconfig.Var{
 // in r (see r.Err). Without STREAM_CLUSTERS there is one cluster named
 // default, read from the unprefixed variables.
 func FromEnv(r *envconfig.Reader) Config {
-	names := clusterNames(r)
-	if len(names) == 0 {
-		c := fromEnv(r)
-		c.Clusters = []Cluster{c.cluster(DefaultClusterName, nil)}
-		return c
-	}
+	f := Clusters.Read(r)
 	var c Config
-	for i, name := range names {
-		cc, used := clusterFromEnv(r, name, i == 0)
+	for i, name := range f.Names {
+		m := f.Member(name)
+		cc := fromEnv(m.Reader)
+		m.Done()
 		if i == 0 {
 			c = cc
 		}
-		cl := cc.cluster(name, used)
-		cl.VarPrefix = VarPrefix(name)
+		cl := cc.cluster(name, m)
+		if f.Named {
+			cl.VarPrefix = VarPrefix(name)
+		}
 		c.Clusters = append(c.Clusters, cl)
 	}
 	c.AllowWrites = slices.ContainsFunc(c.Clusters, func(cl Cluster) bool { return cl.Writes.Allowed })
 	return c
 }
 
-// cluster is c's settings as cluster name; used maps an unprefixed
-// variable to the per-cluster one that was read instead.
-func (c Config) cluster(name string, used map[string]string) Cluster {
+// cluster is c's settings as cluster name, read through m.
+func (c Config) cluster(name string, m *envconfig.Member) Cluster {
+	// read names the variable a write refusal points at: the cluster's
+	// own when it is set, else the unprefixed one it fell back to.
 	read := func(v string) string {
-		if u := used[v]; u != "" {
-			return u
+		if own := m.Var(v); strings.TrimSpace(m.Lookup(own)) != "" {
+			return own
 		}
 		return v
 	}
@@ -177,77 +185,6 @@ func (c Config) cluster(name string, used map[string]string) Cluster {
 			AllowedVar: read("STREAM_ALLOW_WRITES"), TopicsVar: read("STREAM_WRITE_TOPICS"), GroupsVar: read("STREAM_WRITE_GROUPS"),
 		},
 	}
-}
-
-// clusterNames reads STREAM_CLUSTERS (nil when unset).
-func clusterNames(r *envconfig.Reader) []string {
-	raw := r.Lookup("STREAM_CLUSTERS")
-	if raw == "" {
-		return nil
-	}
-	var names []string
-	prefixes := map[string]string{}
-	for _, n := range strings.Split(raw, ",") {
-		n = strings.TrimSpace(n)
-		switch {
-		case !clusterName.MatchString(n):
-			r.Fail("STREAM_CLUSTERS", raw, fmt.Sprintf("comma-separated cluster names of lowercase letters, digits, - and _ (starting with a letter or digit, at most 63 characters), e.g. prod,staging; %q is not one", n))
-			return nil
-		case prefixes[VarPrefix(n)] != "":
-			r.Fail("STREAM_CLUSTERS", raw, fmt.Sprintf("distinct cluster names; %q and %q both read %s* variables", prefixes[VarPrefix(n)], n, VarPrefix(n)))
-			return nil
-		}
-		prefixes[VarPrefix(n)] = n
-		names = append(names, n)
-	}
-	return names
-}
-
-// clusterFromEnv reads one cluster's configuration: each per-cluster
-// variable is STREAM_<NAME>_X when set, else STREAM_X. The variables are
-// validated by the same code as a single cluster's; each problem is then
-// recorded in r under the variable that was actually read, naming the
-// cluster.
-func clusterFromEnv(r *envconfig.Reader, name string, first bool) (Config, map[string]string) {
-	used := map[string]string{} // unprefixed name → variable read
-	getenv := func(k string) string {
-		if slices.Contains(clusterVars, k) {
-			pk := ClusterVar(name, k)
-			if v := r.Secret(pk); strings.TrimSpace(v) != "" {
-				used[k] = pk
-				return v
-			}
-		}
-		return r.Secret(k)
-	}
-	cr := envconfig.New(getenv)
-	c := fromEnv(cr)
-	var e *envconfig.Error
-	if errors.As(cr.Err(), &e) {
-		for _, p := range e.Problems {
-			n, accepted := p.Name, p.Accepted
-			switch {
-			case !slices.Contains(clusterVars, n):
-				// Fleet-wide variables are read once per cluster: record
-				// their problems only once.
-				if !first {
-					continue
-				}
-			case used[n] != "":
-				n, accepted = used[n], "for cluster "+name+": "+accepted
-			case p.Value == "":
-				n, accepted = ClusterVar(name, n), fmt.Sprintf("for cluster %s: %s (or set %s, which every cluster without its own falls back to)", name, accepted, n)
-			default:
-				accepted = fmt.Sprintf("for cluster %s (falling back to %s, as %s is not set): %s", name, n, ClusterVar(name, n), accepted)
-			}
-			if p.Secret {
-				r.FailSecret(n, p.Value, accepted)
-			} else {
-				r.Fail(n, p.Value, accepted)
-			}
-		}
-	}
-	return c, used
 }
 
 // fromEnv reads one cluster's worth of variables from r.

@@ -211,17 +211,17 @@ func TestClusterProblemsNameTheClusterAndTheVariable(t *testing.T) {
 		want []string
 		not  []string
 	}{
-		{"bad names", map[string]string{"STREAM_CLUSTERS": "prod,Staging", "STREAM_BROKERS": "k:1"}, []string{`STREAM_CLUSTERS="prod,Staging"`, `"Staging" is not one`}, nil},
+		{"bad names", map[string]string{"STREAM_CLUSTERS": "prod,stag.ing", "STREAM_BROKERS": "k:1"}, []string{`STREAM_CLUSTERS="prod,stag.ing"`, `"stag.ing" is not one`}, nil},
 		{"empty name", map[string]string{"STREAM_CLUSTERS": "prod,,dev", "STREAM_BROKERS": "k:1"}, []string{"STREAM_CLUSTERS", `"" is not one`}, nil},
 		{"names that share variables", map[string]string{"STREAM_CLUSTERS": "prod-eu,prod_eu", "STREAM_BROKERS": "k:1"}, []string{"STREAM_CLUSTERS", "STREAM_PROD_EU_*"}, nil},
 		{"missing brokers, no fallback", map[string]string{"STREAM_CLUSTERS": "prod,dev", "STREAM_PROD_BROKERS": "p:1"},
-			[]string{"STREAM_DEV_BROKERS: not set; for cluster dev", "or set STREAM_BROKERS"}, []string{"STREAM_PROD_BROKERS"}},
+			[]string{"cluster dev: STREAM_DEV_BROKERS: not set", "or set STREAM_BROKERS"}, []string{"STREAM_PROD_BROKERS"}},
 		{"bad prefixed value", map[string]string{"STREAM_CLUSTERS": "prod,dev", "STREAM_BROKERS": "k:1", "STREAM_DEV_LAG_THRESHOLD": "-1", "STREAM_DEV_BROKERS": "nohost"},
-			[]string{`STREAM_DEV_LAG_THRESHOLD="-1": invalid; accepted: for cluster dev`, `STREAM_DEV_BROKERS="nohost": invalid; accepted: for cluster dev`}, []string{"STREAM_PROD"}},
+			[]string{`cluster dev: STREAM_DEV_LAG_THRESHOLD="-1": invalid`, `cluster dev: STREAM_DEV_BROKERS="nohost": invalid`}, []string{"STREAM_PROD"}},
 		{"bad fallback value", map[string]string{"STREAM_CLUSTERS": "prod,dev", "STREAM_PROD_BROKERS": "p:1", "STREAM_EXPECTED_BROKERS": "x", "STREAM_PROD_EXPECTED_BROKERS": "1"},
-			[]string{`STREAM_EXPECTED_BROKERS="x": invalid; accepted: for cluster dev (falling back to STREAM_EXPECTED_BROKERS, as STREAM_DEV_EXPECTED_BROKERS is not set)`, "STREAM_DEV_BROKERS: not set"}, []string{"cluster prod"}},
+			[]string{`cluster dev: STREAM_EXPECTED_BROKERS (used because STREAM_DEV_EXPECTED_BROKERS is unset)="x": invalid`, "STREAM_DEV_BROKERS: not set"}, []string{"cluster prod"}},
 		{"sasl credentials for one cluster", map[string]string{"STREAM_CLUSTERS": "prod,dev", "STREAM_BROKERS": "k:1", "STREAM_DEV_SASL_MECHANISM": "PLAIN"},
-			[]string{"STREAM_DEV_SASL_USERNAME: not set; for cluster dev", "STREAM_DEV_SASL_PASSWORD: not set; for cluster dev"}, []string{"cluster prod"}},
+			[]string{"cluster dev: STREAM_DEV_SASL_USERNAME: not set", "cluster dev: STREAM_DEV_SASL_PASSWORD: not set"}, []string{"cluster prod"}},
 		{"fleet-wide problem named once", map[string]string{"STREAM_CLUSTERS": "prod,dev", "STREAM_BROKERS": "k:1", "STREAM_TIMEOUT": "soon"},
 			[]string{"(1 problem)", `STREAM_TIMEOUT="soon"`}, []string{"cluster"}},
 		{"secret never echoed", map[string]string{"STREAM_CLUSTERS": "prod", "STREAM_BROKERS": "bad", "STREAM_PROD_SASL_MECHANISM": "PLAIN", "STREAM_PROD_SASL_PASSWORD": "hunter2"},

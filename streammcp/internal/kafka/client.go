@@ -23,7 +23,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/mcpfleet/mcpfleet/shared/backendcall"
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 )
 
 // Options configure a Client.
@@ -320,10 +319,10 @@ func endCall(ctx context.Context, rc *backendcall.Call, err error) {
 // ctxError explains why ctx ended.
 func ctxError(ctx context.Context, op string, timeout time.Duration) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return mcperr.New(mcperr.Timeout, op, fmt.Errorf("no answer within %s", timeout),
+		return newError(Timeout, op, fmt.Errorf("no answer within %s", timeout),
 			"check that the brokers are reachable, or raise STREAM_TIMEOUT")
 	}
-	return mcperr.New(mcperr.Canceled, op, ctx.Err(), "")
+	return newError(Canceled, op, ctx.Err(), "")
 }
 
 func (c *Client) connectError(addr string, err error) error {
@@ -334,21 +333,21 @@ func (c *Client) connectError(addr string, err error) error {
 	var recordErr tls.RecordHeaderError
 	switch {
 	case errors.As(err, &opErr) && opErr.Op == "dial":
-		return mcperr.New(mcperr.Unavailable, "connect to Kafka broker "+addr, err,
+		return newError(Unavailable, "connect to Kafka broker "+addr, err,
 			"check "+c.v("BROKERS")+" and that the broker is running and reachable")
 	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr):
-		return mcperr.New(mcperr.Permission, "TLS handshake with Kafka broker "+addr, err,
+		return newError(Permission, "TLS handshake with Kafka broker "+addr, err,
 			"check "+c.v("TLS_CA_FILE")+", "+c.v("TLS_SERVER_NAME")+" (or "+c.v("TLS_INSECURE_SKIP_VERIFY")+" for testing only)")
 	case errors.As(err, &recordErr):
-		return mcperr.New(mcperr.Unavailable, "TLS handshake with Kafka broker "+addr, err,
+		return newError(Unavailable, "TLS handshake with Kafka broker "+addr, err,
 			"the listener does not speak TLS: unset "+c.v("TLS_ENABLED")+" or use the broker's TLS port")
 	case c.conf.Net.SASL.Enable && isAuthFailure(err):
-		return mcperr.New(mcperr.Permission,
+		return newError(Permission,
 			fmt.Sprintf("authenticate to Kafka broker %s with SASL %s as user %q", addr, c.conf.Net.SASL.Mechanism, c.conf.Net.SASL.User),
 			fmt.Errorf("authentication failed (%v)", err),
 			"check "+c.v("SASL_USERNAME")+", "+c.v("SASL_PASSWORD")+" and "+c.v("SASL_MECHANISM"))
 	}
-	return mcperr.New(mcperr.KindOf(err), "connect to Kafka broker "+addr, err,
+	return newError(KindOf(err), "connect to Kafka broker "+addr, err,
 		"check "+c.v("BROKERS")+" and the broker's listener (TLS and SASL settings must match it)")
 }
 
@@ -366,33 +365,33 @@ func isAuthFailure(err error) bool {
 func (c *Client) requestError(addr, what string, err error) error {
 	var kerr sarama.KError
 	if errors.As(err, &kerr) {
-		return mcperr.New(kerrKind(kerr), what+" from Kafka broker "+addr, fmt.Errorf("%s: %w", ErrorName(kerr), kerr), "")
+		return newError(kerrKind(kerr), what+" from Kafka broker "+addr, fmt.Errorf("%s: %w", ErrorName(kerr), kerr), "")
 	}
-	var me *mcperr.Error
+	var me *Error
 	if errors.As(err, &me) {
 		return err
 	}
-	return mcperr.New(mcperr.KindOf(err), what+" from Kafka broker "+addr, err,
+	return newError(KindOf(err), what+" from Kafka broker "+addr, err,
 		"check that the broker is running; the next call reconnects")
 }
 
-func kerrKind(k sarama.KError) mcperr.Kind {
+func kerrKind(k sarama.KError) Kind {
 	switch k {
 	case sarama.ErrSASLAuthenticationFailed, sarama.ErrTopicAuthorizationFailed, sarama.ErrGroupAuthorizationFailed,
 		sarama.ErrClusterAuthorizationFailed, sarama.ErrTransactionalIDAuthorizationFailed:
-		return mcperr.Permission
+		return Permission
 	case sarama.ErrUnknownTopicOrPartition, sarama.ErrGroupIDNotFound:
-		return mcperr.NotFound
+		return NotFound
 	case sarama.ErrTopicAlreadyExists, sarama.ErrNonEmptyGroup, sarama.ErrGroupSubscribedToTopic, sarama.ErrUnknownMemberId,
 		sarama.ErrIllegalGeneration, sarama.ErrRebalanceInProgress:
-		return mcperr.Conflict
+		return Conflict
 	case sarama.ErrInvalidTopic, sarama.ErrInvalidPartitions, sarama.ErrInvalidReplicationFactor, sarama.ErrInvalidConfig,
 		sarama.ErrPolicyViolation, sarama.ErrInvalidRequest:
-		return mcperr.Invalid
+		return Invalid
 	case sarama.ErrRequestTimedOut:
-		return mcperr.Timeout
+		return Timeout
 	}
-	return mcperr.Unavailable
+	return Unavailable
 }
 
 // v names a per-cluster variable the way the operator sets it: STREAM_X,
@@ -447,7 +446,7 @@ func anyBroker[T any](ctx context.Context, c *Client, api API, what string, fn f
 			return v, addr, nil
 		}
 		errs = append(errs, err)
-		if ctx.Err() != nil || mcperr.KindOf(err) == mcperr.Permission {
+		if ctx.Err() != nil || KindOf(err) == Permission {
 			return zero, addr, err
 		}
 		var kerr sarama.KError
@@ -460,18 +459,18 @@ func anyBroker[T any](ctx context.Context, c *Client, api API, what string, fn f
 	}
 	// One line naming each broker tried and why it failed.
 	parts := make([]string, len(errs))
-	kind := mcperr.KindOf(errs[0])
+	kind := KindOf(errs[0])
 	for i, err := range errs {
 		cause := err
-		var me *mcperr.Error
+		var me *Error
 		if errors.As(err, &me) && me.Err != nil {
 			cause = me.Err
 		}
 		parts[i] = addrs[i] + ": " + cause.Error()
-		if mcperr.KindOf(err) != kind {
-			kind = mcperr.Unavailable
+		if KindOf(err) != kind {
+			kind = Unavailable
 		}
 	}
-	return zero, "", mcperr.New(kind, what+" from Kafka", fmt.Errorf("no broker answered (%s)", strings.Join(parts, "; ")),
+	return zero, "", newError(kind, what+" from Kafka", fmt.Errorf("no broker answered (%s)", strings.Join(parts, "; ")),
 		"check "+c.v("BROKERS")+" and that the cluster is running and reachable")
 }

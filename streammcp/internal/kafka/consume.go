@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 )
 
 // Why a scan stopped before the end of what it reads.
@@ -67,8 +65,6 @@ type cursor struct {
 	buf     []decoded
 	stalled bool
 }
-
-func (cu *cursor) done() bool { return cu.stalled || cu.next >= cu.end && len(cu.buf) == 0 }
 
 // ConsumeFromTime reads from r.From with plain Fetch requests (no consumer
 // group, no commits): 1 Metadata, then per leader broker 1 ListOffsets by
@@ -197,7 +193,7 @@ func (c *Client) fetchRound(ctx context.Context, addrs map[int32]string, r TimeC
 	for l, cs := range byLeader {
 		addr := addrs[l]
 		if addr == "" {
-			return mcperr.New(mcperr.Unavailable, fmt.Sprintf("read %s/%d", r.Topic, cs[0].k.part), fmt.Errorf("the partition has no live leader"), "retry after the partition is back online")
+			return newError(Unavailable, fmt.Sprintf("read %s/%d", r.Topic, cs[0].k.part), fmt.Errorf("the partition has no live leader"), "retry after the partition is back online")
 		}
 		wg.Add(1)
 		go func() {
@@ -221,7 +217,7 @@ func (c *Client) fetchRound(ctx context.Context, addrs map[int32]string, r TimeC
 					continue // not answered this round (response size): asked again
 				}
 				if blk.Err != sarama.ErrNoError {
-					first = cmpErr(first, mcperr.New(kerrKind(blk.Err), fmt.Sprintf("fetch %s/%d at offset %d", r.Topic, cu.k.part, cu.next), fmt.Errorf("%s: %w", ErrorName(blk.Err), blk.Err), ""))
+					first = cmpErr(first, newError(kerrKind(blk.Err), fmt.Sprintf("fetch %s/%d at offset %d", r.Topic, cu.k.part, cu.next), fmt.Errorf("%s: %w", ErrorName(blk.Err), blk.Err), ""))
 					continue
 				}
 				for _, recs := range blk.RecordsSet {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/report"
 )
 
@@ -64,7 +63,7 @@ func (c *Client) Groups(ctx context.Context) (*report.Groups, error) {
 	var errs, retry []string
 	for _, r := range results {
 		if r.err != nil {
-			errs = append(errs, fmt.Sprintf("broker %d (%s): %s", r.id, r.addr, mcperr.Message(r.err)))
+			errs = append(errs, fmt.Sprintf("broker %d (%s): %s", r.id, r.addr, ErrorText(r.err)))
 			continue
 		}
 		for _, g := range r.groups {
@@ -84,7 +83,7 @@ func (c *Client) Groups(ctx context.Context) (*report.Groups, error) {
 		seen[id] = true
 		g, err := c.coordinatorGroup(ctx, id)
 		if err != nil {
-			g = report.Group{ID: id, Err: mcperr.Message(err)}
+			g = report.Group{ID: id, Err: ErrorText(err)}
 		}
 		out.Groups = append(out.Groups, g)
 	}
@@ -353,7 +352,7 @@ func (c *Client) coordinator(ctx context.Context, id string) (int32, string, err
 		return 0, "", err
 	}
 	if resp.Err != sarama.ErrNoError {
-		return 0, "", mcperr.New(kerrKind(resp.Err), "find the coordinator of group "+id, fmt.Errorf("%s: %w", ErrorName(resp.Err), resp.Err), "retry in a moment")
+		return 0, "", newError(kerrKind(resp.Err), "find the coordinator of group "+id, fmt.Errorf("%s: %w", ErrorName(resp.Err), resp.Err), "retry in a moment")
 	}
 	return resp.Coordinator.ID(), resp.Coordinator.Addr(), nil
 }
@@ -369,7 +368,7 @@ func (c *Client) coordinatorGroup(ctx context.Context, id string) (report.Group,
 		return report.Group{}, err
 	}
 	if len(retry) > 0 || len(groups) == 0 {
-		return report.Group{}, mcperr.New(mcperr.Unavailable, "describe group "+id, errors.New("its coordinator is moving"), "retry in a moment")
+		return report.Group{}, newError(Unavailable, "describe group "+id, errors.New("its coordinator is moving"), "retry in a moment")
 	}
 	return groups[0], nil
 }
@@ -456,7 +455,7 @@ func (c *Client) offsetsWithTimes(ctx context.Context, md *sarama.MetadataRespon
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				msg := fmt.Sprintf("broker %d: %s", l, mcperr.Message(err))
+				msg := fmt.Sprintf("broker %d: %s", l, ErrorText(err))
 				for k := range parts {
 					if leader[k] == l {
 						errs[k] = msg

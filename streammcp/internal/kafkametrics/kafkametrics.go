@@ -70,7 +70,10 @@ func (g *Gauges) Update(cluster string, c *report.Cluster, gr *report.Groups, th
 	now := map[string]bool{}
 	if gr != nil {
 		for _, s := range report.NewLagReport(gr, threshold).GroupSummary {
-			g.lag.WithLabelValues(cluster, s.GroupID).Set(float64(s.TotalLag))
+			if s.TotalLag == nil {
+				continue // lag not readable (share groups): no series rather than a false 0
+			}
+			g.lag.WithLabelValues(cluster, s.GroupID).Set(float64(*s.TotalLag))
 			now[s.GroupID] = true
 		}
 	}

@@ -48,7 +48,7 @@ func newPipelineEnv(t *testing.T, kc *kafkatest.Cluster, pol approval.Config) *p
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { calls.Close() })
-	h.RegisterWith(s, calls)
+	h.Register(calls)
 	return &pipelineEnv{t: t, kcl: kcl, s: s, audit: path}
 }
 

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"fmt"
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,50 +16,38 @@ import (
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
 )
 
-// destructive declares a tool whose calls can lose data or cannot be undone.
-func destructive(title string, idempotent bool) []mcp.ToolOption {
-	return []mcp.ToolOption{
-		mcp.WithToolTitle(title),
-		mcp.WithReadOnlyHintAnnotation(false),
-		mcp.WithDestructiveHintAnnotation(true),
-		mcp.WithIdempotentHintAnnotation(idempotent),
-		mcp.WithOpenWorldHintAnnotation(true),
-	}
-}
-
 // maxPreviewRows bounds the per-partition table a person reads; the
 // preview's state carries every row.
 const maxPreviewRows = 50
 
+type resetIn struct {
+	clusterArg
+	GroupID    string   `json:"group_id" jsonschema:"consumer group id"`
+	Topic      *string  `json:"topic,omitempty" jsonschema:"topic whose offsets to reset (or topics)"`
+	Topics     []string `json:"topics,omitempty" jsonschema:"several topics (instead of topic)" minItems:"1"`
+	Partitions []int32  `json:"partitions,omitempty" jsonschema:"only these partitions (default: all); with one topic" minItems:"1" minimum:"0" maximum:"2147483647"`
+	ToEarliest *bool    `json:"to_earliest,omitempty" jsonschema:"target: the log start offset"`
+	ToLatest   *bool    `json:"to_latest,omitempty" jsonschema:"target: the log end offset (skip everything not yet consumed)"`
+	ToOffset   *int64   `json:"to_offset,omitempty" jsonschema:"target: this offset on every partition" minimum:"0"`
+	ToDatetime *string  `json:"to_datetime,omitempty" jsonschema:"target: the first offset at or after this time, RFC 3339 with a zone, e.g. 2026-11-24T09:00:00Z"`
+	ByDuration *string  `json:"by_duration,omitempty" jsonschema:"target: the first offset at or after now minus this ISO 8601 duration, e.g. PT30M, P1DT2H"`
+	ShiftBy    *int64   `json:"shift_by,omitempty" jsonschema:"target: the committed offset plus this (negative: back)"`
+}
+
 func (h *Handler) registerChanges(calls *toolcall.Pipeline) {
-	calls.Change(h.tool("reset_consumer_group_offsets",
+	toolcall.AddChange(calls, h.tool("reset_consumer_group_offsets",
 		"Move an empty consumer group's committed offsets (replay after a bad deploy, skip a poison message, jump to now). Give group_id, topic (or topics), optional partitions, and exactly one target: to_earliest, to_latest, to_offset, to_datetime (RFC 3339 with a zone), by_duration (ISO 8601, e.g. PT30M: that far back from now) or shift_by (±N). Targets outside [log start, log end] are clamped and said so. Refused while the group has members, as kafka-consumer-groups --reset-offsets is. Try dryRun first: it shows every partition's current → new offset and the messages re-consumed or skipped.",
-		append(destructive("Reset consumer group offsets", false),
-			mcp.WithString("group_id", mcp.Required(), mcp.Description("consumer group id")),
-			mcp.WithString("topic", mcp.Description("topic whose offsets to reset (or topics)")),
-			mcp.WithArray("topics", mcp.Description("several topics (instead of topic)"), mcp.WithStringItems(), mcp.MinItems(1)),
-			mcp.WithArray("partitions", mcp.Description("only these partitions (default: all); with one topic"), mcp.MinItems(1),
-				mcp.Items(map[string]any{"type": "integer", "minimum": 0, "maximum": math.MaxInt32})),
-			mcp.WithBoolean("to_earliest", mcp.Description("target: the log start offset")),
-			mcp.WithBoolean("to_latest", mcp.Description("target: the log end offset (skip everything not yet consumed)")),
-			mcp.WithInteger("to_offset", mcp.Description("target: this offset on every partition"), mcp.Min(0)),
-			mcp.WithString("to_datetime", mcp.Description("target: the first offset at or after this time, RFC 3339 with a zone, e.g. 2026-11-24T09:00:00Z")),
-			mcp.WithString("by_duration", mcp.Description("target: the first offset at or after now minus this ISO 8601 duration, e.g. PT30M, P1DT2H")),
-			mcp.WithInteger("shift_by", mcp.Description("target: the committed offset plus this (negative: back)")),
-		)...), toolcall.Destructive, h.planReset)
+		destructive("Reset consumer group offsets", false)), mapped(h.planReset))
 }
 
 // planReset decodes reset_consumer_group_offsets' arguments once; the
 // preview and the change both compute the per-partition offsets from them.
-func (h *Handler) planReset(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
-	cl, err := h.clusterArg(req)
+func (h *Handler) planReset(ctx context.Context, in resetIn) (toolcall.Plan, error) {
+	cl, err := h.writableCluster(in.clusterArg)
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
-	if err := h.writable(cl); err != nil {
-		return toolcall.Plan{}, err
-	}
-	r, words, err := resetRequest(req, time.Now())
+	r, words, err := resetRequest(in, time.Now())
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
@@ -109,48 +96,39 @@ func (h *Handler) planReset(ctx context.Context, req mcp.CallToolRequest) (toolc
 // resetRequest validates the arguments into a reset and words its target.
 // now anchors by_duration, so the preview and the change look up the same
 // instant.
-func resetRequest(req mcp.CallToolRequest, now time.Time) (kafka.ResetRequest, string, error) {
-	args := req.GetArguments()
-	var r kafka.ResetRequest
+func resetRequest(in resetIn, now time.Time) (kafka.ResetRequest, string, error) {
+	r := kafka.ResetRequest{Group: in.GroupID}
+	if err := validGroup("group_id", r.Group); err != nil {
+		return r, "", err
+	}
 	var err error
-	if r.Group, err = stringArg(req, "group_id", true); err != nil {
+	if r.Topics, err = topics(in.Topic, in.Topics); err != nil {
 		return r, "", err
 	}
-	if err := checkGroup("group_id", r.Group); err != nil {
-		return r, "", err
-	}
-	if r.Topics, err = topicsArg(req); err != nil {
-		return r, "", err
-	}
-	if r.Partitions, err = partitionsArg(args, "partitions"); err != nil {
-		return r, "", err
-	}
+	r.Partitions = dedupe(in.Partitions)
 	if r.Partitions != nil && len(r.Topics) > 1 {
 		return r, "", mcperr.Invalidf("partitions: give partitions with one topic only (got %d topics); nothing was sent", len(r.Topics))
 	}
 	var kinds []string
 	var words string
-	if v, ok := args["to_earliest"]; ok {
-		if v != true {
+	if in.ToEarliest != nil {
+		if !*in.ToEarliest {
 			return r, "", mcperr.Invalidf("to_earliest: pass true to reset to the log start, or leave it out")
 		}
 		kinds, r.Target.Kind, words = append(kinds, "to_earliest"), kafka.ToEarliest, "the log start (to_earliest)"
 	}
-	if v, ok := args["to_latest"]; ok {
-		if v != true {
+	if in.ToLatest != nil {
+		if !*in.ToLatest {
 			return r, "", mcperr.Invalidf("to_latest: pass true to reset to the log end, or leave it out")
 		}
 		kinds, r.Target.Kind, words = append(kinds, "to_latest"), kafka.ToLatest, "the log end (to_latest)"
 	}
-	if _, ok := args["to_offset"]; ok {
-		n, _, err := intArg(req, "to_offset", 0, 0, math.MaxInt64)
-		if err != nil {
-			return r, "", mcperr.Invalidf("%v; nothing was sent", err)
-		}
+	if in.ToOffset != nil {
+		n := *in.ToOffset
 		kinds, r.Target.Kind, r.Target.Offset, words = append(kinds, "to_offset"), kafka.ToOffset, n, fmt.Sprintf("offset %d (to_offset)", n)
 	}
-	if v, ok := args["to_datetime"]; ok {
-		s, _ := v.(string)
+	if in.ToDatetime != nil {
+		s := *in.ToDatetime
 		t, err := parseDatetime("to_datetime", s)
 		if err != nil {
 			return r, "", err
@@ -158,8 +136,8 @@ func resetRequest(req mcp.CallToolRequest, now time.Time) (kafka.ResetRequest, s
 		kinds, r.Target.Kind, r.Target.Time = append(kinds, "to_datetime"), kafka.ToDatetime, t
 		words = fmt.Sprintf("the first offset at or after %s (to_datetime %s)", t.UTC().Format(time.RFC3339Nano), s)
 	}
-	if v, ok := args["by_duration"]; ok {
-		s, _ := v.(string)
+	if in.ByDuration != nil {
+		s := *in.ByDuration
 		d, err := parseISODuration("by_duration", s, now)
 		if err != nil {
 			return r, "", err
@@ -168,11 +146,8 @@ func resetRequest(req mcp.CallToolRequest, now time.Time) (kafka.ResetRequest, s
 		kinds, r.Target.Kind, r.Target.Time = append(kinds, "by_duration"), kafka.ByDuration, t
 		words = fmt.Sprintf("the first offset at or after %s (by_duration %s before %s)", t.UTC().Format(time.RFC3339Nano), s, now.UTC().Format(time.RFC3339))
 	}
-	if _, ok := args["shift_by"]; ok {
-		n, _, err := intArg(req, "shift_by", 0, math.MinInt64, math.MaxInt64)
-		if err != nil {
-			return r, "", mcperr.Invalidf("%v; nothing was sent", err)
-		}
+	if in.ShiftBy != nil {
+		n := *in.ShiftBy
 		kinds, r.Target.Kind, r.Target.Shift, words = append(kinds, "shift_by"), kafka.ShiftBy, n, fmt.Sprintf("the committed offset %+d (shift_by)", n)
 	}
 	switch len(kinds) {
@@ -184,29 +159,17 @@ func resetRequest(req mcp.CallToolRequest, now time.Time) (kafka.ResetRequest, s
 	return r, "", mcperr.Invalidf("%s: give exactly one target, not %d; nothing was sent", strings.Join(kinds, ", "), len(kinds))
 }
 
-// topicsArg reads topic or topics (exactly one of them), each a valid name.
-func topicsArg(req mcp.CallToolRequest) ([]string, error) {
-	args := req.GetArguments()
-	_, hasOne := args["topic"]
-	list, hasMany := args["topics"]
+// topics reads topic or topics (exactly one of them), each a valid name.
+func topics(one *string, many []string) ([]string, error) {
 	switch {
-	case hasOne && hasMany:
+	case one != nil && many != nil:
 		return nil, mcperr.Invalidf("topic, topics: give one topic or a list of topics, not both; nothing was sent")
-	case hasOne:
-		t, err := stringArg(req, "topic", true)
-		if err != nil {
-			return nil, err
-		}
-		return []string{t}, checkTopic("topic", t)
-	case hasMany:
-		items, _ := list.([]any)
-		if len(items) == 0 {
-			return nil, mcperr.Invalidf("topics: give at least one topic; nothing was sent")
-		}
+	case one != nil:
+		return []string{*one}, validTopic("topic", *one)
+	case many != nil:
 		var out []string
 		seen := map[string]bool{}
-		for _, it := range items {
-			s, _ := it.(string)
+		for _, s := range many {
 			if err := checkTopic("topics", s); err != nil {
 				return nil, err
 			}
@@ -220,30 +183,20 @@ func topicsArg(req mcp.CallToolRequest) ([]string, error) {
 	return nil, mcperr.Invalidf("topic is required (or topics, a list); nothing was sent")
 }
 
-// partitionsArg reads an optional list of partition numbers (nil when absent).
-func partitionsArg(args map[string]any, name string) ([]int32, error) {
-	v, ok := args[name]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	items, _ := v.([]any)
-	if len(items) == 0 {
-		return nil, mcperr.Invalidf("%s: give at least one partition, or leave it out for all; nothing was sent", name)
+// dedupe keeps the first of each partition number (nil when omitted).
+func dedupe(ps []int32) []int32 {
+	if ps == nil {
+		return nil
 	}
 	seen := map[int32]bool{}
 	var out []int32
-	for _, it := range items {
-		f, ok := it.(float64)
-		if !ok || f != math.Trunc(f) || f < 0 || f > math.MaxInt32 {
-			return nil, mcperr.Invalidf("%s: %v is not a partition number (0 to %d); nothing was sent", name, it, math.MaxInt32)
-		}
-		p := int32(f)
+	for _, p := range ps {
 		if !seen[p] {
 			seen[p] = true
 			out = append(out, p)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // parseDatetime reads an RFC 3339 time with an explicit zone. A time
@@ -355,59 +308,79 @@ func joinInts(ps []int32) string {
 	return strings.Join(s, ",")
 }
 
-func (h *Handler) registerAdmin(calls *toolcall.Pipeline) {
-	calls.Change(h.tool("delete_consumer_group_offsets",
-		"Delete an empty consumer group's committed offsets on one topic (OffsetDelete): its consumers then start where their auto.offset.reset says. The preview lists every offset that disappears.",
-		append(destructive("Delete consumer group offsets", true),
-			mcp.WithString("group_id", mcp.Required(), mcp.Description("consumer group id")),
-			mcp.WithString("topic", mcp.Required(), mcp.Description("topic whose committed offsets to delete")),
-			mcp.WithArray("partitions", mcp.Description("only these partitions (default: all)"), mcp.MinItems(1),
-				mcp.Items(map[string]any{"type": "integer", "minimum": 0, "maximum": math.MaxInt32})),
-		)...), toolcall.Destructive, h.planDeleteOffsets)
-	calls.Change(h.tool("delete_consumer_group",
-		"Delete an empty consumer group and every offset it committed (DeleteGroups). The preview lists the committed offsets per topic that are lost.",
-		append(destructive("Delete consumer group", true),
-			mcp.WithString("group_id", mcp.Required(), mcp.Description("consumer group id (the group must have no members)")),
-		)...), toolcall.Destructive, h.planDeleteGroup)
-	calls.Change(h.tool("delete_records",
-		"Delete every message of one partition before an offset (DeleteRecords): the log start moves up and those messages are gone for every consumer. The preview shows the messages removed and the groups whose committed offset falls below the new log start.",
-		append(destructive("Delete records", true),
-			mcp.WithString("topic", mcp.Required(), mcp.Description("topic name")),
-			mcp.WithInteger("partition", mcp.Required(), mcp.Description("partition number"), mcp.Min(0), mcp.Max(math.MaxInt32)),
-			mcp.WithInteger("before_offset", mcp.Required(), mcp.Description("messages below this offset are deleted; at most the log end offset"), mcp.Min(0)),
-		)...), toolcall.Destructive, h.planDeleteRecords)
-	calls.Change(h.tool("create_partitions",
-		fmt.Sprintf("Raise a topic's partition count to count (CreatePartitions). It cannot be undone, and keyed messages map to other partitions afterwards (per-key ordering breaks across the change). At most %d partitions.", maxPartitions),
-		append(destructive("Add partitions", true),
-			mcp.WithString("topic", mcp.Required(), mcp.Description("topic name")),
-			mcp.WithInteger("count", mcp.Required(), mcp.Description("the new total number of partitions (more than now)"), mcp.Min(1), mcp.Max(maxPartitions)),
-		)...), toolcall.Destructive, h.planCreatePartitions)
-	calls.Change(h.tool("alter_topic_config",
-		"Set or delete a topic's configs (IncrementalAlterConfigs). A change; destructive when it lowers retention.ms or retention.bytes (data becomes eligible for deletion), changes cleanup.policy, or lowers min.insync.replicas — compared with the live value. The preview shows old → new and the source per key, and for a retention decrease the messages that become eligible for deletion.",
-		append(destructive("Alter topic config", true),
-			mcp.WithString("topic", mcp.Required(), mcp.Description("topic name")),
-			mcp.WithObject("set", mcp.Description("configs to set, name to string value, e.g. {\"retention.ms\": \"86400000\"}"), mcp.AdditionalProperties(map[string]any{"type": "string"})),
-			mcp.WithArray("delete", mcp.Description("configs to remove from the topic (it falls back to the broker default)"), mcp.WithStringItems()),
-		)...), toolcall.Destructive, h.planAlterConfig)
-	calls.Change(h.tool("delete_topic",
-		"Delete a topic and every message in it (DeleteTopics). The preview shows its partitions, size on disk, the groups with committed offsets on it and whether the brokers allow deletion (delete.topic.enable).",
-		append(destructive("Delete topic", true),
-			mcp.WithString("topic", mcp.Required(), mcp.Description("topic name")),
-		)...), toolcall.Destructive, h.planDeleteTopic)
+type deleteOffsetsIn struct {
+	clusterArg
+	GroupID    string  `json:"group_id" jsonschema:"consumer group id"`
+	Topic      string  `json:"topic" jsonschema:"topic whose committed offsets to delete"`
+	Partitions []int32 `json:"partitions,omitempty" jsonschema:"only these partitions (default: all)" minItems:"1" minimum:"0" maximum:"2147483647"`
 }
 
-// maxPartitions bounds create_partitions: a typo of a few digits must not
-// ask the controller for millions of partitions.
+type deleteGroupIn struct {
+	clusterArg
+	GroupID string `json:"group_id" jsonschema:"consumer group id (the group must have no members)"`
+}
+
+type deleteRecordsIn struct {
+	clusterArg
+	Topic        string `json:"topic" jsonschema:"topic name"`
+	Partition    int32  `json:"partition" jsonschema:"partition number" minimum:"0" maximum:"2147483647"`
+	BeforeOffset int64  `json:"before_offset" jsonschema:"messages below this offset are deleted; at most the log end offset" minimum:"0"`
+}
+
+type createPartitionsIn struct {
+	clusterArg
+	Topic string `json:"topic" jsonschema:"topic name"`
+	Count int32  `json:"count" jsonschema:"the new total number of partitions (more than now)" minimum:"1" maximum:"10000"`
+}
+
+type alterConfigIn struct {
+	clusterArg
+	Topic  string            `json:"topic" jsonschema:"topic name"`
+	Set    map[string]string `json:"set,omitempty" jsonschema:"configs to set, name to string value, e.g. {\"retention.ms\": \"86400000\"}"`
+	Delete []string          `json:"delete,omitempty" jsonschema:"configs to remove from the topic (it falls back to the broker default)"`
+}
+
+func (h *Handler) registerAdmin(calls *toolcall.Pipeline) {
+	toolcall.AddChange(calls, h.tool("delete_consumer_group_offsets",
+		"Delete an empty consumer group's committed offsets on one topic (OffsetDelete): its consumers then start where their auto.offset.reset says. The preview lists every offset that disappears.",
+		destructive("Delete consumer group offsets", true)), mapped(h.planDeleteOffsets))
+	toolcall.AddChange(calls, h.tool("delete_consumer_group",
+		"Delete an empty consumer group and every offset it committed (DeleteGroups). The preview lists the committed offsets per topic that are lost.",
+		destructive("Delete consumer group", true)), mapped(h.planDeleteGroup))
+	toolcall.AddChange(calls, h.tool("delete_records",
+		"Delete every message of one partition before an offset (DeleteRecords): the log start moves up and those messages are gone for every consumer. The preview shows the messages removed and the groups whose committed offset falls below the new log start.",
+		destructive("Delete records", true)), mapped(h.planDeleteRecords))
+	toolcall.AddChange(calls, h.tool("create_partitions",
+		fmt.Sprintf("Raise a topic's partition count to count (CreatePartitions). It cannot be undone, and keyed messages map to other partitions afterwards (per-key ordering breaks across the change). At most %d partitions.", maxPartitions),
+		destructive("Add partitions", true)), mapped(h.planCreatePartitions))
+	toolcall.AddChange(calls, h.tool("alter_topic_config",
+		"Set or delete a topic's configs (IncrementalAlterConfigs). A change; destructive when it lowers retention.ms or retention.bytes (data becomes eligible for deletion), changes cleanup.policy, or lowers min.insync.replicas — compared with the live value. The preview shows old → new and the source per key, and for a retention decrease the messages that become eligible for deletion.",
+		destructive("Alter topic config", true)), mapped(h.planAlterConfig))
+	toolcall.AddChange(calls, h.tool("delete_topic",
+		"Delete a topic and every message in it (DeleteTopics). The preview shows its partitions, size on disk, the groups with committed offsets on it and whether the brokers allow deletion (delete.topic.enable).",
+		destructive("Delete topic", true)), mapped(h.planDeleteTopic))
+}
+
+// maxPartitions bounds create_partitions (the count tag says it too): a
+// typo of a few digits must not ask the controller for millions of
+// partitions.
 const maxPartitions = 10000
+
+// writableCluster is the cluster a write names, refused when its write
+// switch is off.
+func (h *Handler) writableCluster(a clusterArg) (*clusterState, error) {
+	cl, err := h.cluster(a)
+	if err != nil {
+		return nil, err
+	}
+	return cl, h.writable(cl)
+}
 
 // writeTarget checks the cluster switch and allowlists shared by every
 // write tool, and returns the cluster and its target words.
-func (h *Handler) writeTarget(req mcp.CallToolRequest, topic, group string) (*clusterState, string, error) {
-	cl, err := h.clusterArg(req)
+func (h *Handler) writeTarget(a clusterArg, topic, group string) (*clusterState, string, error) {
+	cl, err := h.writableCluster(a)
 	if err != nil {
-		return nil, "", err
-	}
-	if err := h.writable(cl); err != nil {
 		return nil, "", err
 	}
 	if group != "" {
@@ -423,36 +396,32 @@ func (h *Handler) writeTarget(req mcp.CallToolRequest, topic, group string) (*cl
 	return cl, h.target(cl), nil
 }
 
-func topicArg(req mcp.CallToolRequest) (string, error) {
-	t, err := stringArg(req, "topic", true)
-	if err != nil {
-		return "", err
+// validTopic refuses a blank topic argument, then a name Kafka would refuse.
+func validTopic(arg, t string) error {
+	if err := nonEmpty(arg, t); err != nil {
+		return err
 	}
-	return t, checkTopic("topic", t)
+	return checkTopic(arg, t)
 }
 
-func groupArg(req mcp.CallToolRequest) (string, error) {
-	g, err := stringArg(req, "group_id", true)
-	if err != nil {
-		return "", err
+// validGroup refuses a blank group argument, then an id no operator would
+// mean.
+func validGroup(arg, g string) error {
+	if err := nonEmpty(arg, g); err != nil {
+		return err
 	}
-	return g, checkGroup("group_id", g)
+	return checkGroup(arg, g)
 }
 
-func (h *Handler) planDeleteOffsets(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
-	group, err := groupArg(req)
-	if err != nil {
+func (h *Handler) planDeleteOffsets(ctx context.Context, in deleteOffsetsIn) (toolcall.Plan, error) {
+	group, topic, parts := in.GroupID, in.Topic, dedupe(in.Partitions)
+	if err := validGroup("group_id", group); err != nil {
 		return toolcall.Plan{}, err
 	}
-	topic, err := topicArg(req)
-	if err != nil {
+	if err := validTopic("topic", topic); err != nil {
 		return toolcall.Plan{}, err
 	}
-	parts, err := partitionsArg(req.GetArguments(), "partitions")
-	if err != nil {
-		return toolcall.Plan{}, err
-	}
-	cl, target, err := h.writeTarget(req, topic, group)
+	cl, target, err := h.writeTarget(in.clusterArg, topic, group)
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
@@ -515,12 +484,12 @@ func writeCommittedTable(b *strings.Builder, rows []kafka.CommittedRow, withGrou
 	tw.Flush()
 }
 
-func (h *Handler) planDeleteGroup(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
-	group, err := groupArg(req)
-	if err != nil {
+func (h *Handler) planDeleteGroup(ctx context.Context, in deleteGroupIn) (toolcall.Plan, error) {
+	group := in.GroupID
+	if err := validGroup("group_id", group); err != nil {
 		return toolcall.Plan{}, err
 	}
-	cl, target, err := h.writeTarget(req, "", group)
+	cl, target, err := h.writeTarget(in.clusterArg, "", group)
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
@@ -568,27 +537,16 @@ func (h *Handler) planDeleteGroup(ctx context.Context, req mcp.CallToolRequest) 
 	}, nil
 }
 
-func (h *Handler) planDeleteRecords(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
-	topic, err := topicArg(req)
+func (h *Handler) planDeleteRecords(ctx context.Context, in deleteRecordsIn) (toolcall.Plan, error) {
+	topic, part, before := in.Topic, in.Partition, in.BeforeOffset
+	if err := validTopic("topic", topic); err != nil {
+		return toolcall.Plan{}, err
+	}
+	cl, target, err := h.writeTarget(in.clusterArg, topic, "")
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
-	p, _, err := intArg(req, "partition", 0, 0, math.MaxInt32)
-	if err != nil {
-		return toolcall.Plan{}, mcperr.Invalidf("%v; nothing was sent", err)
-	}
-	if _, ok := req.GetArguments()["before_offset"]; !ok {
-		return toolcall.Plan{}, mcperr.Invalidf("before_offset is required")
-	}
-	before, _, err := intArg(req, "before_offset", 0, 0, math.MaxInt64)
-	if err != nil {
-		return toolcall.Plan{}, mcperr.Invalidf("%v; nothing was sent", err)
-	}
-	cl, target, err := h.writeTarget(req, topic, "")
-	if err != nil {
-		return toolcall.Plan{}, err
-	}
-	kc, part := cl.Client, int32(p)
+	kc := cl.Client
 	return toolcall.Plan{
 		Class:    toolcall.Destructive,
 		Target:   target,
@@ -625,23 +583,16 @@ func (h *Handler) planDeleteRecords(ctx context.Context, req mcp.CallToolRequest
 	}, nil
 }
 
-func (h *Handler) planCreatePartitions(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
-	topic, err := topicArg(req)
+func (h *Handler) planCreatePartitions(ctx context.Context, in createPartitionsIn) (toolcall.Plan, error) {
+	topic, count := in.Topic, in.Count
+	if err := validTopic("topic", topic); err != nil {
+		return toolcall.Plan{}, err
+	}
+	cl, target, err := h.writeTarget(in.clusterArg, topic, "")
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
-	if _, ok := req.GetArguments()["count"]; !ok {
-		return toolcall.Plan{}, mcperr.Invalidf("count is required")
-	}
-	n, _, err := intArg(req, "count", 0, 1, maxPartitions)
-	if err != nil {
-		return toolcall.Plan{}, mcperr.Invalidf("%v; nothing was sent", err)
-	}
-	cl, target, err := h.writeTarget(req, topic, "")
-	if err != nil {
-		return toolcall.Plan{}, err
-	}
-	kc, count := cl.Client, int32(n)
+	kc := cl.Client
 	return toolcall.Plan{
 		Class:    toolcall.Destructive,
 		Target:   target,
@@ -673,12 +624,12 @@ func (h *Handler) planCreatePartitions(ctx context.Context, req mcp.CallToolRequ
 	}, nil
 }
 
-func (h *Handler) planDeleteTopic(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
-	topic, err := topicArg(req)
-	if err != nil {
+func (h *Handler) planDeleteTopic(ctx context.Context, in topicIn) (toolcall.Plan, error) {
+	topic := in.Topic
+	if err := validTopic("topic", topic); err != nil {
 		return toolcall.Plan{}, err
 	}
-	cl, target, err := h.writeTarget(req, topic, "")
+	cl, target, err := h.writeTarget(in.clusterArg, topic, "")
 	if err != nil {
 		return toolcall.Plan{}, err
 	}

@@ -96,7 +96,7 @@ func newChangeEnv(t *testing.T, kc *kafkatest.Cluster, pol approval.Config, clus
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { calls.Close() })
-	h.RegisterWith(s, calls)
+	h.Register(calls)
 	cl, err := kc.Client()
 	if err != nil {
 		t.Fatal(err)

@@ -70,7 +70,7 @@ func newFleetEnv(t testing.TB, clusters []mcpserver.Cluster, o mcpserver.Options
 	t.Helper()
 	h := mcpserver.NewFleet(clusters, o)
 	s := server.NewMCPServer("streammcp", "test", h.ServerOptions()...)
-	h.Register(s)
+	h.Register(pipeline(t, s))
 	return h, s
 }
 

@@ -15,6 +15,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/mcpfleet/mcpfleet/shared/audit"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/mcpserver"
@@ -43,8 +45,19 @@ func newEnv(t *testing.T, addrs []string, o mcpserver.Options) *env {
 	}
 	h := mcpserver.New(kcl, o)
 	s := server.NewMCPServer("streammcp", "test", h.ServerOptions()...)
-	h.Register(s)
+	h.Register(pipeline(t, s))
 	return &env{h: h, s: s}
+}
+
+// pipeline is the tool-call pipeline with the default policy and no audit
+// log, as a test server registers through.
+func pipeline(t testing.TB, s *server.MCPServer) *toolcall.Pipeline {
+	t.Helper()
+	calls, err := toolcall.New(s, toolcall.Config{Audit: audit.Config{Dest: "off"}}, toolcall.Options{Server: "streammcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return calls
 }
 
 func connect(t *testing.T, s *server.MCPServer, version string) *client.Client {

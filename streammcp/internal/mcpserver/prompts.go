@@ -46,7 +46,7 @@ func (h *Handler) thresholdHelp() string {
 }
 
 // promptTarget is what a prompt points at: the seed URIs without cluster
-// (the default cluster, as before fleets), the cluster's own URIs and a
+// (the default cluster, so a one-cluster prompt reads unchanged), the cluster's own URIs and a
 // cluster argument for every tool with one. An unknown name is refused
 // like a tool's cluster; an empty value counts as omitted, since clients
 // send "" for an optional prompt argument left blank.
@@ -60,9 +60,9 @@ func (h *Handler) promptTarget(req mcp.GetPromptRequest) (promptTarget, error) {
 	if !ok || name == "" {
 		return promptTarget{cl: h.defaultCluster()}, nil
 	}
-	cl, ok := h.byName[name]
-	if !ok {
-		return promptTarget{}, h.unknownCluster(name)
+	cl, err := h.cluster(clusterArg{Cluster: &name})
+	if err != nil {
+		return promptTarget{}, err
 	}
 	return promptTarget{cl: cl, named: true}, nil
 }

@@ -20,10 +20,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcpfleet/mcpfleet/shared/audit"
-	"github.com/mcpfleet/mcpfleet/shared/toolcall"
-
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/flight"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
@@ -90,6 +89,7 @@ type clusterState struct {
 type Handler struct {
 	clusters []*clusterState // the default cluster first
 	byName   map[string]*clusterState
+	members  *envconfig.Fleet // resolves a call's cluster argument
 	opts     Options
 	log      *slog.Logger
 
@@ -99,11 +99,6 @@ type Handler struct {
 
 	listenMu sync.Mutex
 	listens  map[string]listener // subscriptions/listen streams (2026-07-28)
-}
-
-// New returns a Handler for one cluster, named default, read through kc.
-func New(kc *kafka.Client, o Options) *Handler {
-	return NewFleet([]Cluster{{Name: "default", Client: kc, LagThreshold: o.LagThreshold}}, o)
 }
 
 // NewFleet returns a Handler for several clusters; the first is the
@@ -119,6 +114,11 @@ func NewFleet(clusters []Cluster, o Options) *Handler {
 		o.WatchInterval = 30 * time.Second
 	}
 	h := &Handler{opts: o, log: o.Logger, byName: map[string]*clusterState{}, subs: newSubscriptions(), listens: map[string]listener{}}
+	names := make([]string, len(clusters))
+	for i, c := range clusters {
+		names[i] = c.Name
+	}
+	h.members = config.Fleet(names)
 	for _, c := range clusters {
 		if c.Writes == nil {
 			c.Writes = &config.Writes{Allowed: o.AllowWrites, AllowedVar: "STREAM_ALLOW_WRITES", TopicsVar: "STREAM_WRITE_TOPICS", GroupsVar: "STREAM_WRITE_GROUPS"}
@@ -173,25 +173,14 @@ func (h *Handler) ServerOptions() []server.ServerOption {
 	}
 }
 
-// Register adds the resources, template, tools and prompts to s, with the
-// tools behind a pipeline with default policy and no audit log (tests).
-// Servers use RegisterWith and the pipeline serve configured.
-func (h *Handler) Register(s *server.MCPServer) {
-	calls, err := toolcall.New(s, toolcall.Config{Audit: audit.Config{Dest: "off"}}, toolcall.Options{Server: "streammcp"})
-	if err != nil {
-		panic(err) // an audit log that is off cannot fail to open
-	}
-	h.RegisterWith(s, calls)
-}
-
-// RegisterWith adds the resources, template, tools and prompts to s; every
-// tool goes through calls (validation; dry run, approval and audit for
-// produce_message and create_topic).
-func (h *Handler) RegisterWith(s *server.MCPServer, calls *toolcall.Pipeline) {
-	h.mcp = s
-	h.registerResources(s)
+// Register adds the resources, template, tools and prompts to the server
+// calls serves; every tool goes through calls (validation; dry run,
+// approval and audit for the write tools).
+func (h *Handler) Register(calls *toolcall.Pipeline) {
+	h.mcp = calls.Server()
+	h.registerResources(h.mcp)
 	h.registerTools(calls)
-	h.registerPrompts(s)
+	h.registerPrompts(h.mcp)
 }
 
 func (h *Handler) registerResources(s *server.MCPServer) {
@@ -282,7 +271,7 @@ func (h *Handler) readResource(ctx context.Context, req mcp.ReadResourceRequest)
 	v, err := h.Report(ctx, uri)
 	if err != nil {
 		h.log.Warn("resource read failed", "uri", uri, "err", err)
-		return nil, fmt.Errorf("%s", mcperr.Message(err))
+		return nil, fmt.Errorf("%s", errorText(err))
 	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -460,7 +449,7 @@ func both(ctx context.Context, cl *clusterState, src snapshots) pair {
 	gr := <-ch
 	msg := ""
 	if gr.err != nil {
-		msg = mcperr.Message(gr.err)
+		msg = errorText(gr.err)
 	}
 	return pair{c, err, gr.g, msg}
 }
@@ -483,7 +472,7 @@ func (h *Handler) fleet(ctx context.Context, src snapshots) report.Fleet {
 			r := both(cctx, cl, src)
 			cerr := ""
 			if r.err != nil {
-				r.c, cerr = nil, mcperr.Message(r.err)
+				r.c, cerr = nil, errorText(r.err)
 			}
 			entries[i] = report.NewFleetEntry(cl.Name, r.c, cerr, r.g, r.gerr, cl.LagThreshold)
 		})
@@ -513,7 +502,7 @@ func (h *Handler) Ready(ctx context.Context) error {
 		if r.err == nil {
 			return nil
 		}
-		failed = append(failed, fmt.Sprintf("cluster %s: %s", r.name, mcperr.Message(r.err)))
+		failed = append(failed, fmt.Sprintf("cluster %s: %s", r.name, errorText(r.err)))
 	}
 	slices.Sort(failed)
 	return fmt.Errorf("no Kafka cluster answers a metadata request (%s)", strings.Join(failed, "; "))

@@ -66,22 +66,10 @@ func (c configChange) keys() []string {
 	return append(keys, c.del...)
 }
 
-func configArgs(req mcp.CallToolRequest) (configChange, error) {
-	var c configChange
-	var err error
-	if c.topic, err = topicArg(req); err != nil {
+func configArgs(in alterConfigIn) (configChange, error) {
+	c := configChange{topic: in.Topic, set: in.Set, del: slices.Clone(in.Delete)}
+	if err := validTopic("topic", c.topic); err != nil {
 		return c, err
-	}
-	args := req.GetArguments()
-	if c.set, err = stringMap(args, "set"); err != nil {
-		return c, err
-	}
-	if v, ok := args["delete"]; ok && v != nil {
-		items, _ := v.([]any)
-		for _, it := range items {
-			s, _ := it.(string)
-			c.del = append(c.del, s)
-		}
 	}
 	if len(c.set) == 0 && len(c.del) == 0 {
 		return c, mcperr.Invalidf("set, delete: give at least one config to set or delete (set is empty); nothing was sent")
@@ -239,12 +227,12 @@ func normPolicy(p string) string {
 
 // planAlterConfig validates the keys and values, then reads the live values
 // of those keys (one DescribeConfigs) to classify the call.
-func (h *Handler) planAlterConfig(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
-	c, err := configArgs(req)
+func (h *Handler) planAlterConfig(ctx context.Context, in alterConfigIn) (toolcall.Plan, error) {
+	c, err := configArgs(in)
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
-	cl, target, err := h.writeTarget(req, c.topic, "")
+	cl, target, err := h.writeTarget(in.clusterArg, c.topic, "")
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
@@ -346,7 +334,7 @@ func (h *Handler) retentionEstimate(ctx context.Context, kc *kafka.Client, topic
 		cut := time.Now().Add(-time.Duration(min(ms, math.MaxInt64/int64(time.Millisecond))) * time.Millisecond)
 		offs, err := kc.OffsetsAtTime(ctx, topic, cut)
 		if err != nil {
-			return &retentionEstimate{Words: "Data eligible for deletion could not be estimated: " + mcperr.Message(err)}
+			return &retentionEstimate{Words: "Data eligible for deletion could not be estimated: " + errorText(err)}
 		}
 		est := &retentionEstimate{Before: cut.UTC().Format(time.RFC3339)}
 		for _, o := range offs {
@@ -400,7 +388,7 @@ func sizeEstimate(ctx context.Context, kc *kafka.Client, topic string, rows []co
 		est := &sizeRetentionEstimate{RetentionBytes: limit, Partitions: []eligibleSize{}}
 		sizes, err := kc.PartitionSizes(ctx, topic)
 		if err != nil {
-			est.Unknown = mcperr.Message(err)
+			est.Unknown = errorText(err)
 			est.Words = fmt.Sprintf("With retention.bytes=%s, the data that becomes eligible for deletion is unknown: the partition sizes could not be read (%s).", r.New, est.Unknown)
 			return est
 		}

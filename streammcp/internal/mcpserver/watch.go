@@ -14,7 +14,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/report"
 )
 
@@ -129,7 +128,7 @@ func (h *Handler) refuseUnknownSubscriptions(_ context.Context, _ any, message a
 	}
 	for _, uri := range uris {
 		if _, err := h.parseURI(uri); err != nil {
-			return fmt.Errorf("%s refused: %s; nothing was subscribed", m.Method, mcperr.Message(err))
+			return fmt.Errorf("%s refused: %s; nothing was subscribed", m.Method, errorText(err))
 		}
 	}
 	return nil
@@ -317,7 +316,7 @@ func signature(v any) string {
 	case report.LagReport:
 		type grp struct {
 			ID, State string
-			Members   int
+			Members   *int
 			High      bool
 			Err       string
 		}

@@ -95,4 +95,4 @@ func NewFleet(t time.Time, entries []FleetEntry) Fleet {
 	return f
 }
 
-func ptr(n int) *int { return &n }
+func ptr[T any](v T) *T { return &v }

@@ -416,10 +416,12 @@ type GroupSummary struct {
 	ProtocolType string `json:"protocol_type"`
 	// Type is classic, consumer (KIP-848, group.protocol=consumer) or share
 	// (KIP-932).
-	Type        string `json:"type"`
-	MemberCount int    `json:"member_count"`
+	Type string `json:"type"`
+	// MemberCount and TotalLag are null when the group's members and lag
+	// cannot be read (Unavailable): absent data is not zero.
+	MemberCount *int   `json:"member_count"`
 	TopicCount  int    `json:"topic_count"`
-	TotalLag    int64  `json:"total_lag"`
+	TotalLag    *int64 `json:"total_lag"`
 	HasHighLag  bool   `json:"has_high_lag"`
 	// PartitionsWithoutCommit counts assigned partitions the group has never
 	// committed: they have no lag figure and are left out of total_lag.
@@ -466,10 +468,10 @@ func NewLagReport(g *Groups, threshold int64) LagReport {
 			State:        grp.State,
 			ProtocolType: grp.ProtocolType,
 			Type:         grp.Type,
-			MemberCount:  len(grp.Members),
 			Error:        grp.Err,
 			Unavailable:  grp.Unavailable,
 		}
+		var total int64
 		topics := map[string]bool{}
 		committed := map[string]map[int32]bool{} // every partition with an offset entry
 		for _, o := range grp.Offsets {
@@ -487,7 +489,7 @@ func NewLagReport(g *Groups, threshold int64) LagReport {
 			default:
 				lag := o.LogEnd - o.Committed
 				if lag > 0 {
-					s.TotalLag += lag
+					total += lag
 				}
 				if lag > threshold {
 					s.HasHighLag = true
@@ -509,13 +511,16 @@ func NewLagReport(g *Groups, threshold int64) LagReport {
 			}
 		}
 		s.TopicCount = len(topics)
+		if grp.Unavailable == "" {
+			s.MemberCount, s.TotalLag = ptr(len(grp.Members)), &total
+		}
 		if s.HasHighLag {
 			r.GroupsWithHighLag++
 		}
 		switch {
 		case grp.Err != "":
 			erred = append(erred, grp.ID)
-		case s.HasHighLag && (grp.State == "Empty" || s.MemberCount == 0 && grp.State != "Stable"):
+		case s.HasHighLag && (grp.State == "Empty" || len(grp.Members) == 0 && grp.State != "Stable"):
 			idleWithLag = append(idleWithLag, grp.ID)
 		case s.HasHighLag && grp.State == "Stable":
 			stableHigh = append(stableHigh, grp.ID)

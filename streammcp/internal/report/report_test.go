@@ -204,9 +204,9 @@ func TestLagReport(t *testing.T) {
 		t.Fatalf("counts: %+v", r)
 	}
 	wantSummary := []GroupSummary{
-		{GroupID: "alpha", State: "Empty", TopicCount: 2, TotalLag: 1500, HasHighLag: true, PartitionsWithoutCommit: 1, PartitionsWithErrors: 1},
-		{GroupID: "mid", State: "Empty", TopicCount: 1, TotalLag: 100},
-		{GroupID: "zeta", State: "Stable", ProtocolType: "consumer", MemberCount: 1, TopicCount: 2, TotalLag: 3001, HasHighLag: true, PartitionsWithoutCommit: 2},
+		{GroupID: "alpha", State: "Empty", MemberCount: ptr(0), TopicCount: 2, TotalLag: ptr[int64](1500), HasHighLag: true, PartitionsWithoutCommit: 1, PartitionsWithErrors: 1},
+		{GroupID: "mid", State: "Empty", MemberCount: ptr(0), TopicCount: 1, TotalLag: ptr[int64](100)},
+		{GroupID: "zeta", State: "Stable", ProtocolType: "consumer", MemberCount: ptr(1), TopicCount: 2, TotalLag: ptr[int64](3001), HasHighLag: true, PartitionsWithoutCommit: 2},
 	}
 	if !reflect.DeepEqual(r.GroupSummary, wantSummary) {
 		t.Fatalf("summary\n got %+v\nwant %+v", r.GroupSummary, wantSummary)

@@ -28,7 +28,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/fakekafka"
 )
 
 func main() {
@@ -54,7 +54,7 @@ func main() {
 }
 
 func run(ctx context.Context, log *slog.Logger, rate int) error {
-	c, err := kafkatest.Start(kafkatest.Options{})
+	c, err := fakekafka.Start(fakekafka.Options{})
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func run(ctx context.Context, log *slog.Logger, rate int) error {
 	// A healthy group that keeps up with payments, committing as it goes.
 	live, err := kgo.NewClient(append(c.ClientOpts(),
 		kgo.ConsumerGroup("payments-service"),
-		kgo.ConsumeTopics(kafkatest.TopicPayments),
+		kgo.ConsumeTopics(fakekafka.TopicPayments),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.AutoCommitInterval(time.Second),
 	)...)
@@ -87,7 +87,7 @@ func run(ctx context.Context, log *slog.Logger, rate int) error {
 	}()
 
 	// payments/0 loses a replica from its ISR: one under-replicated partition.
-	if err := c.SetMetadataFault(seedCtx, kafkatest.UnderReplicate(kafkatest.TopicPayments, 0)); err != nil {
+	if err := c.SetMetadataFault(seedCtx, fakekafka.UnderReplicate(fakekafka.TopicPayments, 0)); err != nil {
 		return fmt.Errorf("inject the under-replicated partition: %w", err)
 	}
 
@@ -96,9 +96,9 @@ func run(ctx context.Context, log *slog.Logger, rate int) error {
 	line, _ := json.Marshal(map[string]string{"brokers": strings.Join(c.Addrs(), ",")})
 	fmt.Println(string(line))
 	log.Info("playground Kafka ready", "brokers", c.Addrs(),
-		"topics", []string{kafkatest.TopicOrders, kafkatest.TopicPayments, kafkatest.TopicAudit},
-		"lagging_groups", []string{kafkatest.GroupOrdersProcessor, kafkatest.GroupOrdersReplay},
-		"under_replicated", kafkatest.TopicPayments+"/0")
+		"topics", []string{fakekafka.TopicOrders, fakekafka.TopicPayments, fakekafka.TopicAudit},
+		"lagging_groups", []string{fakekafka.GroupOrdersProcessor, fakekafka.GroupOrdersReplay},
+		"under_replicated", fakekafka.TopicPayments+"/0")
 	<-ctx.Done()
 	log.Info("shutting down")
 	return nil
@@ -106,7 +106,7 @@ func run(ctx context.Context, log *slog.Logger, rate int) error {
 
 // runQuiet runs a healthy cluster: nothing under-replicated, no lag.
 func runQuiet(ctx context.Context, log *slog.Logger) error {
-	c, err := kafkatest.Start(kafkatest.Options{})
+	c, err := fakekafka.Start(fakekafka.Options{})
 	if err != nil {
 		return err
 	}
@@ -118,14 +118,14 @@ func runQuiet(ctx context.Context, log *slog.Logger) error {
 	}
 	line, _ := json.Marshal(map[string]string{"brokers": strings.Join(c.Addrs(), ",")})
 	fmt.Println(string(line))
-	log.Info("playground Kafka ready (quiet)", "brokers", c.Addrs(), "topics", []string{kafkatest.TopicEvents}, "groups", []string{kafkatest.GroupEventsSink})
+	log.Info("playground Kafka ready (quiet)", "brokers", c.Addrs(), "topics", []string{fakekafka.TopicEvents}, "groups", []string{fakekafka.GroupEventsSink})
 	<-ctx.Done()
 	log.Info("shutting down")
 	return nil
 }
 
 // produce keeps writing to orders and payments until ctx ends.
-func produce(ctx context.Context, c *kafkatest.Cluster, log *slog.Logger, rate int) {
+func produce(ctx context.Context, c *fakekafka.Cluster, log *slog.Logger, rate int) {
 	if rate <= 0 {
 		return
 	}
@@ -137,9 +137,9 @@ func produce(ctx context.Context, c *kafkatest.Cluster, log *slog.Logger, rate i
 			return
 		case <-t.C:
 		}
-		topic, part := kafkatest.TopicOrders, int32(i/2)%6
+		topic, part := fakekafka.TopicOrders, int32(i/2)%6
 		if i%2 == 1 {
-			topic, part = kafkatest.TopicPayments, int32(i/2)%3
+			topic, part = fakekafka.TopicPayments, int32(i/2)%3
 		}
 		if err := c.Produce(ctx, topic, part, 1); err != nil && ctx.Err() == nil {
 			log.Warn("produce failed", "err", err)

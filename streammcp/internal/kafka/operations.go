@@ -15,7 +15,6 @@ import (
 	"github.com/IBM/sarama"
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/report"
 )
 
@@ -113,11 +112,11 @@ func (c *Client) DescribeTopic(ctx context.Context, topic string) (*TopicDetail,
 		return nil, err
 	}
 	if len(md.Topics) == 0 || md.Topics[0].Err == sarama.ErrUnknownTopicOrPartition {
-		return nil, mcperr.NotFoundf("topic %q does not exist; list_topics shows the topics there are", topic)
+		return nil, notFoundf("topic %q does not exist; list_topics shows the topics there are", topic)
 	}
 	t := md.Topics[0]
 	if t.Err != sarama.ErrNoError && len(t.Partitions) == 0 {
-		return nil, mcperr.New(kerrKind(t.Err), "describe topic "+topic, fmt.Errorf("%s: %w", ErrorName(t.Err), t.Err), "")
+		return nil, newError(kerrKind(t.Err), "describe topic "+topic, fmt.Errorf("%s: %w", ErrorName(t.Err), t.Err), "")
 	}
 	parts := map[tp]bool{}
 	for _, p := range t.Partitions {
@@ -178,7 +177,7 @@ func (c *Client) DescribeConfigs(ctx context.Context, resourceType, name string)
 	case "broker":
 		rt = sarama.BrokerResource
 	default:
-		return nil, mcperr.Invalidf("resource_type %q is not supported; use topic or broker", resourceType)
+		return nil, invalidf("resource_type %q is not supported; use topic or broker", resourceType)
 	}
 	return c.describeConfigs(ctx, rt, name)
 }
@@ -208,7 +207,7 @@ func (c *Client) describeConfigs(ctx context.Context, rt sarama.ConfigResourceTy
 	for _, r := range resp.Resources {
 		if r.ErrorCode != 0 {
 			k := sarama.KError(r.ErrorCode)
-			return nil, mcperr.New(kerrKind(k), "describe configs of "+name, fmt.Errorf("%s: %s", ErrorName(k), r.ErrorMsg), "")
+			return nil, newError(kerrKind(k), "describe configs of "+name, fmt.Errorf("%s: %s", ErrorName(k), r.ErrorMsg), "")
 		}
 		for _, e := range r.Configs {
 			v := e.Value
@@ -233,7 +232,7 @@ func (c *Client) brokerAddr(ctx context.Context, id string) (string, error) {
 			return b.Addr(), nil
 		}
 	}
-	return "", mcperr.NotFoundf("broker %q is not a live broker; list_brokers shows the ids there are", id)
+	return "", notFoundf("broker %q is not a live broker; list_brokers shows the ids there are", id)
 }
 
 // GroupInfo is one group for list_consumer_groups.
@@ -241,8 +240,8 @@ type GroupInfo struct {
 	GroupID      string `json:"group_id"`
 	State        string `json:"state"`
 	ProtocolType string `json:"protocol_type"`
-	Type         string `json:"type"` // classic, consumer (KIP-848) or share (KIP-932)
-	MemberCount  int    `json:"member_count"`
+	Type         string `json:"type"`         // classic, consumer (KIP-848) or share (KIP-932)
+	MemberCount  *int   `json:"member_count"` // null when the group's members cannot be read (share groups)
 	Coordinator  int32  `json:"coordinator"`
 	Error        string `json:"error"`
 	Unavailable  string `json:"unavailable,omitempty"` // what cannot be read for this type
@@ -263,7 +262,11 @@ func (c *Client) ListConsumerGroups(ctx context.Context) (*GroupList, error) {
 	}
 	out := &GroupList{Groups: []GroupInfo{}, Error: g.Err}
 	for _, gr := range g.Groups {
-		out.Groups = append(out.Groups, GroupInfo{GroupID: gr.ID, State: gr.State, ProtocolType: gr.ProtocolType, Type: gr.Type, MemberCount: len(gr.Members), Coordinator: gr.Coordinator, Error: gr.Err, Unavailable: gr.Unavailable})
+		gi := GroupInfo{GroupID: gr.ID, State: gr.State, ProtocolType: gr.ProtocolType, Type: gr.Type, Coordinator: gr.Coordinator, Error: gr.Err, Unavailable: gr.Unavailable}
+		if gr.Unavailable == "" {
+			gi.MemberCount = ptr(len(gr.Members))
+		}
+		out.Groups = append(out.Groups, gi)
 	}
 	return out, nil
 }
@@ -301,7 +304,7 @@ type GroupDetail struct {
 	Coordinator  int32        `json:"coordinator"`
 	Members      []MemberInfo `json:"members"`
 	Offsets      []OffsetInfo `json:"offsets"`
-	TotalLag     int64        `json:"total_lag"`
+	TotalLag     *int64       `json:"total_lag"` // null when the group's lag cannot be read (share groups)
 	Error        string       `json:"error"`
 	// Unavailable says what cannot be read for this type of group (share
 	// groups: members and lag) instead of empty lists passing for none.
@@ -323,7 +326,7 @@ func (c *Client) DescribeConsumerGroup(ctx context.Context, id string) (*GroupDe
 		return nil, err
 	}
 	if g.State == "Dead" && len(g.Offsets) == 0 {
-		return nil, mcperr.NotFoundf("consumer group %q does not exist; list_consumer_groups shows the groups there are", id)
+		return nil, notFoundf("consumer group %q does not exist; list_consumer_groups shows the groups there are", id)
 	}
 	// Assigned partitions without a commit are listed too, with null offsets.
 	seen := map[tp]bool{}
@@ -354,6 +357,7 @@ func (c *Client) DescribeConsumerGroup(ctx context.Context, id string) (*GroupDe
 		sort.Slice(mi.Assigned, func(i, j int) bool { return mi.Assigned[i].Topic < mi.Assigned[j].Topic })
 		d.Members = append(d.Members, mi)
 	}
+	var total int64
 	for _, o := range g.Offsets {
 		oi := OffsetInfo{Topic: o.Topic, Partition: o.Partition, Error: o.Err}
 		if o.Committed >= 0 {
@@ -365,12 +369,15 @@ func (c *Client) DescribeConsumerGroup(ctx context.Context, id string) (*GroupDe
 		if oi.CommittedOffset != nil && oi.LogEndOffset != nil {
 			lag := o.LogEnd - o.Committed
 			oi.Lag = &lag
-			d.TotalLag += max(lag, 0)
+			total += max(lag, 0)
 		}
 		if o.Committed < 0 && oi.Error == "log-end offset unknown" {
 			oi.Error = ""
 		}
 		d.Offsets = append(d.Offsets, oi)
+	}
+	if g.Unavailable == "" {
+		d.TotalLag = &total
 	}
 	sort.Slice(d.Offsets, func(i, j int) bool {
 		if d.Offsets[i].Topic != d.Offsets[j].Topic {
@@ -441,7 +448,7 @@ func (c *Client) Consume(ctx context.Context, r ConsumeRequest) (*ConsumeResult,
 		return nil, err
 	}
 	if len(md.Topics) == 0 || md.Topics[0].Err == sarama.ErrUnknownTopicOrPartition {
-		return nil, mcperr.NotFoundf("topic %q does not exist; list_topics shows the topics there are", r.Topic)
+		return nil, notFoundf("topic %q does not exist; list_topics shows the topics there are", r.Topic)
 	}
 	var leader int32 = -1
 	found := false
@@ -451,18 +458,18 @@ func (c *Client) Consume(ctx context.Context, r ConsumeRequest) (*ConsumeResult,
 		}
 	}
 	if !found {
-		return nil, mcperr.NotFoundf("topic %q has no partition %d (it has %d)", r.Topic, r.Partition, len(md.Topics[0].Partitions))
+		return nil, notFoundf("topic %q has no partition %d (it has %d)", r.Topic, r.Partition, len(md.Topics[0].Partitions))
 	}
 	addr := brokerAddrs(md)[leader]
 	if addr == "" {
-		return nil, mcperr.New(mcperr.Unavailable, fmt.Sprintf("read %s/%d", r.Topic, r.Partition), errors.New("the partition has no live leader"), "retry after the partition is back online")
+		return nil, newError(Unavailable, fmt.Sprintf("read %s/%d", r.Topic, r.Partition), errors.New("the partition has no live leader"), "retry after the partition is back online")
 	}
 	k := tp{r.Topic, r.Partition}
 	parts := map[tp]bool{k: true}
 	oldest, oerrs := c.offsetsAt(ctx, md, parts, sarama.OffsetOldest)
 	newest, nerrs := c.offsetsAt(ctx, md, parts, sarama.OffsetNewest)
 	if msg := firstNonEmpty(oerrs[k], nerrs[k]); msg != "" {
-		return nil, mcperr.New(mcperr.Unavailable, fmt.Sprintf("read offsets of %s/%d", r.Topic, r.Partition), errors.New(msg), "retry in a moment")
+		return nil, newError(Unavailable, fmt.Sprintf("read offsets of %s/%d", r.Topic, r.Partition), errors.New(msg), "retry in a moment")
 	}
 	res := &ConsumeResult{Topic: r.Topic, Partition: r.Partition, EarliestOffset: oldest[k], LatestOffset: newest[k], Messages: []Message{}}
 	start := r.Offset
@@ -491,7 +498,7 @@ func (c *Client) Consume(ctx context.Context, r ConsumeRequest) (*ConsumeResult,
 			break
 		}
 		if blk.Err != sarama.ErrNoError {
-			return nil, mcperr.New(kerrKind(blk.Err), fmt.Sprintf("fetch %s/%d at offset %d", r.Topic, r.Partition, start), fmt.Errorf("%s: %w", ErrorName(blk.Err), blk.Err), "")
+			return nil, newError(kerrKind(blk.Err), fmt.Sprintf("fetch %s/%d at offset %d", r.Topic, r.Partition, start), fmt.Errorf("%s: %w", ErrorName(blk.Err), blk.Err), "")
 		}
 		progressed := false
 		for _, recs := range blk.RecordsSet {
@@ -656,7 +663,7 @@ func (c *Client) Produce(ctx context.Context, r ProduceRequest) (_ *ProduceResul
 	select {
 	case res := <-done:
 		if res.err != nil {
-			return nil, mcperr.Wrap(unwrapProducer(res.err), "produce a message to topic "+r.Topic, "check that the topic and partition exist and the brokers are reachable")
+			return nil, wrap(unwrapProducer(res.err), "produce a message to topic "+r.Topic, "check that the topic and partition exist and the brokers are reachable")
 		}
 		return res.res, nil
 	case <-ctx.Done():
@@ -682,7 +689,7 @@ func (c *Client) CreateTopic(ctx context.Context, name string, partitions int32,
 	}
 	addr := brokerAddrs(md)[md.ControllerID]
 	if addr == "" {
-		return mcperr.New(mcperr.Unavailable, "create topic "+name, errors.New("no controller is available"), "retry in a moment")
+		return newError(Unavailable, "create topic "+name, errors.New("no controller is available"), "retry in a moment")
 	}
 	detail := &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: rf, ConfigEntries: map[string]*string{}}
 	for k, v := range configs {
@@ -700,7 +707,7 @@ func (c *Client) CreateTopic(ctx context.Context, name string, partitions int32,
 		if te.ErrMsg != nil {
 			msg += ": " + *te.ErrMsg
 		}
-		return mcperr.New(kerrKind(te.Err), "create topic "+name, errors.New(msg), "")
+		return newError(kerrKind(te.Err), "create topic "+name, errors.New(msg), "")
 	}
 	return nil
 }

@@ -1,12 +1,11 @@
-// Package kafkatest runs a real Kafka-protocol cluster in process (franz-go's
+// Package fakekafka runs a real Kafka-protocol cluster in process (franz-go's
 // kfake: three brokers on loopback, real produce, fetch, consumer groups and
-// commits) for streammcp's unit, integration and end-to-end tests and the
-// playground. Faults that kfake cannot produce by itself (an under-replicated
+// commits) for the playground and, through kafkatest, streammcp's tests. Faults that kfake cannot produce by itself (an under-replicated
 // or offline partition, an offline or fenced broker) are injected by
 // rewriting its Metadata and DescribeCluster answers through kfake's control
 // hooks; every request is counted by API so tests can hold the request plan
 // to its budget.
-package kafkatest
+package fakekafka
 
 import (
 	"context"
@@ -47,24 +46,28 @@ type Cluster struct {
 	opts  Options
 	addrs []string
 
-	countMu sync.Mutex
-	counts  map[int16]int
+	// The faults below are set by kafkatest for tests; the playground
+	// only injects metadata faults.
+	CountMu  sync.Mutex
+	Requests map[int16]int // requests answered, by API key
 
-	mdFault atomic.Pointer[mdFault]
-	fenced  atomic.Pointer[[]int32]
-	stall   atomic.Pointer[stall]
-	moved   atomic.Int32 // OffsetFetch answers still to fail with NOT_COORDINATOR
-	latency atomic.Int64 // nanoseconds every request waits before it is answered
+	MetadataFault atomic.Pointer[mdFault]
+	Fenced        atomic.Pointer[[]int32]
+	Stalled       atomic.Pointer[Stall]
+	Moved         atomic.Int32 // OffsetFetch answers still to fail with NOT_COORDINATOR
+	Latency       atomic.Int64 // nanoseconds every request waits before it is answered
 
 	clientMu sync.Mutex
 	client   *kgo.Client
 	prod     *kgo.Client
 }
 
-type stall struct {
-	key     int16
-	node    int32
-	release chan struct{}
+// Stall leaves requests of API Key to broker Node unanswered until Release
+// is closed.
+type Stall struct {
+	Key     int16
+	Node    int32
+	Release chan struct{}
 }
 
 type mdFault struct {
@@ -94,7 +97,7 @@ func Start(o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start in-process Kafka cluster: %w", err)
 	}
-	c := &Cluster{KF: kf, opts: o, addrs: kf.ListenAddrs(), counts: map[int16]int{}}
+	c := &Cluster{KF: kf, opts: o, addrs: kf.ListenAddrs(), Requests: map[int16]int{}}
 	kf.Control(c.control)
 	return c, nil
 }
@@ -121,24 +124,24 @@ func (c *Cluster) Close() {
 // never issue requests to the cluster itself (the loop would deadlock).
 func (c *Cluster) control(req kmsg.Request) (kmsg.Response, error, bool) {
 	c.KF.KeepControl()
-	c.countMu.Lock()
-	c.counts[req.Key()]++
-	c.countMu.Unlock()
-	if d := time.Duration(c.latency.Load()); d > 0 {
+	c.CountMu.Lock()
+	c.Requests[req.Key()]++
+	c.CountMu.Unlock()
+	if d := time.Duration(c.Latency.Load()); d > 0 {
 		// The loop serves other requests meanwhile, as a remote broker would.
 		c.KF.SleepControl(func() { time.Sleep(d) })
 	}
-	if st := c.stall.Load(); st != nil && st.key == req.Key() && st.node == c.KF.CurrentNode() {
+	if st := c.Stalled.Load(); st != nil && st.Key == req.Key() && st.Node == c.KF.CurrentNode() {
 		// Yield without answering until the stall is cleared.
-		c.KF.SleepControl(func() { <-st.release })
+		c.KF.SleepControl(func() { <-st.Release })
 		return nil, nil, false
 	}
 	switch r := req.(type) {
 	case *kmsg.OffsetFetchRequest:
-		if len(r.Groups) == 0 || c.moved.Load() <= 0 {
+		if len(r.Groups) == 0 || c.Moved.Load() <= 0 {
 			return nil, nil, false
 		}
-		c.moved.Add(-1)
+		c.Moved.Add(-1)
 		resp := r.ResponseKind().(*kmsg.OffsetFetchResponse)
 		resp.Version = r.Version
 		for _, g := range r.Groups {
@@ -148,7 +151,7 @@ func (c *Cluster) control(req kmsg.Request) (kmsg.Response, error, bool) {
 		}
 		return resp, nil, true
 	case *kmsg.MetadataRequest:
-		f := c.mdFault.Load()
+		f := c.MetadataFault.Load()
 		if f == nil {
 			return nil, nil, false
 		}
@@ -158,8 +161,8 @@ func (c *Cluster) control(req kmsg.Request) (kmsg.Response, error, bool) {
 		f.fn(resp)
 		return resp, nil, true
 	case *kmsg.DescribeClusterRequest:
-		fenced := c.fenced.Load()
-		f := c.mdFault.Load()
+		fenced := c.Fenced.Load()
+		f := c.MetadataFault.Load()
 		if fenced == nil || f == nil {
 			return nil, nil, false
 		}
@@ -209,41 +212,6 @@ func fillMetadata(resp, snap *kmsg.MetadataResponse, req *kmsg.MetadataRequest) 
 		}
 		resp.Topics = append(resp.Topics, ct)
 	}
-}
-
-// SetLatency makes every request wait d before it is answered: a cluster
-// some distance away (a small fake: in-process brokers answer in
-// microseconds, real ones a network round trip away). 0 removes it.
-func (c *Cluster) SetLatency(d time.Duration) { c.latency.Store(int64(d)) }
-
-// Counts returns the requests served since the last ResetCounts, by API
-// name (e.g. "Metadata": 1).
-func (c *Cluster) Counts() map[string]int {
-	c.countMu.Lock()
-	defer c.countMu.Unlock()
-	out := map[string]int{}
-	for k, n := range c.counts {
-		out[kmsg.NameForKey(k)] = n
-	}
-	return out
-}
-
-// Total returns the number of requests since the last ResetCounts.
-func (c *Cluster) Total() int {
-	c.countMu.Lock()
-	defer c.countMu.Unlock()
-	n := 0
-	for _, v := range c.counts {
-		n += v
-	}
-	return n
-}
-
-// ResetCounts zeroes the request counters.
-func (c *Cluster) ResetCounts() {
-	c.countMu.Lock()
-	c.counts = map[int16]int{}
-	c.countMu.Unlock()
 }
 
 // Client returns a franz-go client for seeding (created on first use; the
@@ -308,7 +276,7 @@ func (c *Cluster) snapshotMetadata(ctx context.Context) (*kmsg.MetadataResponse,
 // current metadata passed through fn. nil clears the fault. Topic layout
 // changes made after this call are not seen until it is called again.
 func (c *Cluster) SetMetadataFault(ctx context.Context, fn func(*kmsg.MetadataResponse)) error {
-	c.mdFault.Store(nil)
+	c.MetadataFault.Store(nil)
 	if fn == nil {
 		return nil
 	}
@@ -316,36 +284,23 @@ func (c *Cluster) SetMetadataFault(ctx context.Context, fn func(*kmsg.MetadataRe
 	if err != nil {
 		return err
 	}
-	c.mdFault.Store(&mdFault{snap: snap, fn: fn})
+	c.MetadataFault.Store(&mdFault{snap: snap, fn: fn})
 	return nil
 }
 
 // ClearFaults removes every injected fault.
 func (c *Cluster) ClearFaults() {
-	c.mdFault.Store(nil)
-	c.fenced.Store(nil)
-	if st := c.stall.Swap(nil); st != nil {
-		close(st.release)
-	}
-}
-
-// MoveCoordinatorsOnce makes the next n multi-group OffsetFetch requests
-// answer NOT_COORDINATOR for every group, as while coordinators move.
-func (c *Cluster) MoveCoordinatorsOnce(n int) { c.moved.Store(int32(n)) }
-
-// Stall makes broker node leave requests of API key (e.g. kmsg.ListGroups)
-// unanswered until ClearFaults: a broker that accepts connections but does
-// not answer.
-func (c *Cluster) Stall(key int16, node int32) {
-	if old := c.stall.Swap(&stall{key: key, node: node, release: make(chan struct{})}); old != nil {
-		close(old.release)
+	c.MetadataFault.Store(nil)
+	c.Fenced.Store(nil)
+	if st := c.Stalled.Swap(nil); st != nil {
+		close(st.Release)
 	}
 }
 
 // UnderReplicate drops the last replica from the ISR of topic/partition.
 func UnderReplicate(topic string, partition int32) func(*kmsg.MetadataResponse) {
 	return func(m *kmsg.MetadataResponse) {
-		eachPartition(m, func(t string, p *kmsg.MetadataResponseTopicPartition) {
+		EachPartition(m, func(t string, p *kmsg.MetadataResponseTopicPartition) {
 			if t == topic && p.Partition == partition && len(p.ISR) > 0 {
 				p.ISR = p.ISR[:len(p.ISR)-1]
 			}
@@ -353,65 +308,7 @@ func UnderReplicate(topic string, partition int32) func(*kmsg.MetadataResponse) 
 	}
 }
 
-// Offline makes topic/partition leaderless: leader -1,
-// LEADER_NOT_AVAILABLE, empty ISR, every replica offline.
-func Offline(topic string, partition int32) func(*kmsg.MetadataResponse) {
-	return func(m *kmsg.MetadataResponse) {
-		eachPartition(m, func(t string, p *kmsg.MetadataResponseTopicPartition) {
-			if t == topic && p.Partition == partition {
-				p.Leader = -1
-				p.ErrorCode = 5 // LEADER_NOT_AVAILABLE
-				p.ISR = []int32{}
-				p.OfflineReplicas = slices.Clone(p.Replicas)
-			}
-		})
-	}
-}
-
-// BrokerDown removes broker id from the broker list, marks it offline in
-// every replica set and drops it from every ISR, the way Kafka reports a
-// broker that died. Partitions it led keep it as leader (failover pending),
-// so they read as offline.
-func BrokerDown(id int32) func(*kmsg.MetadataResponse) {
-	return func(m *kmsg.MetadataResponse) {
-		m.Brokers = slices.DeleteFunc(m.Brokers, func(b kmsg.MetadataResponseBroker) bool { return b.NodeID == id })
-		eachPartition(m, func(_ string, p *kmsg.MetadataResponseTopicPartition) {
-			if slices.Contains(p.Replicas, id) {
-				p.OfflineReplicas = append(p.OfflineReplicas, id)
-				p.ISR = slices.DeleteFunc(p.ISR, func(r int32) bool { return r == id })
-			}
-		})
-	}
-}
-
-// Combine applies several metadata faults in order.
-func Combine(fns ...func(*kmsg.MetadataResponse)) func(*kmsg.MetadataResponse) {
-	return func(m *kmsg.MetadataResponse) {
-		for _, f := range fns {
-			f(m)
-		}
-	}
-}
-
-// Fence makes DescribeCluster report ids as fenced (Kafka 4.0+), leaving
-// Metadata as it is. Call with no ids to clear.
-func (c *Cluster) Fence(ctx context.Context, ids ...int32) error {
-	if len(ids) == 0 {
-		c.fenced.Store(nil)
-		return nil
-	}
-	if c.mdFault.Load() == nil {
-		// DescribeCluster answers are built from a metadata snapshot.
-		if err := c.SetMetadataFault(ctx, func(*kmsg.MetadataResponse) {}); err != nil {
-			return err
-		}
-	}
-	ids = slices.Clone(ids)
-	c.fenced.Store(&ids)
-	return nil
-}
-
-func eachPartition(m *kmsg.MetadataResponse, fn func(string, *kmsg.MetadataResponseTopicPartition)) {
+func EachPartition(m *kmsg.MetadataResponse, fn func(string, *kmsg.MetadataResponseTopicPartition)) {
 	for ti := range m.Topics {
 		name := ""
 		if m.Topics[ti].Topic != nil {
@@ -421,14 +318,4 @@ func eachPartition(m *kmsg.MetadataResponse, fn func(string, *kmsg.MetadataRespo
 			fn(name, &m.Topics[ti].Partitions[pi])
 		}
 	}
-}
-
-// StopBroker really stops broker id: its listener closes and dials are
-// refused. kfake moves its partitions to the remaining brokers.
-func (c *Cluster) StopBroker(id int32) error { return c.KF.RemoveNode(id) }
-
-// RestartBroker brings broker id back on port.
-func (c *Cluster) RestartBroker(id int32, port int) error {
-	_, _, err := c.KF.AddNode(id, port)
-	return err
 }

@@ -1,4 +1,4 @@
-package kafkatest
+package fakekafka
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -126,24 +125,18 @@ func (c *Cluster) Commit(ctx context.Context, group string, offsets map[string]m
 // Member is a live consumer-group member (the group reads Stable while it
 // runs). It never commits by itself.
 type Member struct {
-	cl *kgo.Client
+	Consumer *kgo.Client
 }
 
 // JoinGroup starts a member of group consuming topics and waits until the
 // group is Stable with the member assigned.
 func (c *Cluster) JoinGroup(ctx context.Context, group string, topics ...string) (*Member, error) {
-	return c.join(ctx, group, topics, kgo.MaxVersions(kversion.V3_7_0()))
+	return c.Join(ctx, group, topics, kgo.MaxVersions(kversion.V3_7_0()))
 }
 
-// JoinNextGenGroup is JoinGroup with the KIP-848 consumer protocol (Kafka
-// 4.0+): the coordinator assigns partitions and the group's type is
-// "consumer" rather than "classic".
-func (c *Cluster) JoinNextGenGroup(ctx context.Context, group string, topics ...string) (*Member, error) {
-	return c.join(ctx, group, topics, kgo.MaxVersions(kversion.V4_0_0()), kgo.ServerSideBalancer(),
-		kgo.Balancers(kgo.RangeBalancer()))
-}
-
-func (c *Cluster) join(ctx context.Context, group string, topics []string, extra ...kgo.Opt) (*Member, error) {
+// Join starts a member of group consuming topics with the extra client
+// options and waits until the group is Stable with the member assigned.
+func (c *Cluster) Join(ctx context.Context, group string, topics []string, extra ...kgo.Opt) (*Member, error) {
 	assigned := make(chan struct{}, 1)
 	opts := append(c.ClientOpts(),
 		kgo.ConsumerGroup(group),
@@ -180,46 +173,8 @@ func (c *Cluster) join(ctx context.Context, group string, topics []string, extra
 		cl.Close()
 		return nil, fmt.Errorf("join group %s: not assigned within 20s", group)
 	}
-	return &Member{cl: cl}, nil
+	return &Member{Consumer: cl}, nil
 }
 
 // Leave stops the member; the group becomes Empty.
-func (m *Member) Leave() { m.cl.Close() }
-
-// JoinShareGroup starts a member of share group (KIP-932) group consuming
-// topics and waits until the coordinator lists the group Stable with type
-// "share" (kadm reads it). Leave stops it.
-func (c *Cluster) JoinShareGroup(ctx context.Context, group string, topics ...string) (*Member, error) {
-	// Share groups need Kafka 4.1+ requests (ShareGroupHeartbeat, ShareFetch).
-	opts := append(c.ClientOpts(), kgo.MaxVersions(kversion.Stable()), kgo.ShareGroup(group), kgo.ConsumeTopics(topics...), kgo.ClientID(group+"-member"))
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return nil, err
-	}
-	go func() {
-		for {
-			f := cl.PollFetches(context.Background())
-			if f.IsClientClosed() {
-				return
-			}
-		}
-	}()
-	deadline := time.After(20 * time.Second)
-	for {
-		listed, err := kadm.NewClient(cl).ListGroupsByType(ctx, []string{"share"})
-		if err == nil {
-			if g, ok := listed[group]; ok && g.State == "Stable" {
-				return &Member{cl: cl}, nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			cl.Close()
-			return nil, fmt.Errorf("join share group %s: %w", group, ctx.Err())
-		case <-deadline:
-			cl.Close()
-			return nil, fmt.Errorf("join share group %s: not Stable within 20s (last error %v)", group, err)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
+func (m *Member) Leave() { m.Consumer.Close() }
