@@ -58,12 +58,15 @@ type Scenario struct {
 	// Env is the binary's environment (back end); OAuth is added unless
 	// Anonymous.
 	Env []string
-	// Anonymous serves without OAuth: no token on calls and scrapes;
-	// Unauthenticated and Malformed must be 0.
+	// Anonymous (Run only) serves without OAuth: no token on calls and
+	// scrapes; Unauthenticated and Malformed must be 0.
 	Anonymous bool
 	// Rules are the alert rules Prometheus evaluates, checked with promtool
 	// first; empty means the README's (READMERules of README.md).
 	Rules string
+	// NoRules loads no rules and checks no alerts (a library with no
+	// README rules of its own).
+	NoRules bool
 	// Calls are made in order before Expect is asserted.
 	Calls []Call
 	// Unauthenticated and Malformed are how many initialize requests are
@@ -90,6 +93,8 @@ type Scenario struct {
 
 // Running is a Scenario that ran, for assertions a scenario cannot say.
 type Running struct {
+	// Base is the server's base URL; Server is nil for RunAt.
+	Base   string
 	Server *e2e.HTTPServer
 	Client *mcp.ClientSession
 	Prom   *Prometheus
@@ -125,32 +130,59 @@ func (c Call) check(t testing.TB, isErr bool, err error) bool {
 	return true
 }
 
-// Run drives sc against bin (e2e.Build's output) and fails the test at the
-// first difference; the server, client and Prometheus it returns keep
-// running until the test ends.
+// Run drives sc against bin (e2e.Build's output), started over
+// streamable HTTP with OAuth on unless sc.Anonymous, and fails the test at
+// the first difference; what it returns keeps running until the test ends.
 func Run(t testing.TB, bin string, sc Scenario) *Running {
 	t.Helper()
 	Binary(t, "prometheus")
-	rules := sc.Rules
-	if rules == "" {
-		rules = READMERules(t, "README.md")
-	}
-	CheckRules(t, rules)
-	env := sc.Env
-	var opts Options
-	var httpClient *http.Client
+	env, target := sc.Env, Target{}
 	if !sc.Anonymous {
 		env = append(append([]string(nil), env...), e2e.OAuthEnv...)
-		opts.BearerToken = e2e.OAuthToken("prometheus")
-		httpClient = e2e.Bearer(e2e.OAuthToken("alice"))
-	} else if sc.Unauthenticated+sc.Malformed > 0 {
-		t.Fatal("promtest: an Anonymous scenario refuses no tokens")
+		// A scrape is a client of its own: Prometheus, not alice.
+		target.Token, target.ScrapeToken = e2e.OAuthToken("alice"), e2e.OAuthToken("prometheus")
 	}
 	srv := e2e.StartHTTP(t, bin, env)
-	opts.Targets = []string{strings.TrimPrefix(srv.Base, "http://")}
-	opts.Rules = []string{rules}
+	target.Base = srv.Base
+	r := RunAt(t, target, sc)
+	r.Server = srv
+	return r
+}
+
+// Target is a server already serving streamable HTTP, e.g. in process.
+type Target struct {
+	// Base is its base URL: /mcp and /metrics are below it.
+	Base string
+	// Token, when set, is the bearer token of the calls, and of the
+	// scrapes unless ScrapeToken is set.
+	Token, ScrapeToken string
+}
+
+// RunAt drives sc against a server that is already running, as Run does.
+func RunAt(t testing.TB, target Target, sc Scenario) *Running {
+	t.Helper()
+	Binary(t, "prometheus")
+	opts := Options{Targets: []string{strings.TrimPrefix(target.Base, "http://")}, BearerToken: target.ScrapeToken}
+	if !sc.NoRules {
+		rules := sc.Rules
+		if rules == "" {
+			rules = READMERules(t, "README.md")
+		}
+		CheckRules(t, rules)
+		opts.Rules = []string{rules}
+	}
+	if opts.BearerToken == "" {
+		opts.BearerToken = target.Token
+	}
+	var httpClient *http.Client
+	if target.Token != "" {
+		httpClient = e2e.Bearer(target.Token)
+	} else if sc.Unauthenticated+sc.Malformed > 0 {
+		t.Fatal("promtest: a scenario without a token refuses no tokens")
+	}
 	prom := Start(t, opts)
-	cs := e2e.Connect(t, srv.MCPURL(), httpClient)
+	mcpURL := target.Base + "/mcp"
+	cs := e2e.Connect(t, mcpURL, httpClient)
 
 	for _, c := range sc.Calls {
 		for range max(c.Times, 1) {
@@ -161,12 +193,12 @@ func Run(t testing.TB, bin string, sc Scenario) *Running {
 	}
 	initMsg := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	for range sc.Unauthenticated {
-		if resp, _ := e2e.Post(t, srv.MCPURL(), initMsg); resp.StatusCode != http.StatusUnauthorized {
+		if resp, _ := e2e.Post(t, mcpURL, initMsg); resp.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("no token: HTTP %d", resp.StatusCode)
 		}
 	}
 	for range sc.Malformed {
-		if resp, _ := e2e.Post(t, srv.MCPURL(), initMsg, "Authorization", "Bearer not.a.jwt"); resp.StatusCode != http.StatusUnauthorized {
+		if resp, _ := e2e.Post(t, mcpURL, initMsg, "Authorization", "Bearer not.a.jwt"); resp.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("malformed token: HTTP %d", resp.StatusCode)
 		}
 	}
@@ -209,7 +241,7 @@ func Run(t testing.TB, bin string, sc Scenario) *Running {
 	if sc.After != nil {
 		prom.Expect(t, sc.queries(sc.After(failed)))
 	}
-	return &Running{Server: srv, Client: cs, Prom: prom}
+	return &Running{Base: target.Base, Client: cs, Prom: prom}
 }
 
 // queries puts the server's label in place of {S, and {S}.
