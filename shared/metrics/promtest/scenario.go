@@ -255,3 +255,23 @@ func (sc Scenario) queries(in map[string]float64) map[string]float64 {
 	}
 	return out
 }
+
+// NoNewSeries checks that distinct inputs add no series: it runs round(-1)
+// (every label combination the rounds make, once), scrapes metricsURL,
+// runs round(0) … round(rounds-1), scrapes again and fails the test for
+// each series the rounds added. It returns the last scrape.
+func NoNewSeries(t testing.TB, metricsURL string, rounds int, round func(i int)) map[string]float64 {
+	t.Helper()
+	round(-1)
+	before := Scrape(t, metricsURL)
+	for i := range rounds {
+		round(i)
+	}
+	after := Scrape(t, metricsURL)
+	for k := range after {
+		if _, ok := before[k]; !ok {
+			t.Errorf("new series after %d rounds of distinct calls: %s", rounds, k)
+		}
+	}
+	return after
+}
