@@ -72,7 +72,8 @@ type Scenario struct {
 	// Unauthenticated and Malformed are how many initialize requests are
 	// sent without a token and with a malformed one; each must get 401.
 	Unauthenticated, Malformed int
-	// Expect are PromQL queries and the values they must reach.
+	// Expect are PromQL queries and the values they must reach, besides
+	// those Calls, Unauthenticated and Malformed imply (see Implied).
 	Expect map[string]float64
 	// Stop, when set, takes the back end away after Expect holds. Failing
 	// (whose Want must then be ToolError, as it is when zero) is then
@@ -202,7 +203,11 @@ func RunAt(t testing.TB, target Target, sc Scenario) *Running {
 			t.Fatalf("malformed token: HTTP %d", resp.StatusCode)
 		}
 	}
-	prom.Expect(t, sc.queries(sc.Expect))
+	want := sc.Implied()
+	for q, v := range sc.Expect {
+		want[q] = v
+	}
+	prom.Expect(t, sc.queries(want))
 
 	failed, halt := 0, func() {}
 	if sc.Stop != nil {
@@ -242,6 +247,38 @@ func RunAt(t testing.TB, target Target, sc Scenario) *Running {
 		prom.Expect(t, sc.queries(sc.After(failed)))
 	}
 	return &Running{Base: target.Base, Client: cs, Prom: prom}
+}
+
+// Implied returns the queries every scenario's calls imply, "{S" as in
+// Expect: per tool and outcome (ok, tool_error), mcpfleet_tool_calls_total
+// and the tool's duration count and +Inf bucket; the tools/call requests
+// and those that ended in a protocol error; the refused tokens by reason;
+// and mcpfleet_build_info.
+func (sc Scenario) Implied() map[string]float64 {
+	want := map[string]float64{`mcpfleet_build_info{S}`: 1}
+	calls, protocolErrors := 0, 0
+	for _, c := range sc.Calls {
+		n := max(c.Times, 1)
+		calls += n
+		if c.Want == ProtocolError {
+			protocolErrors += n
+			continue
+		}
+		want[fmt.Sprintf(`sum(mcpfleet_tool_calls_total{S,tool=%q,outcome=%q})`, c.Tool, c.Want)] += float64(n)
+		want[fmt.Sprintf(`sum(mcpfleet_tool_call_duration_seconds_count{S,tool=%q})`, c.Tool)] += float64(n)
+		want[fmt.Sprintf(`sum(mcpfleet_tool_call_duration_seconds_bucket{S,tool=%q,le="+Inf"})`, c.Tool)] += float64(n)
+	}
+	if calls > 0 {
+		want[`sum(mcpfleet_requests_total{S,method="tools/call"})`] = float64(calls)
+		want[`sum(mcpfleet_requests_total{S,method="tools/call",outcome="error"}) or vector(0)`] = float64(protocolErrors)
+	}
+	if sc.Unauthenticated > 0 {
+		want[`sum(mcpfleet_auth_failures_total{S,reason="missing"})`] = float64(sc.Unauthenticated)
+	}
+	if sc.Malformed > 0 {
+		want[`sum(mcpfleet_auth_failures_total{S,reason="malformed"})`] = float64(sc.Malformed)
+	}
+	return want
 }
 
 // queries puts the server's label in place of {S, and {S}.
