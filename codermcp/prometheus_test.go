@@ -40,19 +40,10 @@ func TestRealPrometheus(t *testing.T) {
 		},
 		Unauthenticated: 3,
 		Malformed:       2,
+		// Besides the counts the calls and refused tokens imply (Scenario.Implied).
 		Expect: map[string]float64{
-			`sum(mcpfleet_tool_calls_total{S,tool="ping",outcome="ok"})`:                                                      3,
-			`sum(mcpfleet_tool_calls_total{S,tool="coder",outcome="ok"})`:                                                     2,
-			`sum(mcpfleet_tool_calls_total{S,tool="coder",outcome="tool_error"})`:                                             1,
-			`sum(mcpfleet_tool_call_duration_seconds_count{S,tool="coder"})`:                                                  3,
-			`sum(mcpfleet_tool_call_duration_seconds_bucket{S,tool="coder",le="+Inf"})`:                                       3,
 			`count(histogram_quantile(0.5, sum by (le) (mcpfleet_tool_call_duration_seconds_bucket{S,tool="coder"})) > 0.01)`: 1,
 			`count(histogram_quantile(0.5, sum by (le) (mcpfleet_tool_call_duration_seconds_bucket{S,tool="ping"})) < 1)`:     1,
-			`sum(mcpfleet_requests_total{S,method="tools/call",outcome="error"})`:                                             1,
-			`sum(mcpfleet_requests_total{S,method="tools/call"})`:                                                             7,
-			`sum(mcpfleet_auth_failures_total{S,reason="missing"})`:                                                           3,
-			`sum(mcpfleet_auth_failures_total{S,reason="malformed"})`:                                                         2,
-			`mcpfleet_build_info{S}`: 1,
 			// Each turn was one CLI run; the refused one ended in the auth class.
 			`sum(mcpfleet_backend_requests_total{S,backend="codex",operation="exec",outcome="ok"})`:    2,
 			`sum(mcpfleet_backend_requests_total{S,backend="codex",operation="exec",outcome="auth"})`:  1,
