@@ -27,14 +27,10 @@ func TestRealPrometheusScrapes(t *testing.T) {
 			{Tool: "boom", Args: map[string]any{}, Want: promtest.ProtocolError},
 		},
 		Malformed: 3,
+		// Besides the counts the calls and refused tokens imply (Scenario.Implied).
 		Expect: map[string]float64{
-			`sum(mcpfleet_tool_calls_total{S,tool="whoami",outcome="ok"})`:                                                  7,
-			`sum(mcpfleet_tool_calls_total{S,tool="fail",outcome="tool_error"})`:                                            2,
 			`sum(mcpfleet_tool_calls_total{S,tool="boom",outcome="protocol_error"})`:                                        1,
-			`sum(mcpfleet_requests_total{S,method="tools/call",outcome="error"})`:                                           1,
 			`sum(mcpfleet_request_duration_seconds_count{S,method="tools/call"})`:                                           10,
-			`sum(mcpfleet_tool_call_duration_seconds_bucket{S,tool="whoami",le="+Inf"})`:                                    7,
-			`sum(mcpfleet_auth_failures_total{S,reason="malformed"})`:                                                       3,
 			`count(histogram_quantile(0.5, sum by (le) (mcpfleet_tool_call_duration_seconds_bucket{S,tool="whoami"})) < 1)`: 1,
 			`mcpfleet_build_info{S,version="0.0.1"}`:                                                                        1,
 		},
