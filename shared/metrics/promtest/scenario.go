@@ -76,9 +76,9 @@ type Scenario struct {
 	// those Calls, Unauthenticated and Malformed imply (see Implied).
 	Expect map[string]float64
 	// Stop, when set, takes the back end away after Expect holds. Failing
-	// (whose Want must then be ToolError, as it is when zero) is then
-	// called every 200 ms, as a client would, until every alert of Alerts
-	// is active.
+	// is then called every 200 ms, as a client would, until every alert of
+	// Alerts is active; each of its calls must end in a tool error (its
+	// Want is not read).
 	Stop    func() error
 	Failing Call
 	// StopTimeout, when set, bounds the waits after Stop (default: the
