@@ -1,33 +1,15 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"net/http"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
 	"github.com/mcpfleet/mcpfleet/shared/metrics/promtest"
 )
-
-// call makes one tool call and reports whether it was a tool error; a
-// protocol (JSON-RPC) error is returned as err.
-func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (bool, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		return false, err
-	}
-	return res.IsError, nil
-}
 
 // TestRealPrometheus: Debian's prometheus scrapes the built codermcp (HTTP,
 // OAuth on) every second while the test makes known calls through the real
@@ -39,103 +21,51 @@ func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any)
 func TestRealPrometheus(t *testing.T) {
 	t.Parallel()
 	promtest.Binary(t, "prometheus")
-	rules := promtest.READMERules(t, "README.md")
-	promtest.CheckRules(t, rules)
 	h := codertest.New(t)
-	bin := e2e.Build(t, ".")
-	srv := e2e.StartHTTP(t, bin, append([]string{h.Marker, "CODER_CLI_PATH=" + h.CLI, "CODER_HOME=" + h.Home, "CODER_WORKSPACE_ROOTS=" + testRoots(),
-		"CODER_MODELS=" + codertest.Model, "CODER_DEFAULT_MODEL=" + codertest.Model}, e2e.OAuthEnv...))
-	prom := promtest.Start(t, promtest.Options{Targets: []string{strings.TrimPrefix(srv.Base, "http://")}, Rules: []string{rules}, BearerToken: e2e.OAuthToken("prometheus")})
-	cs := e2e.Connect(t, srv.MCPURL(), e2e.Bearer(e2e.OAuthToken("alice")))
 	dir := t.TempDir()
-
-	for range 3 {
-		if isErr, err := call(t, cs, "ping", nil); isErr || err != nil {
-			t.Fatalf("ping: isError=%v err=%v", isErr, err)
-		}
+	coder := func(prompt string, want promtest.Outcome) promtest.Call {
+		return promtest.Call{Tool: "coder", Args: map[string]any{"prompt": prompt, "workingDirectory": dir}, Want: want}
 	}
-	for i := range 2 {
-		if isErr, err := call(t, cs, "coder", map[string]any{"prompt": fmt.Sprintf("turn %d", i), "workingDirectory": dir}); isErr || err != nil {
-			t.Fatalf("coder: isError=%v err=%v", isErr, err)
-		}
-	}
-	// The model endpoint refuses the key: the CLI fails, the tool says so.
-	if isErr, err := call(t, cs, "coder", map[string]any{"prompt": "refused [[401]]", "workingDirectory": dir}); !isErr || err != nil {
-		t.Fatalf("coder refused by the model endpoint: isError=%v err=%v", isErr, err)
-	}
-	if _, err := call(t, cs, "no_such_tool", nil); err == nil {
-		t.Fatal("an unknown tool was answered without a protocol error")
-	}
-	initMsg := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	for range 3 {
-		if resp, _ := e2e.Post(t, srv.MCPURL(), initMsg); resp.StatusCode != http.StatusUnauthorized {
-			t.Fatalf("no token: HTTP %d", resp.StatusCode)
-		}
-	}
-	for range 2 {
-		if resp, _ := e2e.Post(t, srv.MCPURL(), initMsg, "Authorization", "Bearer not.a.jwt"); resp.StatusCode != http.StatusUnauthorized {
-			t.Fatalf("malformed token: HTTP %d", resp.StatusCode)
-		}
-	}
-	q := func(s string) string { return strings.ReplaceAll(s, "S", `server="codermcp"`) }
-	prom.Expect(t, map[string]float64{
-		q(`sum(mcpfleet_tool_calls_total{S,tool="ping",outcome="ok"})`):                                                      3,
-		q(`sum(mcpfleet_tool_calls_total{S,tool="coder",outcome="ok"})`):                                                     2,
-		q(`sum(mcpfleet_tool_calls_total{S,tool="coder",outcome="tool_error"})`):                                             1,
-		q(`sum(mcpfleet_tool_call_duration_seconds_count{S,tool="coder"})`):                                                  3,
-		q(`sum(mcpfleet_tool_call_duration_seconds_bucket{S,tool="coder",le="+Inf"})`):                                       3,
-		q(`count(histogram_quantile(0.5, sum by (le) (mcpfleet_tool_call_duration_seconds_bucket{S,tool="coder"})) > 0.01)`): 1,
-		q(`count(histogram_quantile(0.5, sum by (le) (mcpfleet_tool_call_duration_seconds_bucket{S,tool="ping"})) < 1)`):     1,
-		q(`sum(mcpfleet_requests_total{S,method="tools/call",outcome="error"})`):                                             1,
-		q(`sum(mcpfleet_requests_total{S,method="tools/call"})`):                                                             7,
-		q(`sum(mcpfleet_auth_failures_total{S,reason="missing"})`):                                                           3,
-		q(`sum(mcpfleet_auth_failures_total{S,reason="malformed"})`):                                                         2,
-		q(`mcpfleet_build_info{S}`): 1,
-		// Each turn was one CLI run; the refused one ended in the auth class.
-		q(`sum(mcpfleet_backend_requests_total{S,backend="codex",operation="exec",outcome="ok"})`):    2,
-		q(`sum(mcpfleet_backend_requests_total{S,backend="codex",operation="exec",outcome="auth"})`):  1,
-		q(`sum(mcpfleet_backend_request_duration_seconds_count{S,backend="codex",operation="exec"})`): 3,
-	})
-
-	// The model endpoint goes away: every turn now fails. The calls go on,
-	// as a client's would, until the alerts are active. A new outcome
-	// series needs two scrapes with failures between them before its rate
-	// counts, and a failing turn still starts the real CLI: on a loaded
-	// machine that takes a while.
-	prom.Timeout = 3 * time.Minute
-	h.Endpoint.Close()
-	failed := 0
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(200 * time.Millisecond):
-				if isErr, err := call(t, cs, "coder", map[string]any{"prompt": "no endpoint", "workingDirectory": dir}); !isErr || err != nil {
-					t.Errorf("coder with the endpoint gone: isError=%v err=%v", isErr, err)
-				}
-				failed++
+	promtest.Run(t, e2e.Build(t, "."), promtest.Scenario{
+		Server: "codermcp",
+		Env: []string{h.Marker, "CODER_CLI_PATH=" + h.CLI, "CODER_HOME=" + h.Home, "CODER_WORKSPACE_ROOTS=" + testRoots(),
+			"CODER_MODELS=" + codertest.Model, "CODER_DEFAULT_MODEL=" + codertest.Model},
+		Calls: []promtest.Call{
+			{Tool: "ping", Times: 3},
+			coder("turn 0", promtest.OK),
+			coder("turn 1", promtest.OK),
+			// The model endpoint refuses the key: the CLI fails, the tool says so.
+			coder("refused [[401]]", promtest.ToolError),
+			{Tool: "no_such_tool", Want: promtest.ProtocolError},
+		},
+		Unauthenticated: 3,
+		Malformed:       2,
+		// Besides the counts the calls and refused tokens imply (Scenario.Implied).
+		Expect: map[string]float64{
+			`count(histogram_quantile(0.5, sum by (le) (mcpfleet_tool_call_duration_seconds_bucket{S,tool="coder"})) > 0.01)`: 1,
+			`count(histogram_quantile(0.5, sum by (le) (mcpfleet_tool_call_duration_seconds_bucket{S,tool="ping"})) < 1)`:     1,
+			// Each turn was one CLI run; the refused one ended in the auth class.
+			`sum(mcpfleet_backend_requests_total{S,backend="codex",operation="exec",outcome="ok"})`:    2,
+			`sum(mcpfleet_backend_requests_total{S,backend="codex",operation="exec",outcome="auth"})`:  1,
+			`sum(mcpfleet_backend_request_duration_seconds_count{S,backend="codex",operation="exec"})`: 3,
+		},
+		// The model endpoint goes away: every turn now fails. A new outcome
+		// series needs two scrapes with failures between them before its
+		// rate counts, and a failing turn still starts the real CLI: on a
+		// loaded machine that takes a while.
+		Stop:        func() error { h.Endpoint.Close(); return nil },
+		Failing:     coder("no endpoint", promtest.ToolError),
+		StopTimeout: 3 * time.Minute,
+		Alerts: []promtest.WantAlert{
+			{Name: "MCPToolCallsFailing", Labels: map[string]string{"server": "codermcp", "tool": "coder"}},
+			{Name: "MCPBackendFailing", Labels: map[string]string{"server": "codermcp", "backend": "codex"}},
+		},
+		After: func(failed int) map[string]float64 {
+			return map[string]float64{
+				`sum(mcpfleet_tool_calls_total{S,tool="coder",outcome="tool_error"})`:                                             float64(1 + failed),
+				`sum(mcpfleet_backend_requests_total{S,backend="codex",operation="exec",outcome!~"ok|cancelled|unknown_thread"})`: float64(1 + failed),
 			}
-		}
-	}()
-	for _, a := range []struct {
-		name   string
-		labels map[string]string
-	}{
-		{"MCPToolCallsFailing", map[string]string{"server": "codermcp", "tool": "coder"}},
-		{"MCPBackendFailing", map[string]string{"server": "codermcp", "backend": "codex"}},
-	} {
-		got := prom.WaitAlert(t, a.name, a.labels)
-		t.Logf("%s is %s: %v", a.name, got.State, got.Labels)
-	}
-	close(stop)
-	<-done
-	prom.Expect(t, map[string]float64{
-		q(`sum(mcpfleet_tool_calls_total{S,tool="coder",outcome="tool_error"})`):                                             float64(1 + failed),
-		q(`sum(mcpfleet_backend_requests_total{S,backend="codex",operation="exec",outcome!~"ok|cancelled|unknown_thread"})`): float64(1 + failed),
+		},
 	})
 }
 
@@ -154,24 +84,13 @@ func TestMetricsCardinality(t *testing.T) {
 	srv := e2e.StartHTTP(t, bin, []string{"CODER_CLI_PATH=" + fake, "CODER_WORKSPACE_ROOTS=" + testRoots(), "CODER_MODELS=m1", "CODER_DEFAULT_MODEL=m1"})
 	cs := e2e.Connect(t, srv.MCPURL(), nil)
 	dir := t.TempDir()
-	round := func(i int) {
-		if isErr, err := call(t, cs, "coder", map[string]any{"prompt": fmt.Sprintf("prompt number %d", i), "sessionId": fmt.Sprintf("s%d", i+1000), "workingDirectory": dir}); isErr || err != nil {
+	after := promtest.NoNewSeries(t, srv.Base+"/metrics", 200, func(i int) {
+		if isErr, err := promtest.CallTool(t, cs, "coder", map[string]any{"prompt": fmt.Sprintf("prompt number %d", i), "sessionId": fmt.Sprintf("s%d", i+1000), "workingDirectory": dir}); isErr || err != nil {
 			t.Fatalf("coder: isError=%v err=%v", isErr, err)
 		}
-		call(t, cs, "coder", map[string]any{"prompt": fmt.Sprintf("bad model %d", i), "model": fmt.Sprintf("model-%d", i+1000)})
-		call(t, cs, fmt.Sprintf("tool_%d", i+1000), nil)
-	}
-	round(-1) // every label combination the rounds make, once
-	before := promtest.Scrape(t, srv.Base+"/metrics")
-	for i := range 200 {
-		round(i)
-	}
-	after := promtest.Scrape(t, srv.Base+"/metrics")
-	for k := range after {
-		if _, ok := before[k]; !ok {
-			t.Errorf("new series after 600 distinct calls: %s", k)
-		}
-	}
+		promtest.CallTool(t, cs, "coder", map[string]any{"prompt": fmt.Sprintf("bad model %d", i), "model": fmt.Sprintf("model-%d", i+1000)})
+		promtest.CallTool(t, cs, fmt.Sprintf("tool_%d", i+1000), nil)
+	})
 	if n := after[`mcpfleet_tool_calls_total{outcome="ok",server="codermcp",tool="coder"}`]; n != 201 {
 		t.Errorf("coder turns counted: %v, want 201", n)
 	}

@@ -1,32 +1,14 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
 	"github.com/mcpfleet/mcpfleet/shared/metrics/promtest"
 )
-
-// call makes one tool call and reports whether it was a tool error; a
-// protocol (JSON-RPC) error is returned as err.
-func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (bool, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		return false, err
-	}
-	return res.IsError, nil
-}
 
 // TestRealPrometheus: Debian's prometheus scrapes the built proxymcp (HTTP,
 // OAuth on) every second while the test makes known calls against a real
@@ -37,98 +19,40 @@ func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any)
 // HAProxy.
 func TestRealPrometheus(t *testing.T) {
 	promtest.Binary(t, "prometheus")
-	rules := promtest.READMERules(t, "README.md")
-	promtest.CheckRules(t, rules)
 	h := haproxytest.Run(t, haproxytest.Options{})
-	bin := e2e.Build(t, ".")
-	srv := e2e.StartHTTP(t, bin, append(haproxyEnv(h, "unix"), e2e.OAuthEnv...))
-	prom := promtest.Start(t, promtest.Options{Targets: []string{strings.TrimPrefix(srv.Base, "http://")}, Rules: []string{rules}, BearerToken: e2e.OAuthToken("prometheus")})
-	cs := e2e.Connect(t, srv.MCPURL(), e2e.Bearer(e2e.OAuthToken("alice")))
-
-	for range 5 {
-		if isErr, err := call(t, cs, "show_info", nil); isErr || err != nil {
-			t.Fatalf("show_info: isError=%v err=%v", isErr, err)
-		}
-	}
-	for range 2 { // HAProxy refuses: no such server
-		if isErr, err := call(t, cs, "get_server_weight", map[string]any{"backend": "be_app", "server": "nosuch"}); !isErr || err != nil {
-			t.Fatalf("get_server_weight of a missing server: isError=%v err=%v", isErr, err)
-		}
-	}
-	if _, err := call(t, cs, "no_such_tool", nil); err == nil { // a JSON-RPC error
-		t.Fatal("an unknown tool was answered without a protocol error")
-	}
-	initMsg := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	for range 3 {
-		if resp, _ := e2e.Post(t, srv.MCPURL(), initMsg); resp.StatusCode != http.StatusUnauthorized {
-			t.Fatalf("no token: HTTP %d", resp.StatusCode)
-		}
-	}
-	for range 2 {
-		if resp, _ := e2e.Post(t, srv.MCPURL(), initMsg, "Authorization", "Bearer not.a.jwt"); resp.StatusCode != http.StatusUnauthorized {
-			t.Fatalf("malformed token: HTTP %d", resp.StatusCode)
-		}
-	}
-	q := func(s string) string { return strings.ReplaceAll(s, "S", `server="proxymcp"`) }
-	prom.Expect(t, map[string]float64{
-		q(`sum(mcpfleet_tool_calls_total{S,tool="show_info",outcome="ok"})`):                             5,
-		q(`sum(mcpfleet_tool_calls_total{S,tool="get_server_weight",outcome="tool_error"})`):             2,
-		q(`sum(mcpfleet_tool_call_duration_seconds_count{S,tool="show_info"})`):                          5,
-		q(`sum(mcpfleet_tool_call_duration_seconds_bucket{S,tool="show_info",le="+Inf"})`):               5,
-		q(`sum(mcpfleet_requests_total{S,method="tools/call",outcome="error"})`):                         1,
-		q(`sum(mcpfleet_requests_total{S,method="tools/call"})`):                                         8,
-		q(`sum(mcpfleet_auth_failures_total{S,reason="missing"})`):                                       3,
-		q(`sum(mcpfleet_auth_failures_total{S,reason="malformed"})`):                                     2,
-		q(`sum(mcpfleet_backend_requests_total{S,backend="haproxy",operation="get",outcome="refused"})`): 2,
-		q(`sum(mcpfleet_backend_requests_total{S,outcome=~"error|timeout"}) or vector(0)`):               0,
-		// show_info sends "show info" (once per call; the start-up probe and version detection add more).
-		q(`count(sum(mcpfleet_backend_requests_total{S,backend="haproxy",operation="show",outcome="ok"}) >= 5)`):              1,
-		q(`count(sum(mcpfleet_backend_request_duration_seconds_bucket{S,operation="show",le="+Inf"}) >= 5)`):                  1,
-		q(`count(histogram_quantile(0.5, sum by (le) (mcpfleet_tool_call_duration_seconds_bucket{S,tool="show_info"})) < 1)`): 1,
-		q(`mcpfleet_build_info{S}`): 1,
-	})
-
-	// HAProxy stops: every show_info now fails at the runtime API. The
-	// calls go on, as a client's would, until the alerts are active: a rate
-	// needs the failures to keep coming across scrapes.
-	if err := h.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	failed := 0
-	fail := func() {
-		if isErr, err := call(t, cs, "show_info", nil); !isErr || err != nil {
-			t.Errorf("show_info with HAProxy stopped: isError=%v err=%v", isErr, err)
-		}
-		failed++
-	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(200 * time.Millisecond):
-				fail()
+	promtest.Run(t, e2e.Build(t, "."), promtest.Scenario{
+		Server: "proxymcp",
+		Env:    haproxyEnv(h, "unix"),
+		Calls: []promtest.Call{
+			{Tool: "show_info", Times: 5},
+			// HAProxy refuses: no such server.
+			{Tool: "get_server_weight", Args: map[string]any{"backend": "be_app", "server": "nosuch"}, Want: promtest.ToolError, Times: 2},
+			{Tool: "no_such_tool", Want: promtest.ProtocolError},
+		},
+		Unauthenticated: 3,
+		Malformed:       2,
+		// Besides the counts the calls and refused tokens imply (Scenario.Implied).
+		Expect: map[string]float64{
+			`sum(mcpfleet_backend_requests_total{S,backend="haproxy",operation="get",outcome="refused"})`: 2,
+			`sum(mcpfleet_backend_requests_total{S,outcome=~"error|timeout"}) or vector(0)`:               0,
+			// show_info sends "show info" (once per call; the start-up probe and version detection add more).
+			`count(sum(mcpfleet_backend_requests_total{S,backend="haproxy",operation="show",outcome="ok"}) >= 5)`:              1,
+			`count(sum(mcpfleet_backend_request_duration_seconds_bucket{S,operation="show",le="+Inf"}) >= 5)`:                  1,
+			`count(histogram_quantile(0.5, sum by (le) (mcpfleet_tool_call_duration_seconds_bucket{S,tool="show_info"})) < 1)`: 1,
+		},
+		// HAProxy stops: every show_info now fails at the runtime API.
+		Stop:    h.Stop,
+		Failing: promtest.Call{Tool: "show_info"},
+		Alerts: []promtest.WantAlert{
+			{Name: "MCPBackendFailing", Labels: map[string]string{"server": "proxymcp", "backend": "haproxy"}},
+			{Name: "MCPToolCallsFailing", Labels: map[string]string{"server": "proxymcp", "tool": "show_info"}},
+		},
+		After: func(failed int) map[string]float64 {
+			return map[string]float64{
+				`sum(mcpfleet_tool_calls_total{S,tool="show_info",outcome="tool_error"})`:                             float64(failed),
+				`sum(mcpfleet_backend_requests_total{S,backend="haproxy",operation="show",outcome=~"error|timeout"})`: float64(failed),
 			}
-		}
-	}()
-	for _, a := range []struct {
-		name   string
-		labels map[string]string
-	}{
-		{"MCPBackendFailing", map[string]string{"server": "proxymcp", "backend": "haproxy"}},
-		{"MCPToolCallsFailing", map[string]string{"server": "proxymcp", "tool": "show_info"}},
-	} {
-		got := prom.WaitAlert(t, a.name, a.labels)
-		t.Logf("%s is %s: %v", a.name, got.State, got.Labels)
-	}
-	close(stop)
-	<-done
-	prom.Expect(t, map[string]float64{
-		q(`sum(mcpfleet_tool_calls_total{S,tool="show_info",outcome="tool_error"})`):                             float64(failed),
-		q(`sum(mcpfleet_backend_requests_total{S,backend="haproxy",operation="show",outcome=~"error|timeout"})`): float64(failed),
+		},
 	})
 }
 
@@ -140,22 +64,11 @@ func TestMetricsCardinality(t *testing.T) {
 	bin := e2e.Build(t, ".")
 	srv := e2e.StartHTTP(t, bin, haproxyEnv(h, "unix"))
 	cs := e2e.Connect(t, srv.MCPURL(), nil)
-	round := func(i int) {
-		call(t, cs, "get_map", map[string]any{"map": h.MapFile, "key": fmt.Sprintf("host-%d.example", i)})
-		call(t, cs, "get_server_weight", map[string]any{"backend": "be_app", "server": fmt.Sprintf("srv%d", i)})
-		call(t, cs, fmt.Sprintf("tool_%d", i), nil)
-	}
-	round(-1) // every label combination the rounds make, once
-	before := promtest.Scrape(t, srv.Base+"/metrics")
-	for i := range 300 {
-		round(i)
-	}
-	after := promtest.Scrape(t, srv.Base+"/metrics")
-	for k := range after {
-		if _, ok := before[k]; !ok {
-			t.Errorf("new series after 900 distinct calls: %s", k)
-		}
-	}
+	after := promtest.NoNewSeries(t, srv.Base+"/metrics", 300, func(i int) {
+		promtest.CallTool(t, cs, "get_map", map[string]any{"map": h.MapFile, "key": fmt.Sprintf("host-%d.example", i)})
+		promtest.CallTool(t, cs, "get_server_weight", map[string]any{"backend": "be_app", "server": fmt.Sprintf("srv%d", i)})
+		promtest.CallTool(t, cs, fmt.Sprintf("tool_%d", i), nil)
+	})
 	if n := after[`mcpfleet_tool_calls_total{outcome="ok",server="proxymcp",tool="get_map"}`]; n != 301 {
 		t.Errorf("get_map calls counted: %v, want 301", n)
 	}
@@ -220,13 +133,13 @@ func TestFleetBackendLabels(t *testing.T) {
 		"PROXY_STATS_USERNAME=" + haproxytest.StatsUser, "PROXY_STATS_PASSWORD=" + haproxytest.StatsPassword,
 	})
 	cs := e2e.Connect(t, srv.MCPURL(), nil)
-	if isErr, err := call(t, cs, "show_info", map[string]any{"instance": "all"}); isErr || err != nil {
+	if isErr, err := promtest.CallTool(t, cs, "show_info", map[string]any{"instance": "all"}); isErr || err != nil {
 		t.Fatalf("show_info on all: isError=%v err=%v", isErr, err)
 	}
 	if err := b.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	call(t, cs, "show_info", map[string]any{"instance": "all"})
+	promtest.CallTool(t, cs, "show_info", map[string]any{"instance": "all"})
 	got := promtest.Scrape(t, srv.Base+"/metrics")
 	key := func(backend, outcome string) string {
 		return fmt.Sprintf(`mcpfleet_backend_requests_total{backend=%q,operation="show",outcome=%q,server="proxymcp"}`, backend, outcome)

@@ -328,29 +328,6 @@ func TestRealPrometheus(t *testing.T) {
 	}
 	refused := l.Addr().String()
 	l.Close()
-	bin := e2e.Build(t, ".")
-	srv := e2e.StartHTTP(t, bin, []string{"STREAM_CLUSTERS=prod,staging", "STREAM_PROD_BROKERS=" + prod, "STREAM_STAGING_BROKERS=" + refused,
-		"STREAM_WATCH_INTERVAL=1s", "STREAM_TIMEOUT=10s"})
-	cs := e2e.Connect(t, srv.MCPURL(), nil)
-	for range 3 {
-		if res := e2e.CallTool(t, cs, "list_brokers", map[string]any{}); res.IsError {
-			t.Fatalf("list_brokers: %s", e2e.Text(res))
-		}
-	}
-	for range 2 {
-		if res := e2e.CallTool(t, cs, "list_topics", map[string]any{"cluster": "staging"}); !res.IsError {
-			t.Fatalf("list_topics on staging: %s", e2e.Text(res))
-		}
-	}
-	resp, err := http.Get(srv.Base + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("/readyz with prod answering: HTTP %d", resp.StatusCode)
-	}
-
 	rules, err := os.ReadFile("testdata/alerts.yml")
 	if err != nil {
 		t.Fatal(err)
@@ -360,22 +337,41 @@ func TestRealPrometheus(t *testing.T) {
 	if testRules == string(rules) {
 		t.Fatal("the lag rule's expression changed: update this test")
 	}
-	prom := promtest.Start(t, promtest.Options{Targets: []string{strings.TrimPrefix(srv.Base, "http://")}, Rules: []string{testRules}})
-	prom.Expect(t, map[string]float64{
-		`sum(mcpfleet_tool_calls_total{server="streammcp",tool="list_brokers",outcome="ok"})`:        3,
-		`sum(mcpfleet_tool_calls_total{server="streammcp",tool="list_topics",outcome="tool_error"})`: 2,
-		// The watcher reads prod every second: requests of each report API, ok.
-		`count(sum by (operation) (mcpfleet_backend_requests_total{server="streammcp",backend="prod",outcome="ok",operation=~"Metadata|DescribeCluster|DescribeConfigs|ListGroups|DescribeGroups|OffsetFetch|ListOffsets"}) > 0)`: 7,
-		`count(mcpfleet_backend_requests_total{server="streammcp",backend="prod",outcome!="ok"}) or vector(0)`:                                                                                                                    0,
-		`count(mcpfleet_backend_requests_total{server="streammcp",backend="staging",operation="Metadata",outcome="error"} > 2)`:                                                                                                   1,
-		`mcpfleet_kafka_consumergroup_lag{server="streammcp",cluster="prod",group="orders-replay"}`:                                                                                                                               5100,
-		`mcpfleet_kafka_consumergroup_lag{server="streammcp",cluster="prod",group="payments-audit"}`:                                                                                                                              80,
-		`mcpfleet_kafka_cluster_up{server="streammcp",cluster="staging"}`:                                                                                                                                                         0,
-		`mcpfleet_kafka_brokers{server="streammcp",cluster="prod"}`:                                                                                                                                                               3,
+	run := promtest.Run(t, e2e.Build(t, "."), promtest.Scenario{
+		Server: "streammcp",
+		Env: []string{"STREAM_CLUSTERS=prod,staging", "STREAM_PROD_BROKERS=" + prod, "STREAM_STAGING_BROKERS=" + refused,
+			"STREAM_WATCH_INTERVAL=1s", "STREAM_TIMEOUT=10s"},
+		Anonymous: true,
+		Rules:     testRules,
+		Calls: []promtest.Call{
+			{Tool: "list_brokers", Args: map[string]any{}, Times: 3},
+			{Tool: "list_topics", Args: map[string]any{"cluster": "staging"}, Want: promtest.ToolError, Times: 2},
+		},
+		// Besides the counts the calls and refused tokens imply (Scenario.Implied).
+		Expect: map[string]float64{
+			// The watcher reads prod every second: requests of each report API, ok.
+			`count(sum by (operation) (mcpfleet_backend_requests_total{S,backend="prod",outcome="ok",operation=~"Metadata|DescribeCluster|DescribeConfigs|ListGroups|DescribeGroups|OffsetFetch|ListOffsets"}) > 0)`: 7,
+			`count(mcpfleet_backend_requests_total{S,backend="prod",outcome!="ok"}) or vector(0)`:                                                                                                                    0,
+			`count(mcpfleet_backend_requests_total{S,backend="staging",operation="Metadata",outcome="error"} > 2)`:                                                                                                   1,
+			`mcpfleet_kafka_consumergroup_lag{S,cluster="prod",group="orders-replay"}`:                                                                                                                               5100,
+			`mcpfleet_kafka_consumergroup_lag{S,cluster="prod",group="payments-audit"}`:                                                                                                                              80,
+			`mcpfleet_kafka_cluster_up{S,cluster="staging"}`:                                                                                                                                                         0,
+			`mcpfleet_kafka_brokers{S,cluster="prod"}`:                                                                                                                                                               3,
+		},
+		Alerts: []promtest.WantAlert{
+			{Name: "KafkaBackendFailing", Labels: map[string]string{"backend": "staging"}},
+			{Name: "KafkaConsumerGroupLagHigh", Labels: map[string]string{"cluster": "prod", "group": "orders-replay"}},
+		},
 	})
-	prom.WaitAlert(t, "KafkaBackendFailing", map[string]string{"backend": "staging"})
-	prom.WaitAlert(t, "KafkaConsumerGroupLagHigh", map[string]string{"cluster": "prod", "group": "orders-replay"})
-	alerts, err := prom.Alerts()
+	resp, err := http.Get(run.Base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/readyz with prod answering: HTTP %d", resp.StatusCode)
+	}
+	alerts, err := run.Prom.Alerts()
 	if err != nil {
 		t.Fatal(err)
 	}

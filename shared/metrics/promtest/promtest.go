@@ -8,6 +8,11 @@
 //	prom := promtest.Start(t, promtest.Options{Targets: []string{srv.Addr}})
 //	// ... make known calls ...
 //	prom.Expect(t, map[string]float64{`sum(mcpfleet_tool_calls_total{tool="x",outcome="ok"})`: 3})
+//
+// A server's end-to-end Prometheus test is a Scenario that Run drives
+// against the built binary (RunAt: a server already running): known calls,
+// refused tokens, the PromQL values they cause, a stopped back end and the
+// alerts that must become active.
 package promtest
 
 import (
