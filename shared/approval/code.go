@@ -166,14 +166,6 @@ func NewCodes(key []byte, ttl time.Duration, used state.Ledger) *Codes {
 	return &Codes{key: bytes.Clone(key), ttl: ttl, now: time.Now, used: used}
 }
 
-// SetClock replaces the clock (tests), also the ledger's when it has one.
-func (c *Codes) SetClock(now func() time.Time) {
-	c.now = now
-	if l, ok := c.used.(interface{ SetClock(func() time.Time) }); ok {
-		l.SetClock(now)
-	}
-}
-
 // codePrefix versions the format.
 const codePrefix = "mcpc1."
 

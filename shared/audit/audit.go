@@ -141,9 +141,6 @@ func openFile(path string) (*os.File, error) {
 // Enabled reports whether records are written at all.
 func (l *Log) Enabled() bool { return l != nil && l.dest != "off" }
 
-// Dest is the configured destination ("stderr", "off" or the path).
-func (l *Log) Dest() string { return l.dest }
-
 // Write stamps rec with the time, removes its secrets, and appends it as
 // one line; for a file it syncs before returning. An error means the
 // record is not durable and the change it describes must not be made.

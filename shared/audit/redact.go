@@ -40,13 +40,6 @@ func IsSecretName(name string) bool {
 	return n == "pwd" || n == "pass" || n == "auth"
 }
 
-// Redact returns a copy of args with the value of every secret-named field,
-// at any depth, replaced by Redacted.
-func Redact(args map[string]any) map[string]any {
-	out, _ := redactArgs(args)
-	return out
-}
-
 // redactArgs returns a copy of args without secrets, and the secret values
 // it removed, so that the rest of the record can be scrubbed of them.
 // Secrets are found by shape, at any depth:

@@ -65,9 +65,3 @@ func (c *tokenCache) put(key [sha256.Size]byte, id *Identity, exp, now time.Time
 	}
 	c.m[key] = cacheEntry{id: id, exp: exp}
 }
-
-func (c *tokenCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
-}

@@ -161,10 +161,3 @@ func (c *calls) active() bool {
 	defer c.mu.Unlock()
 	return c.n > 0
 }
-
-// InFlight reports how many tool calls and resource reads are running.
-func (s *Server) InFlight() int {
-	s.calls.mu.Lock()
-	defer s.calls.mu.Unlock()
-	return s.calls.n
-}

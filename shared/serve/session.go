@@ -391,13 +391,6 @@ func (s *sessions) sweepEvery(interval time.Duration, stop <-chan struct{}) {
 	}
 }
 
-// liveCount is how many sessions the table holds.
-func (s *sessions) liveCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.live)
-}
-
 type sseHolderKey struct{}
 
 // sseHolder receives the id mcp-go's SSE handler minted for its stream.

@@ -7,3 +7,14 @@ func Crash(k *Keeper) {
 	k.crashed = true
 	k.mu.Unlock()
 }
+
+// Stored is how many task slots are held, over every identity.
+func (k *Keeper) Stored() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := 0
+	for _, c := range k.outstanding {
+		n += c
+	}
+	return n
+}

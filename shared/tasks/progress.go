@@ -28,13 +28,6 @@ func (s *status) get() string {
 	return s.msg
 }
 
-// InTask reports whether ctx is the context of a task's handler run (see
-// Keeper.Tool).
-func InTask(ctx context.Context) bool {
-	_, ok := ctx.Value(statusKey{}).(*status)
-	return ok
-}
-
 // Progress reports a long call's progress once for both ways of running
 // it: as notifications/progress when the request carried a progress token
 // (a plain call, or a task whose creating request had one), and as the

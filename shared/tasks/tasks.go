@@ -274,17 +274,6 @@ func (k *Keeper) fill(t *mcp.Task) {
 	}
 }
 
-// Stored is how many task slots are held, over every identity.
-func (k *Keeper) Stored() int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	n := 0
-	for _, c := range k.outstanding {
-		n += c
-	}
-	return n
-}
-
 // owns reports whether task id belongs to p.
 func (k *Keeper) owns(p httpauth.Principal, id string) bool {
 	k.mu.Lock()

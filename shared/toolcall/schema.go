@@ -25,17 +25,13 @@ type SchemaProvider interface {
 // describe a value (enum, pattern, minimum...) apply to its items.
 var keywordTags = []string{"enum", "pattern", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems", "default"}
 
-// InputSchema derives the input schema of a tool whose arguments are T, a
+// inputSchema derives the input schema of a tool whose arguments are t, a
 // struct: one property per exported field, named by its json tag,
 // required unless the tag says omitempty or omitzero, closed to unknown
 // properties (additionalProperties: false, nested objects too). Pointer
 // and slice fields do not admit null: a pointer only tells an omitted
 // argument from a zero one. It is what AddRead and AddChange bind to a
-// tool; tests use it to compare a declaration with a golden schema.
-func InputSchema[T any]() (*jsonschema.Schema, error) {
-	return inputSchema(reflect.TypeFor[T]())
-}
-
+// tool.
 func inputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 	if t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("the input type %s is not a struct", t)

@@ -326,9 +326,6 @@ func (p *Pipeline) Close() error { return p.log.Close() }
 // server adds beside its tools (resources, prompts, notifications).
 func (p *Pipeline) Server() *server.MCPServer { return p.srv }
 
-// Config returns the effective configuration (defaults applied).
-func (p *Pipeline) Config() Config { return p.cfg }
-
 // Read registers a tool that changes nothing. Its handler is called as is,
 // after argument validation. Options declare more (AsTask).
 func (p *Pipeline) Read(tool mcp.Tool, h server.ToolHandlerFunc, opts ...ToolOption) {

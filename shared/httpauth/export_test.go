@@ -1,0 +1,7 @@
+package httpauth
+
+func (c *tokenCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
