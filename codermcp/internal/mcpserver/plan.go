@@ -61,8 +61,8 @@ type coderPlan struct {
 // sandbox, probes the CLI's version (cached after the first call), reads the
 // session without taking it, and builds the exact commands. Nothing runs and
 // no session is created here.
-func (s *Server) planCoder(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
-	in, err := s.decodeCoder(req)
+func (s *Server) planCoder(ctx context.Context, a coderArgs) (toolcall.Plan, error) {
+	in, err := s.decodeCoder(a)
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
@@ -82,7 +82,8 @@ func (s *Server) planCoder(ctx context.Context, req mcp.CallToolRequest) (toolca
 		}
 		return toolcall.Plan{}, s.classify(err, in.Model)
 	}
-	probe := time.Since(start) // counts against CODER_TIMEOUT with the run
+	probe := time.Since(start)          // counts against CODER_TIMEOUT with the run
+	req, _ := toolcall.CallRequest(ctx) // for the run's progress: its token, its task
 	owner := callerOwner(ctx)
 	var view sessionView
 	if session.ValidID(in.SessionID) {

@@ -82,18 +82,21 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 // as a plain call — validation, approval, audit, session lock, concurrency
 // slot, history and result.
 func (s *Server) Register(calls *toolcall.Pipeline) {
-	calls.Change(s.coderTool(), toolcall.Destructive, s.planCoder, toolcall.AsTask())
-	calls.Read(s.reviewTool(), s.review, toolcall.AsTask())
-	calls.Read(pingTool(), s.ping)
-	calls.Read(helpTool(), s.help)
-	calls.Read(listSessionsTool(), s.listSessions)
+	toolcall.AddChange(calls, s.coderTool(), s.planCoder, toolcall.AsTask())
+	toolcall.AddRead(calls, s.reviewTool(), s.review, toolcall.AsTask())
+	toolcall.AddRead(calls, readTool("ping", "Ping Server", "Check that the server answers; echoes message."), ping)
+	toolcall.AddRead(calls, readTool("help", "Get Help", "Show the Codex CLI's help output."), s.help)
+	toolcall.AddRead(calls, readTool("listSessions", "List Sessions", "List active sessions as a JSON array of {id, createdAt, lastAccessedAt, turnCount}."), s.listSessions)
 }
 
-func (s *Server) ping(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return mcp.NewToolResultText(req.GetString("message", "pong")), nil
+func ping(ctx context.Context, in pingArgs) (*mcp.CallToolResult, error) {
+	if in.Message == nil {
+		return mcp.NewToolResultText("pong"), nil
+	}
+	return mcp.NewToolResultText(*in.Message), nil
 }
 
-func (s *Server) help(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) help(ctx context.Context, _ struct{}) (*mcp.CallToolResult, error) {
 	out, err := s.cli.Help(ctx)
 	if err != nil {
 		return s.failure(err, ""), nil
@@ -101,7 +104,7 @@ func (s *Server) help(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 	return mcp.NewToolResultText(strings.TrimRight(out, "\n")), nil
 }
 
-func (s *Server) listSessions(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) listSessions(ctx context.Context, _ struct{}) (*mcp.CallToolResult, error) {
 	b, err := json.Marshal(s.store.List(callerOwner(ctx)))
 	if err != nil {
 		return nil, err
@@ -135,16 +138,19 @@ type coderInput struct {
 	CallbackURI     string
 }
 
-func (s *Server) decodeCoder(req mcp.CallToolRequest) (coderInput, error) {
+// decodeCoder checks what the schema cannot: the prompt's content and
+// size, the model against the catalogue, the directory against the roots,
+// the callback URI, and every value the CLI's argv will carry.
+func (s *Server) decodeCoder(a coderArgs) (coderInput, error) {
 	in := coderInput{
-		Prompt:          req.GetString("prompt", ""),
-		SessionID:       req.GetString("sessionId", ""),
-		Reset:           req.GetBool("resetSession", false),
-		Model:           req.GetString("model", ""),
-		ReasoningEffort: req.GetString("reasoningEffort", ""),
-		Sandbox:         req.GetString("sandbox", ""),
-		FullAuto:        req.GetBool("fullAuto", false),
-		CallbackURI:     req.GetString("callbackUri", ""),
+		Prompt:          a.Prompt,
+		SessionID:       a.SessionID,
+		Reset:           a.ResetSession,
+		Model:           a.Model,
+		ReasoningEffort: a.ReasoningEffort,
+		Sandbox:         a.Sandbox,
+		FullAuto:        a.FullAuto,
+		CallbackURI:     a.CallbackURI,
 	}
 	if strings.TrimSpace(in.Prompt) == "" {
 		return in, mcperr.New(mcperr.Invalid, "prompt is empty", nil, "Pass the task for the coding assistant in prompt")
@@ -158,7 +164,7 @@ func (s *Server) decodeCoder(req mcp.CallToolRequest) (coderInput, error) {
 	if in.Model, err = s.model(in.Model); err != nil {
 		return in, err
 	}
-	if in.Dir, err = s.workingDir(req.GetString("workingDirectory", "")); err != nil {
+	if in.Dir, err = s.workingDir(a.WorkingDirectory); err != nil {
 		return in, err
 	}
 	if in.CallbackURI == "" {
@@ -237,24 +243,18 @@ func (s *Server) waitFailed(ctx context.Context, err error) error {
 	return &cli.Error{Kind: cli.FailCanceled, Err: err}
 }
 
-func (s *Server) review(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	rr := cli.ReviewRequest{
-		Prompt:      req.GetString("prompt", ""),
-		Uncommitted: req.GetBool("uncommitted", false),
-		Base:        req.GetString("base", ""),
-		Commit:      req.GetString("commit", ""),
-		Title:       req.GetString("title", ""),
-	}
+func (s *Server) review(ctx context.Context, a reviewArgs) (*mcp.CallToolResult, error) {
+	rr := cli.ReviewRequest{Prompt: a.Prompt, Uncommitted: a.Uncommitted, Base: a.Base, Commit: a.Commit, Title: a.Title}
 	var te *cli.TargetError
 	if err := rr.Validate(); errors.As(err, &te) {
 		// Which targets were given decides what else is checked: say that first.
 		return mcperr.ToolResult(invalidInput(err)), nil
 	}
 	var err error
-	if rr.Model, err = s.model(req.GetString("model", "")); err != nil {
+	if rr.Model, err = s.model(a.Model); err != nil {
 		return mcperr.ToolResult(err), nil
 	}
-	if rr.Dir, err = s.workingDir(req.GetString("workingDirectory", "")); err != nil {
+	if rr.Dir, err = s.workingDir(a.WorkingDirectory); err != nil {
 		return mcperr.ToolResult(err), nil
 	}
 	if err := rr.Validate(); err != nil {
@@ -273,6 +273,7 @@ func (s *Server) review(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		return s.failure(s.waitFailed(ctx, err), rr.Model), nil
 	}
 	defer release()
+	req, _ := toolcall.CallRequest(ctx) // its progress token, its task
 	prog := s.startProgress(ctx, req)
 	defer prog.done()
 	res, err := s.cli.Review(ctx, rr, func(ev cli.Event) { prog.note(cli.Describe(ev)) })
