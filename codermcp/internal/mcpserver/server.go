@@ -66,7 +66,10 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 	}
 	ws := workspace.Policy{Roots: cfg.WorkspaceRoots}
 	if cfg.CLIHome != "" {
-		ws.Guarded = []workspace.Guard{{Path: cfg.CLIHome, What: "the CLI's configuration directory (CODER_HOME)"}}
+		ws.Guarded = append(ws.Guarded, workspace.Guard{Path: cfg.CLIHome, What: "the CLI's configuration directory (CODER_HOME)"})
+	}
+	if cfg.StateDir != "" {
+		ws.Guarded = append(ws.Guarded, workspace.Guard{Path: cfg.StateDir, What: "the server's own CLI configuration (CODER_STATE_DIR)"})
 	}
 	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws}
 }
