@@ -222,7 +222,7 @@ func TestCoderDryRunChangesNothing(t *testing.T) {
 		})
 	}
 	e.nothingRan(t, 0, 0)
-	if n := e.store.Len(); n != 0 {
+	if n := e.sessionCount(); n != 0 {
 		t.Errorf("dry runs created %d sessions", n)
 	}
 	if after := treeHash(t, repo); after != before {
@@ -432,7 +432,7 @@ func TestCoderStateChangedSincePreview(t *testing.T) {
 	args["confirm"] = code
 	mustError(t, e.call(t, "coder", args), "state changed since the preview", "(git master@", "Nothing was changed")
 	e.nothingRan(t, 0, 0)
-	if n := e.store.Len(); n != 0 {
+	if n := e.sessionCount(); n != 0 {
 		t.Errorf("a refused call created %d sessions", n)
 	}
 }

@@ -451,7 +451,7 @@ func TestSessionsEvictionAndExpiry(t *testing.T) {
 			t.Fatalf("want the session listed right away, got %d", n)
 		}
 		deadline := time.Now().Add(5 * time.Second)
-		for e.store.Len() > 0 { // the background sweep, not a lookup, removes it
+		for e.sessionCount() > 0 { // the background sweep, not a lookup, removes it
 			if time.Now().After(deadline) {
 				t.Fatal("the idle session was not swept within 5s of a 1s TTL")
 			}

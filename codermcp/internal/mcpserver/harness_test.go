@@ -279,3 +279,7 @@ func waitNoLeftovers(t *testing.T, marker string, d time.Duration) {
 
 // localOwner owns the sessions of callers without OAuth (this process's user).
 var localOwner = "local:" + strconv.Itoa(os.Getuid())
+
+// sessionCount is the number of sessions held: every session of these
+// tests' calls belongs to the local user (no OAuth).
+func (e *env) sessionCount() int { return len(e.store.List(localOwner)) }

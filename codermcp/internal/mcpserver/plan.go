@@ -53,8 +53,28 @@ type coderPlan struct {
 	view     sessionView // the session before the turn (before a reset)
 	dir      string      // where the CLI runs
 	primary  cli.Command
-	fallback *cli.Command // when resuming: what runs if the CLI no longer knows the conversation
+	fallback *fallback // when resuming
 	resumeID string
+}
+
+// fallback is a command that runs only if the primary one fails because
+// the CLI no longer knows the conversation it resumes: a new conversation
+// carrying the last turns as context. It is a value of its own, so Run
+// decides by the failure's kind and never by reading the plan's wording.
+type fallback struct {
+	unknownThread string // the conversation id whose loss triggers it
+	cmd           cli.Command
+}
+
+// commands lists what the turn may run, for the preview and the audit
+// record: the primary command, then the fallback with its condition in
+// words (toolcall.Plan's Commands are text).
+func (cp coderPlan) commands() []string {
+	cmds := []string{cp.primary.String()}
+	if fb := cp.fallback; fb != nil {
+		cmds = append(cmds, "only if the CLI no longer knows conversation "+fb.unknownThread+": "+fb.cmd.String())
+	}
+	return cmds
 }
 
 // planCoder is the coder tool's Planner: it validates, classifies by
@@ -96,14 +116,10 @@ func (s *Server) planCoder(ctx context.Context, a coderArgs) (toolcall.Plan, err
 		return toolcall.Plan{}, err
 	}
 	cp.owner = owner
-	cmds := []string{cp.primary.String()}
-	if cp.fallback != nil {
-		cmds = append(cmds, "only if the CLI no longer knows conversation "+cp.resumeID+": "+cp.fallback.String())
-	}
 	return toolcall.Plan{
 		Class:    cp.class,
 		Target:   s.target(cp.dir),
-		Commands: cmds,
+		Commands: cp.commands(),
 		Describe: func(ctx context.Context) (toolcall.Preview, error) { return s.describeCoder(ctx, cp), nil },
 		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
 			return s.runCoder(ctx, req, caps, cp, s.cfg.Timeout-probe)
@@ -166,7 +182,7 @@ func (s *Server) buildCoder(caps cli.Caps, in coderInput, view sessionView) (cod
 		if err != nil {
 			return cp, invalidInput(err)
 		}
-		cp.fallback = &fb
+		cp.fallback = &fallback{unknownThread: run.ResumeID, cmd: fb}
 	}
 	return cp, nil
 }
@@ -219,7 +235,7 @@ func (s *Server) runCoder(ctx context.Context, req mcp.CallToolRequest, caps cli
 		s.logger.Info("CLI conversation unknown; continuing with the last turns as context", "session", lease.ID(), "thread", cp.resumeID)
 		prog.note("conversation " + cp.resumeID + " is unknown to the CLI; continuing with the last 2 turns as context")
 		lease.SetConversationID("")
-		res, err = s.cli.Run(ctx, *cp.fallback, onEvent)
+		res, err = s.cli.Run(ctx, cp.fallback.cmd, onEvent)
 	}
 	prog.done()
 	if err != nil {
