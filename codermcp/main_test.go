@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall/toolcalltest"
 )
@@ -139,7 +140,7 @@ func TestUnopenableAuditLogStopsServer(t *testing.T) {
 // Codex CLI against a codertest endpoint, with progress notifications.
 func TestCoderEndToEnd(t *testing.T) {
 	t.Parallel()
-	h := codertest.New(t)
+	h := harness.New(t)
 	bin := e2e.Build(t, ".")
 	env := append(append([]string(nil), h.Env...), "CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_WORKSPACE_ROOTS="+testRoots(),
 		"CODER_MODELS="+codertest.Model, "CODER_DEFAULT_MODEL="+codertest.Model, "STRUCTURED_CONTENT_ENABLED=yes")
@@ -219,7 +220,7 @@ func TestCoderEndToEnd(t *testing.T) {
 // process behind.
 func TestShutdownStopsRunningCLI(t *testing.T) {
 	t.Parallel()
-	h := codertest.New(t)
+	h := harness.New(t)
 	bin := e2e.Build(t, ".")
 	srv := e2e.StartHTTP(t, bin, append(append([]string(nil), h.Env...), "MCP_SHUTDOWN_TIMEOUT=1s",
 		"CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_WORKSPACE_ROOTS="+testRoots(), "CODER_MODELS="+codertest.Model, "CODER_DEFAULT_MODEL="+codertest.Model))
@@ -232,14 +233,14 @@ func TestShutdownStopsRunningCLI(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if len(codertest.Leftovers(h.Marker)) < 2 { // the server and its CLI
+	if len(harness.Leftovers(h.Marker)) < 2 { // the server and its CLI
 		t.Fatal("no CLI process found while the call runs")
 	}
 	if err := srv.Stop(); err != nil {
 		t.Errorf("server exit after SIGTERM: %v", err)
 	}
 	for {
-		left := codertest.Leftovers(h.Marker)
+		left := harness.Leftovers(h.Marker)
 		if len(left) == 0 {
 			break
 		}
@@ -255,7 +256,7 @@ func TestShutdownStopsRunningCLI(t *testing.T) {
 // makes up are replaced by placeholders.
 func TestResultsGolden(t *testing.T) {
 	t.Parallel()
-	h := codertest.New(t)
+	h := harness.New(t)
 	bin := e2e.Build(t, ".")
 	cs := e2e.Stdio(t, bin, append(append([]string(nil), h.Env...), "CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_WORKSPACE_ROOTS="+testRoots(),
 		"CODER_MODELS="+codertest.Model+","+codertest.MissingModel, "CODER_DEFAULT_MODEL="+codertest.Model,

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
 )
 
@@ -24,8 +25,8 @@ func TestOperatorConfigDoesNotRun(t *testing.T) {
 	markers := t.TempDir()
 	marker := func(name string) string { return filepath.Join(markers, name) }
 	start := func(t *testing.T, allow string) (call func(tool string, args map[string]any) string, project, repo string) {
-		h := codertest.New(t)
-		repo = codertest.GitRepo(t)
+		h := harness.New(t)
+		repo = harness.GitRepo(t)
 		project = t.TempDir()
 		if err := os.MkdirAll(filepath.Join(project, ".codex"), 0o755); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
 	"github.com/mcpfleet/mcpfleet/shared/metrics/promtest"
 )
@@ -41,7 +42,7 @@ func TestRealPrometheus(t *testing.T) {
 	promtest.Binary(t, "prometheus")
 	rules := promtest.READMERules(t, "README.md")
 	promtest.CheckRules(t, rules)
-	h := codertest.New(t)
+	h := harness.New(t)
 	bin := e2e.Build(t, ".")
 	srv := e2e.StartHTTP(t, bin, append([]string{h.Marker, "CODER_CLI_PATH=" + h.CLI, "CODER_HOME=" + h.Home, "CODER_WORKSPACE_ROOTS=" + testRoots(),
 		"CODER_MODELS=" + codertest.Model, "CODER_DEFAULT_MODEL=" + codertest.Model}, e2e.OAuthEnv...))
