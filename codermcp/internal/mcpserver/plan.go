@@ -326,22 +326,6 @@ func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Previ
 	}
 }
 
-// refuseHazards refuses a run in a repository configured to run commands:
-// the CLI runs git there itself, outside its sandbox, as this server's user
-// (for a turn's metadata, a review's diff), whatever the call's sandbox.
-func refuseHazards(dir string) error {
-	if dir == "" {
-		dir, _ = os.Getwd()
-	}
-	hz := workdir.Hazards(dir)
-	if len(hz) == 0 {
-		return nil
-	}
-	return mcperr.New(mcperr.Invalid,
-		fmt.Sprintf("the Codex CLI is not run in %s: its git configuration would have the CLI's own git run commands outside the sandbox as this server's user (%s)", dir, strings.Join(hz, ", ")), nil,
-		"Remove those settings (git config --unset <name>; delete or disable the hooks named), or work in a fresh clone; no CLI process was started")
-}
-
 func clipText(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {

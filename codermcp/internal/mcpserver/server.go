@@ -185,19 +185,6 @@ func (s *Server) decodeCoder(a coderArgs) (coderInput, error) {
 	return in, nil
 }
 
-// invalidInput turns a refused value into the error the caller reads.
-func invalidInput(err error) error {
-	var ie *cli.InputError
-	if errors.As(err, &ie) {
-		return mcperr.New(mcperr.Invalid, ie.Error(), nil, ie.Hint+"; no CLI process was started")
-	}
-	var te *cli.TargetError
-	if errors.As(err, &te) {
-		return mcperr.New(mcperr.Invalid, "Invalid review arguments", err, "")
-	}
-	return err
-}
-
 // model applies the default and checks the catalogue.
 func (s *Server) model(m string) (string, error) {
 	if m == "" {
@@ -207,11 +194,6 @@ func (s *Server) model(m string) (string, error) {
 		return m, s.invalidModel(m, "not in this server's model catalogue (CODER_MODELS)")
 	}
 	return m, nil
-}
-
-func (s *Server) invalidModel(m, why string) error {
-	return mcperr.New(mcperr.Invalid, "Invalid model: "+m, errors.New(why),
-		fmt.Sprintf("Omit model to use the default (%s), or choose one of: %s", s.cfg.DefaultModel, joinModels(s.cfg.Models)))
 }
 
 // workingDir confines dir to the workspace roots and returns its real
@@ -236,14 +218,6 @@ func (s *Server) workingDir(dir string) (string, error) {
 // slot, and every CLI run it makes.
 func (s *Server) bound(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeoutCause(ctx, s.cfg.Timeout, cli.ErrTimeout)
-}
-
-// waitFailed explains why waiting for a session or slot ended.
-func (s *Server) waitFailed(ctx context.Context, err error) error {
-	if errors.Is(context.Cause(ctx), cli.ErrTimeout) {
-		return &cli.Error{Kind: cli.FailTimeout, Limit: s.cfg.Timeout, Err: err}
-	}
-	return &cli.Error{Kind: cli.FailCanceled, Err: err}
 }
 
 func (s *Server) review(ctx context.Context, a reviewArgs) (*mcp.CallToolResult, error) {
@@ -310,50 +284,4 @@ func (s *Server) result(text string, meta map[string]any) *mcp.CallToolResult {
 		res.StructuredContent = maps.Clone(meta)
 	}
 	return res
-}
-
-func (s *Server) failure(err error, model string) *mcp.CallToolResult {
-	return mcperr.ToolResult(s.classify(err, model))
-}
-
-// classify turns a cli failure into the error a user reads.
-func (s *Server) classify(err error, model string) error {
-	var ie *cli.InputError
-	if errors.As(err, &ie) {
-		return invalidInput(err)
-	}
-	var e *cli.Error
-	if !errors.As(err, &e) {
-		return err
-	}
-	// The hint follows after ". ", so the CLI's own full stop goes.
-	cause := strings.TrimRight(e.Cause, ". ")
-	switch e.Kind {
-	case cli.FailAuth:
-		return mcperr.New(mcperr.Permission, "Authentication failed: the Codex CLI could not authenticate with its model provider", errors.New(cause),
-			"Log in with `codex login` (or set the API key your configured provider expects), then retry")
-	case cli.FailModel:
-		return s.invalidModel(model, "rejected by the CLI or its provider: "+cause)
-	case cli.FailTimeout:
-		if e.Step != "" {
-			// The version probe (or another short informational command)
-			// used up the call's time before any turn started.
-			limit := "the request's deadline"
-			if e.Limit > 0 {
-				limit = fmt.Sprintf("the %s limit (CODER_TIMEOUT)", e.Limit)
-			}
-			return mcperr.New(mcperr.Timeout, fmt.Sprintf("The CLI timed out before the task started: `%s` did not finish within %s and was stopped; nothing was run", e.Step, limit), nil,
-				fmt.Sprintf("Raise CODER_TIMEOUT, or check why `%s` is slow on this machine (machine load, a slow disk or network mount), then retry", e.Step))
-		}
-		if e.Limit > 0 {
-			return mcperr.New(mcperr.Timeout, fmt.Sprintf("The CLI timed out: it did not finish within the %s limit (CODER_TIMEOUT) and was stopped together with everything it started", e.Limit), nil,
-				"Raise CODER_TIMEOUT or split the task into smaller prompts")
-		}
-		return mcperr.New(mcperr.Timeout, "The CLI timed out: the request's deadline passed and the CLI was stopped together with everything it started", nil,
-			"Allow the request more time or split the task")
-	case cli.FailCanceled:
-		return mcperr.New(mcperr.Canceled, "The call was cancelled; the CLI and everything it started were stopped", nil, "")
-	}
-	return mcperr.New(mcperr.Unavailable, "The CLI command failed to execute", errors.New(cause),
-		fmt.Sprintf("Check that CODER_CLI_PATH (%s) is Codex CLI %s or later and that it can reach its model provider", s.cfg.CLIPath, cli.MinVersion))
 }
