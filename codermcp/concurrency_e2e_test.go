@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 )
 
 // TestMaxConcurrencyAcrossTasksAndCalls: CODER_MAX_CONCURRENCY bounds the
@@ -87,10 +87,10 @@ func TestMaxConcurrencyAcrossTasksAndCalls(t *testing.T) {
 // cliRuns counts the running Codex CLIs of h's server: the native codex
 // exec processes (the npm package's node launcher runs one each; the CLI's
 // own short-lived helpers are not runs).
-func cliRuns(h *codertest.Harness) int {
+func cliRuns(h *harness.Harness) int {
 	n := 0
-	for _, pid := range codertest.Leftovers(h.Marker) {
-		cmd := codertest.Cmdline(pid)
+	for _, pid := range harness.Leftovers(h.Marker) {
+		cmd := harness.Cmdline(pid)
 		if strings.Contains(cmd, "/codex exec ") && !strings.HasPrefix(cmd, "node ") {
 			n++
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
@@ -46,7 +47,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return status
 	}
 
-	client := &cli.Client{Path: ccfg.CLIPath, Home: ccfg.Home, Timeout: ccfg.Timeout, Pins: cli.PinsFor(ccfg.CLIHome, getenv("TMPDIR"))}
+	// Every CLI run uses a configuration the server owns: the operator's
+	// model provider and credentials, none of its MCP servers, profiles,
+	// hooks or trusted projects unless CODER_MCP_SERVERS names a server.
+	home, removeHome, err := cli.OwnHome(ccfg.StateDir, ccfg.CLIHome, ccfg.MCPServers)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
+		return serve.ExitFailure
+	}
+	defer func() {
+		if err := removeHome(); err != nil {
+			logger.Warn("the CLI's configuration directory could not be removed", "dir", home, "error", err.Error())
+		}
+	}()
+	logger.Info("CLI configuration", "codex_home", home, "from", ccfg.CLIHome, "mcp_servers", strings.Join(ccfg.MCPServers, ","))
+	tmpdir := getenv("TMPDIR")
+	client := &cli.Client{Path: ccfg.CLIPath, Home: home, Timeout: ccfg.Timeout, Pins: cli.PinsFor(ccfg.CLIHome, tmpdir).Or(cli.PinsFor(ccfg.StateDir, tmpdir))}
 	store := session.New(session.Options{Limit: ccfg.SessionLimit, TTL: ccfg.SessionTTL, MaxConcurrency: ccfg.MaxConcurrency})
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()

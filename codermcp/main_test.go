@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -17,30 +18,72 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall/toolcalltest"
 )
 
 // -update rewrites the golden files (e2e.Golden reads the flag).
 var _ = flag.Bool("update", false, "rewrite testdata/*.golden.json")
 
+// TestToolListsGolden: the tool list, over stdio and streamable HTTP,
+// matches the golden files by JSON meaning.
 func TestToolListsGolden(t *testing.T) {
 	t.Parallel()
 	bin := e2e.Build(t, ".")
 	env := []string{"CODER_CLI_PATH=/nonexistent/codex"} // listing needs no CLI
 	t.Run("stdio", func(t *testing.T) {
 		t.Parallel()
-		e2e.Golden(t, "testdata/tools.golden.json", e2e.List(t, e2e.Stdio(t, bin, env)))
+		surfaceGolden(t, "testdata/tools.golden.json", e2e.List(t, e2e.Stdio(t, bin, env)))
 	})
 	t.Run("streamable HTTP", func(t *testing.T) {
 		t.Parallel()
 		srv := e2e.StartHTTP(t, bin, env)
-		e2e.Golden(t, "testdata/tools.golden.json", e2e.List(t, e2e.Connect(t, srv.MCPURL(), nil)))
+		surfaceGolden(t, "testdata/tools.golden.json", e2e.List(t, e2e.Connect(t, srv.MCPURL(), nil)))
 	})
 	t.Run("structured content enabled", func(t *testing.T) {
 		t.Parallel()
 		cs := e2e.Stdio(t, bin, append(env, "STRUCTURED_CONTENT_ENABLED=true"))
-		e2e.Golden(t, "testdata/tools-structured.golden.json", e2e.List(t, cs))
+		surfaceGolden(t, "testdata/tools-structured.golden.json", e2e.List(t, cs))
 	})
+}
+
+// surfaceGolden compares a surface with its golden file as clients read
+// it: the tools by meaning (toolcalltest.ToolsDiff: key order and
+// equivalent spellings of one schema aside, every keyword and its value
+// compared), resources, templates and prompts as JSON values.
+func surfaceGolden(t *testing.T, path string, got e2e.Surface) {
+	t.Helper()
+	if e2e.Updating() {
+		e2e.Golden(t, path, got)
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotJSON, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Tools) != 5 {
+		t.Fatalf("%s: %d tools listed, want 5", path, len(got.Tools))
+	}
+	for _, d := range toolcalltest.ToolsDiff(want, gotJSON) {
+		t.Errorf("%s: %s", path, d)
+	}
+	var w, g map[string]any
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(gotJSON, &g); err != nil {
+		t.Fatal(err)
+	}
+	delete(w, "tools")
+	delete(g, "tools")
+	if !reflect.DeepEqual(w, g) {
+		t.Errorf("%s: resources, templates or prompts differ:\n got %v\nwant %v", path, g, w)
+	}
 }
 
 func TestHTTPRefusesUnauthenticatedCalls(t *testing.T) {
@@ -97,7 +140,7 @@ func TestUnopenableAuditLogStopsServer(t *testing.T) {
 // Codex CLI against a codertest endpoint, with progress notifications.
 func TestCoderEndToEnd(t *testing.T) {
 	t.Parallel()
-	h := codertest.New(t)
+	h := harness.New(t)
 	bin := e2e.Build(t, ".")
 	env := append(append([]string(nil), h.Env...), "CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_WORKSPACE_ROOTS="+testRoots(),
 		"CODER_MODELS="+codertest.Model, "CODER_DEFAULT_MODEL="+codertest.Model, "STRUCTURED_CONTENT_ENABLED=yes")
@@ -177,7 +220,7 @@ func TestCoderEndToEnd(t *testing.T) {
 // process behind.
 func TestShutdownStopsRunningCLI(t *testing.T) {
 	t.Parallel()
-	h := codertest.New(t)
+	h := harness.New(t)
 	bin := e2e.Build(t, ".")
 	srv := e2e.StartHTTP(t, bin, append(append([]string(nil), h.Env...), "MCP_SHUTDOWN_TIMEOUT=1s",
 		"CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_WORKSPACE_ROOTS="+testRoots(), "CODER_MODELS="+codertest.Model, "CODER_DEFAULT_MODEL="+codertest.Model))
@@ -190,14 +233,14 @@ func TestShutdownStopsRunningCLI(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if len(codertest.Leftovers(h.Marker)) < 2 { // the server and its CLI
+	if len(harness.Leftovers(h.Marker)) < 2 { // the server and its CLI
 		t.Fatal("no CLI process found while the call runs")
 	}
 	if err := srv.Stop(); err != nil {
 		t.Errorf("server exit after SIGTERM: %v", err)
 	}
 	for {
-		left := codertest.Leftovers(h.Marker)
+		left := harness.Leftovers(h.Marker)
 		if len(left) == 0 {
 			break
 		}
@@ -213,7 +256,7 @@ func TestShutdownStopsRunningCLI(t *testing.T) {
 // makes up are replaced by placeholders.
 func TestResultsGolden(t *testing.T) {
 	t.Parallel()
-	h := codertest.New(t)
+	h := harness.New(t)
 	bin := e2e.Build(t, ".")
 	cs := e2e.Stdio(t, bin, append(append([]string(nil), h.Env...), "CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_WORKSPACE_ROOTS="+testRoots(),
 		"CODER_MODELS="+codertest.Model+","+codertest.MissingModel, "CODER_DEFAULT_MODEL="+codertest.Model,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
 	"github.com/mcpfleet/mcpfleet/shared/metrics/promtest"
 )
@@ -21,7 +22,7 @@ import (
 func TestRealPrometheus(t *testing.T) {
 	t.Parallel()
 	promtest.Binary(t, "prometheus")
-	h := codertest.New(t)
+	h := harness.New(t)
 	dir := t.TempDir()
 	coder := func(prompt string, want promtest.Outcome) promtest.Call {
 		return promtest.Call{Tool: "coder", Args: map[string]any{"prompt": prompt, "workingDirectory": dir}, Want: want}

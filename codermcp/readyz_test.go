@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
 )
 
@@ -32,7 +32,7 @@ func TestReadyzFollowsTheCLI(t *testing.T) {
 		code  int
 		wants []string
 	}{
-		{"real CLI", codertest.CLI(t), http.StatusOK, []string{`"status":"ready"`}},
+		{"real CLI", harness.CLI(t), http.StatusOK, []string{`"status":"ready"`}},
 		{"nothing there", "/nonexistent/bin/codex", http.StatusServiceUnavailable, []string{"/nonexistent/bin/codex", "no such file", "CODER_CLI_PATH"}},
 		{"hangs", hang, http.StatusServiceUnavailable, []string{"codex-hangs", "did not answer --version in time"}},
 	}

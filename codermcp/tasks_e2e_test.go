@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
 	"github.com/mcpfleet/mcpfleet/shared/e2e/rawmcp"
 )
@@ -68,9 +69,9 @@ func (c *caller) createTask(args string) (string, answer) {
 
 // taskServer is the built codermcp over HTTP with OAuth and the real CLI
 // against a codertest endpoint.
-func taskServer(t *testing.T, extra ...string) (*codertest.Harness, string) {
+func taskServer(t *testing.T, extra ...string) (*harness.Harness, string) {
 	t.Helper()
-	h := codertest.New(t)
+	h := harness.New(t)
 	bin := e2e.Build(t, ".")
 	env := append(append(append([]string(nil), h.Env...), e2e.OAuthEnv...),
 		"CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_WORKSPACE_ROOTS="+testRoots(), "CODER_MODELS="+codertest.Model, "CODER_DEFAULT_MODEL="+codertest.Model)
@@ -79,7 +80,7 @@ func taskServer(t *testing.T, extra ...string) (*codertest.Harness, string) {
 }
 
 // waitCLI waits until a turn whose prompt holds marker reached the model.
-func waitCLI(t *testing.T, h *codertest.Harness, marker string) {
+func waitCLI(t *testing.T, h *harness.Harness, marker string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for len(h.Endpoint.RequestsWith(marker)) == 0 {
@@ -92,11 +93,11 @@ func waitCLI(t *testing.T, h *codertest.Harness, marker string) {
 
 // waitOnlyServer waits until the only process carrying the run's marker is
 // the server itself: no CLI process is left.
-func waitOnlyServer(t *testing.T, h *codertest.Harness) {
+func waitOnlyServer(t *testing.T, h *harness.Harness) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		left := codertest.Leftovers(h.Marker)
+		left := harness.Leftovers(h.Marker)
 		if len(left) <= 1 {
 			return
 		}
@@ -195,7 +196,7 @@ func TestTaskTTLAndLimit(t *testing.T) {
 // not the server.
 func TestShutdownStopsRunningTask(t *testing.T) {
 	t.Parallel()
-	h := codertest.New(t)
+	h := harness.New(t)
 	bin := e2e.Build(t, ".")
 	srv := e2e.StartHTTP(t, bin, append(append([]string(nil), h.Env...), "MCP_SHUTDOWN_TIMEOUT=1s",
 		"CODER_CLI_PATH="+h.CLI, "CODER_HOME="+h.Home, "CODER_WORKSPACE_ROOTS="+testRoots(), "CODER_MODELS="+codertest.Model, "CODER_DEFAULT_MODEL="+codertest.Model))
@@ -206,14 +207,14 @@ func TestShutdownStopsRunningTask(t *testing.T) {
 		t.Fatalf("task: %s %+v", a.Result, a.Error)
 	}
 	waitCLI(t, h, "task at shutdown")
-	if len(codertest.Leftovers(h.Marker)) < 2 {
+	if len(harness.Leftovers(h.Marker)) < 2 {
 		t.Fatal("no CLI process found while the task runs")
 	}
 	if err := srv.Stop(); err != nil {
 		t.Errorf("server exit after SIGTERM: %v", err)
 	}
 	deadline := time.Now().Add(15 * time.Second)
-	for left := codertest.Leftovers(h.Marker); len(left) > 0; left = codertest.Leftovers(h.Marker) {
+	for left := harness.Leftovers(h.Marker); len(left) > 0; left = harness.Leftovers(h.Marker) {
 		if time.Now().After(deadline) {
 			t.Fatalf("processes left after shutdown: %v", left)
 		}

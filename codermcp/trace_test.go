@@ -10,6 +10,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/otlptest"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 )
 
 // One coder turn over stdio on the real CLI, with the caller's traceparent
@@ -18,7 +19,7 @@ import (
 // exit status class.
 func TestTraceOfOneTurn(t *testing.T) {
 	t.Parallel()
-	h := codertest.New(t)
+	h := harness.New(t)
 	bin := e2e.Build(t, ".")
 	rcv := otlptest.Start(t)
 	const trace, parent = "6bf92f3577b34da6a3ce929d0e0e4736", "20f067aa0ba902b7"

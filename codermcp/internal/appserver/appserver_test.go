@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 )
 
 // The versions whose app-server speaks the v2 protocol this package drives
@@ -20,7 +21,7 @@ import (
 var v2Versions = []string{codertest.NewestVersion, "0.169.0"}
 
 type fixture struct {
-	h      *codertest.Harness
+	h      *harness.Harness
 	client *appserver.Client
 	dir    string
 	pids   []int
@@ -29,16 +30,16 @@ type fixture struct {
 
 func newFixture(t *testing.T, version string) *fixture {
 	t.Helper()
-	h := codertest.NewFor(t, codertest.CLIVersion(t, version))
+	h := harness.NewFor(t, codertest.CLIVersion(t, version))
 	f := &fixture{h: h, dir: t.TempDir()}
 	f.client = &appserver.Client{Path: h.CLI, Home: h.Home, Env: h.Env, Grace: 2 * time.Second,
 		OnStart: func(pid int) { f.mu.Lock(); f.pids = append(f.pids, pid); f.mu.Unlock() }}
 	t.Cleanup(func() {
 		// Whatever the test did, nothing it started may still run.
-		if left := codertest.Leftovers(h.Marker); len(left) > 0 {
+		if left := harness.Leftovers(h.Marker); len(left) > 0 {
 			var lines []string
 			for _, p := range left {
-				lines = append(lines, codertest.Cmdline(p))
+				lines = append(lines, harness.Cmdline(p))
 			}
 			t.Errorf("processes left behind: %v\n%s", left, strings.Join(lines, "\n"))
 		}

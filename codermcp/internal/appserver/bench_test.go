@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 )
 
 // Figures per CLI version (issue 28): the wall time of one plain turn
@@ -31,7 +32,7 @@ func medianMS(ds []time.Duration) float64 {
 func BenchmarkExecTurn(b *testing.B) {
 	for _, v := range codertest.Versions {
 		b.Run(v, func(b *testing.B) {
-			h := codertest.NewFor(b, codertest.CLIVersion(b, v))
+			h := harness.NewFor(b, codertest.CLIVersion(b, v))
 			dir := b.TempDir()
 			var total, first []time.Duration
 			for b.Loop() {
@@ -69,7 +70,7 @@ func BenchmarkExecTurn(b *testing.B) {
 func BenchmarkAppServerTurn(b *testing.B) {
 	for _, v := range []string{"0.153.4", "0.169.0", codertest.NewestVersion} {
 		b.Run(v, func(b *testing.B) {
-			h := codertest.NewFor(b, codertest.CLIVersion(b, v))
+			h := harness.NewFor(b, codertest.CLIVersion(b, v))
 			c := &appserver.Client{Path: h.CLI, Home: h.Home, Env: h.Env}
 			dir := b.TempDir()
 			var total, first []time.Duration

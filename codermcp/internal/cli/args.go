@@ -78,6 +78,11 @@ func PinsFor(cliHome, tmpdir string) Pins {
 	return Pins{ExcludeSlashTmp: under("/tmp"), ExcludeTmpdir: under(tmpdir)}
 }
 
+// Or is the pins that keep both p's and q's directories out of the sandbox.
+func (p Pins) Or(q Pins) Pins {
+	return Pins{ExcludeSlashTmp: p.ExcludeSlashTmp || q.ExcludeSlashTmp, ExcludeTmpdir: p.ExcludeTmpdir || q.ExcludeTmpdir}
+}
+
 func (p Pins) args() []string {
 	return []string{
 		"--config=sandbox_workspace_write.writable_roots=[]",

@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 )
 
 // e2eClient is a Client on the real CLI against a codertest endpoint that
 // counts the processes it starts.
-func e2eClient(t *testing.T) (*Client, *codertest.Harness, *atomic.Int32) {
+func e2eClient(t *testing.T) (*Client, *harness.Harness, *atomic.Int32) {
 	t.Helper()
-	h := codertest.New(t)
+	h := harness.New(t)
 	var started atomic.Int32
 	c := &Client{Path: h.CLI, Home: h.Home, Timeout: 3 * time.Minute, Grace: time.Second, Env: append([]string(nil), h.Env...),
 		OnStart: func(int) { started.Add(1) }}
@@ -86,7 +86,7 @@ func TestHostilePromptsReachTheModelAsData(t *testing.T) {
 func TestHostileReviewValuesReachTheModelAsData(t *testing.T) {
 	t.Parallel()
 	c, h, _ := e2eClient(t)
-	repo := codertest.GitRepo(t)
+	repo := harness.GitRepo(t)
 	sentinel := filepath.Join(repo, "PWNED")
 	type tc struct {
 		req  ReviewRequest
@@ -142,7 +142,7 @@ func TestHostileReviewValuesReachTheModelAsData(t *testing.T) {
 func TestEqualsFormKeepsOptionLikeValuesAsData(t *testing.T) {
 	t.Parallel()
 	c, h, _ := e2eClient(t)
-	repo := codertest.GitRepo(t)
+	repo := harness.GitRepo(t)
 	ctx := context.Background()
 	caps, err := c.Caps(ctx)
 	if err != nil {
@@ -216,7 +216,7 @@ func TestRefusedValuesStartNoProcess(t *testing.T) {
 	c.mu.Lock()
 	probed := c.caps != nil
 	c.mu.Unlock()
-	if started.Load() != 0 || probed || len(h.Endpoint.Requests()) != 0 || len(codertest.Leftovers(h.Marker)) != 0 {
+	if started.Load() != 0 || probed || len(h.Endpoint.Requests()) != 0 || len(harness.Leftovers(h.Marker)) != 0 {
 		t.Errorf("refused requests started %d runs (version probed: %v), %d model requests", started.Load(), probed, len(h.Endpoint.Requests()))
 	}
 }

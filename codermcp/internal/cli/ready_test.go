@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 )
 
 // TestReady: the real CLI is ready; a missing, non-executable, hanging,
@@ -28,7 +28,7 @@ func TestReady(t *testing.T) {
 	}
 	t.Run("real CLI", func(t *testing.T) {
 		t.Parallel()
-		c := &cli.Client{Path: codertest.CLI(t)}
+		c := &cli.Client{Path: harness.CLI(t)}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a loaded machine
 		defer cancel()
 		if err := c.Ready(ctx); err != nil {

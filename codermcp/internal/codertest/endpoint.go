@@ -1,9 +1,8 @@
 // Package codertest is codermcp's test back end: a local model endpoint that
 // speaks the Responses API (server-sent events) the way the real Codex CLI
-// expects, scripted per prompt, recording what it was sent; plus a writer
-// for a throwaway CODEX_HOME pointing the CLI at it, and helpers to find the
-// pinned CLI and the processes a run left behind. Tests and the playground
-// share it.
+// expects, scripted per prompt, telling an Observer what it was sent; plus
+// a writer for a throwaway CODEX_HOME pointing the CLI at it. Tests and the
+// playground share it; what only tests use is in testdata/harness.
 //
 // Scripting: the endpoint looks at the last user message of each request.
 //
@@ -14,8 +13,9 @@
 //	[[burst:N]]       ask for N commands (echo burst-i) in one response, then
 //	                  answer "ran N commands": a flood of CLI events
 //	[[reply:TEXT]]    answer TEXT
-//	[[gate:NAME]]     wait until Open(NAME) (or the client goes away), then
-//	                  answer "through gate NAME": runs held open at will
+//	[[gate:NAME]]     wait until the Observer's gate NAME opens (or the
+//	                  client goes away), then answer "through gate NAME":
+//	                  runs held open at will
 //	anything else     answer Prefix + "reply to: <prompt>"
 //
 // A request for the model MissingModel is answered 400 model_not_found.
@@ -57,26 +57,34 @@ type Endpoint struct {
 	// Prefix starts every default reply (the playground labels its answers).
 	Prefix string
 
-	srv  *http.Server
-	ln   net.Listener
-	stop chan struct{}
-	once sync.Once
+	srv   *http.Server
+	ln    net.Listener
+	stop  chan struct{}
+	once  sync.Once
+	watch Observer
 
-	mu          sync.Mutex
-	reqs        []Request
-	calls       int
-	inFlight    int                      // requests being answered now
-	maxInFlight int                      // the most answered at once
-	gates       map[string]chan struct{} // [[gate:NAME]], closed by Open
+	mu    sync.Mutex
+	calls int
 }
 
-// Start serves an endpoint on addr ("127.0.0.1:0" for any free port).
-func Start(addr string) (*Endpoint, error) {
+// Observer is told of every request the endpoint receives, and holds the
+// [[gate:NAME]] requests: the tests' record of what the CLI sent.
+type Observer interface {
+	Began(Request) // a request arrived
+	Ended()        // its answer is written, or its client went away
+	// Gate is what a [[gate:NAME]] request waits on before it is answered.
+	Gate(name string) <-chan struct{}
+}
+
+// Start serves an endpoint on addr ("127.0.0.1:0" for any free port),
+// reporting to watch when it is not nil; without one, a [[gate:NAME]]
+// request waits until its client goes away.
+func Start(addr string, watch Observer) (*Endpoint, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	e := &Endpoint{ln: ln, stop: make(chan struct{})}
+	e := &Endpoint{ln: ln, stop: make(chan struct{}), watch: watch}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/responses", e.responses)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -99,58 +107,6 @@ func (e *Endpoint) Close() error {
 		return e.srv.Close()
 	}
 	return nil
-}
-
-// Requests returns every request received so far.
-func (e *Endpoint) Requests() []Request {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]Request(nil), e.reqs...)
-}
-
-// InFlight returns how many requests are being answered now, and the most
-// that were at once since the endpoint started: each running CLI turn
-// holds one, so it counts the CLI runs that overlapped.
-func (e *Endpoint) InFlight() (now, most int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.inFlight, e.maxInFlight
-}
-
-// Open lets the requests waiting at [[gate:name]], and any later ones,
-// through.
-func (e *Endpoint) Open(name string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	g := e.gateLocked(name)
-	select {
-	case <-g:
-	default:
-		close(g)
-	}
-}
-
-func (e *Endpoint) gateLocked(name string) chan struct{} {
-	if e.gates == nil {
-		e.gates = map[string]chan struct{}{}
-	}
-	g, ok := e.gates[name]
-	if !ok {
-		g = make(chan struct{})
-		e.gates[name] = g
-	}
-	return g
-}
-
-// RequestsWith returns the requests whose prompt contains s.
-func (e *Endpoint) RequestsWith(s string) []Request {
-	var out []Request
-	for _, r := range e.Requests() {
-		if strings.Contains(r.Prompt, s) {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 type inputItem struct {
@@ -199,17 +155,13 @@ func (e *Endpoint) responses(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	e.mu.Lock()
-	e.reqs = append(e.reqs, req)
 	e.calls++
 	n := e.calls
-	e.inFlight++
-	e.maxInFlight = max(e.maxInFlight, e.inFlight)
 	e.mu.Unlock()
-	defer func() {
-		e.mu.Lock()
-		e.inFlight--
-		e.mu.Unlock()
-	}()
+	if e.watch != nil {
+		e.watch.Began(req)
+		defer e.watch.Ended()
+	}
 
 	if body.Model == MissingModel {
 		writeError(w, http.StatusBadRequest, "model_not_found", "model",
@@ -250,9 +202,10 @@ func (e *Endpoint) responses(w http.ResponseWriter, r *http.Request) {
 		}
 		e.stream(w, n, message(n, fmt.Sprintf("ran %d commands", len(req.Outputs))))
 	case "gate":
-		e.mu.Lock()
-		g := e.gateLocked(arg)
-		e.mu.Unlock()
+		var g <-chan struct{}
+		if e.watch != nil {
+			g = e.watch.Gate(arg)
+		}
 		select {
 		case <-g:
 			e.stream(w, n, message(n, "through gate "+arg))

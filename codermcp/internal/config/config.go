@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,10 +23,17 @@ const DefaultModel = "llm-5.2-coder"
 // variables are read by shared/serve).
 type Config struct {
 	CLIPath string // CODER_CLI_PATH: the CLI executable (looked up on PATH when it has no slash)
-	Home    string // CODER_HOME: passed to the CLI as CODEX_HOME when set
-	// CLIHome is the CLI's configuration directory as it really is (CODER_HOME,
-	// else ~/.codex, symlinks resolved): no workspace may overlap it.
+	Home    string // CODER_HOME as set
+	// CLIHome is the operator's CLI configuration directory as it really is
+	// (CODER_HOME, else ~/.codex, symlinks resolved): the model provider and
+	// credentials come from it; no workspace may overlap it.
 	CLIHome string
+	// StateDir (CODER_STATE_DIR, resolved) holds the CLI home the server
+	// makes at start and runs every CLI in; no workspace may overlap it.
+	StateDir string
+	// MCPServers (CODER_MCP_SERVERS) are the [mcp_servers] entries of
+	// CLIHome's config.toml the CLI may start; by default none.
+	MCPServers []string
 	// WorkspaceRoots (CODER_WORKSPACE_ROOTS, resolved) bound every workingDirectory.
 	WorkspaceRoots []string
 	Models         []string      // CODER_MODELS: the catalogue of accepted model ids
@@ -41,7 +49,9 @@ type Config struct {
 // Vars documents every variable for --help and the README.
 var Vars = []envconfig.Var{
 	{Name: "CODER_CLI_PATH", Default: "codex", Description: "Codex CLI executable (name on PATH or a path); 0.36.0 or later"},
-	{Name: "CODER_HOME", Description: "config directory handed to the CLI as CODEX_HOME (default: the CLI's own, ~/.codex)"},
+	{Name: "CODER_HOME", Description: "the CLI's configuration directory (default: ~/.codex); the server takes only its model and provider settings and its credentials (auth.json) into a configuration of its own, so its MCP servers, profiles, notify, hooks and trusted projects do not apply"},
+	{Name: "CODER_STATE_DIR", Description: "directory where the server makes, at start, the CLI configuration directory (CODEX_HOME) every CLI run uses, mode 0700, removed at exit; no workspace may contain it or lie in it (default: $XDG_STATE_HOME/codermcp, else ~/.local/state/codermcp, else $TMPDIR/codermcp-<uid>)"},
+	{Name: "CODER_MCP_SERVERS", Description: "comma-separated names of CODER_HOME's [mcp_servers] entries the CLI may start; they run as this server's user, outside the sandbox, on every call (default: none)"},
 	{Name: "CODER_WORKSPACE_ROOTS", Description: "comma-separated directories a call's workingDirectory must lie in, symlinks resolved; a workspace never contains or lies in CODER_HOME (default: the server's working directory)"},
 	{Name: "CODER_MODELS", Default: strings.Join(DefaultModels, ","), Description: "comma-separated model ids the tools accept; set them to the ids your CLI/provider knows"},
 	{Name: "CODER_DEFAULT_MODEL", Default: DefaultModel, Description: "model used when a call names none; must be in CODER_MODELS"},
@@ -66,7 +76,8 @@ func FromEnv(r *envconfig.Reader) Config {
 		CallbackURI:    r.String("CODER_MCP_CALLBACK_URI", ""),
 		Structured:     r.Bool("STRUCTURED_CONTENT_ENABLED", false),
 	}
-	c.CLIHome, c.WorkspaceRoots = workspaceRoots(r, c.Home)
+	c.MCPServers = r.List("CODER_MCP_SERVERS", nil)
+	c.CLIHome, c.StateDir, c.WorkspaceRoots = workspaceRoots(r, c.Home)
 	if len(c.Models) == 0 {
 		r.Fail("CODER_MODELS", r.Lookup("CODER_MODELS"), "a comma-separated list of at least one model id")
 		c.Models = DefaultModels
@@ -87,25 +98,44 @@ func FromEnv(r *envconfig.Reader) Config {
 }
 
 // workspaceRoots resolves CODER_WORKSPACE_ROOTS (default: the working
-// directory) and the CLI's configuration directory. A root inside that
-// directory would make every workspace a way to rewrite the CLI's config.
-func workspaceRoots(r *envconfig.Reader, home string) (string, []string) {
-	if home == "" {
-		if h := r.Lookup("HOME"); h != "" {
-			home = filepath.Join(h, ".codex")
-		} else if h, err := os.UserHomeDir(); err == nil {
-			home = filepath.Join(h, ".codex")
-		}
+// directory), the CLI's configuration directory and the server's state
+// directory. A root inside either would make every workspace a way to
+// rewrite how the CLI runs.
+func workspaceRoots(r *envconfig.Reader, home string) (cliHome, stateDir string, roots []string) {
+	userHome := r.Lookup("HOME")
+	if userHome == "" {
+		userHome, _ = os.UserHomeDir()
 	}
-	cliHome := ""
+	if home == "" {
+		home = r.Lookup("CODEX_HOME") // the CLI's own variable, which the server's runs no longer inherit
+	}
+	if home == "" && userHome != "" {
+		home = filepath.Join(userHome, ".codex")
+	}
 	if home != "" {
 		cliHome = workspace.Real(home)
+	}
+	state := r.String("CODER_STATE_DIR", "")
+	switch {
+	case state != "" && !filepath.IsAbs(state):
+		r.Fail("CODER_STATE_DIR", state, "an absolute path")
+		state = ""
+	case state == "" && r.Lookup("XDG_STATE_HOME") != "":
+		state = filepath.Join(r.Lookup("XDG_STATE_HOME"), "codermcp")
+	case state == "" && userHome != "":
+		state = filepath.Join(userHome, ".local", "state", "codermcp")
+	case state == "":
+		// No home directory (a service account, a bare container): a
+		// private directory of this user's; the sandbox then leaves /tmp out.
+		state = filepath.Join(os.TempDir(), "codermcp-"+strconv.Itoa(os.Getuid()))
+	}
+	if state != "" {
+		stateDir = workspace.Real(state)
 	}
 	var def []string
 	if wd, err := os.Getwd(); err == nil {
 		def = []string{wd}
 	}
-	var roots []string
 	failed := false
 	for _, root := range r.List("CODER_WORKSPACE_ROOTS", def) {
 		real, err := filepath.EvalSymlinks(root)
@@ -121,6 +151,9 @@ func workspaceRoots(r *envconfig.Reader, home string) (string, []string) {
 		case cliHome != "" && workspace.Within(real, cliHome):
 			failed = true
 			r.Fail("CODER_WORKSPACE_ROOTS", root, "directories outside the CLI's configuration directory "+cliHome+" (CODER_HOME)")
+		case stateDir != "" && workspace.Within(real, stateDir):
+			failed = true
+			r.Fail("CODER_WORKSPACE_ROOTS", root, "directories outside the server's state directory "+stateDir+" (CODER_STATE_DIR)")
 		default:
 			roots = append(roots, real)
 		}
@@ -128,7 +161,7 @@ func workspaceRoots(r *envconfig.Reader, home string) (string, []string) {
 	if len(roots) == 0 && !failed {
 		r.Fail("CODER_WORKSPACE_ROOTS", r.Lookup("CODER_WORKSPACE_ROOTS"), "at least one absolute directory (the server's working directory is the default)")
 	}
-	return cliHome, roots
+	return cliHome, stateDir, roots
 }
 
 // KnownModel reports whether m is in the catalogue.

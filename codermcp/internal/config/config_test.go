@@ -103,3 +103,33 @@ func TestWorkspaceRoots(t *testing.T) {
 		t.Error("a root equal to CODER_HOME was accepted")
 	}
 }
+
+// TestStateDir: the server's own CLI configuration lives outside every
+// workspace root, at an absolute path; by default under the user's state
+// directory.
+func TestStateDir(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	home := filepath.Join(base, "home")
+	if err := os.MkdirAll(filepath.Join(home, "state", "ws"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := read(map[string]string{"HOME": home, "CODER_WORKSPACE_ROOTS": base})
+	if err != nil || c.StateDir != filepath.Join(home, ".local", "state", "codermcp") {
+		t.Errorf("default state dir %q, %v", c.StateDir, err)
+	}
+	c, err = read(map[string]string{"HOME": home, "XDG_STATE_HOME": filepath.Join(home, "xdg"), "CODER_WORKSPACE_ROOTS": base})
+	if err != nil || c.StateDir != filepath.Join(home, "xdg", "codermcp") {
+		t.Errorf("XDG state dir %q, %v", c.StateDir, err)
+	}
+	if _, err := read(map[string]string{"HOME": home, "CODER_STATE_DIR": "state"}); err == nil || !strings.Contains(err.Error(), "CODER_STATE_DIR") {
+		t.Errorf("relative CODER_STATE_DIR: %v", err)
+	}
+	state := filepath.Join(home, "state")
+	if _, err := read(map[string]string{"HOME": home, "CODER_STATE_DIR": state, "CODER_WORKSPACE_ROOTS": filepath.Join(state, "ws")}); err == nil || !strings.Contains(err.Error(), "CODER_STATE_DIR") {
+		t.Errorf("a root inside CODER_STATE_DIR: %v", err)
+	}
+	c, err = read(map[string]string{"HOME": home, "CODER_MCP_SERVERS": "docs, search"})
+	if err != nil || !slices.Equal(c.MCPServers, []string{"docs", "search"}) {
+		t.Errorf("CODER_MCP_SERVERS: %v, %v", c.MCPServers, err)
+	}
+}

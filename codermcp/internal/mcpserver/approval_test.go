@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 	"github.com/mcpfleet/mcpfleet/shared/approval"
 	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
@@ -62,7 +63,7 @@ func (e *approvalEnv) nothingRan(t *testing.T, runsBefore int32, requestsBefore 
 	if n := len(e.h.Endpoint.Requests()); n != requestsBefore {
 		t.Errorf("the model endpoint got %d requests, want none", n-requestsBefore)
 	}
-	if left := codertest.Leftovers(e.h.Marker); len(left) != 0 {
+	if left := harness.Leftovers(e.h.Marker); len(left) != 0 {
 		t.Errorf("CLI processes alive: %v", left)
 	}
 }
@@ -165,7 +166,7 @@ func confirmCode(t *testing.T, res *mcp.CallToolResult) string {
 func TestCoderDryRunChangesNothing(t *testing.T) {
 	t.Parallel()
 	e := newApprovalEnv(t, envOptions{})
-	repo := codertest.GitRepo(t) // one commit and one modified file
+	repo := harness.GitRepo(t) // one commit and one modified file
 	head := gitIn(t, repo, "rev-parse", "HEAD")
 	branch := gitIn(t, repo, "rev-parse", "--abbrev-ref", "HEAD")
 	before := treeHash(t, repo)
@@ -222,7 +223,7 @@ func TestCoderDryRunChangesNothing(t *testing.T) {
 		})
 	}
 	e.nothingRan(t, 0, 0)
-	if n := e.store.Len(); n != 0 {
+	if n := e.sessionCount(); n != 0 {
 		t.Errorf("dry runs created %d sessions", n)
 	}
 	if after := treeHash(t, repo); after != before {
@@ -425,14 +426,14 @@ func TestCoderApprovalPolicies(t *testing.T) {
 func TestCoderStateChangedSincePreview(t *testing.T) {
 	t.Parallel()
 	e := newApprovalEnv(t, envOptions{calls: toolcall.Config{Approval: approval.Config{Policy: approval.Change}}})
-	repo := codertest.GitRepo(t)
+	repo := harness.GitRepo(t)
 	args := map[string]any{"prompt": "edit main.go", "sandbox": "workspace-write", "workingDirectory": repo}
 	code := confirmCode(t, e.call(t, "coder", args))
 	gitIn(t, repo, "commit", "-qam", "someone else committed")
 	args["confirm"] = code
 	mustError(t, e.call(t, "coder", args), "state changed since the preview", "(git master@", "Nothing was changed")
 	e.nothingRan(t, 0, 0)
-	if n := e.store.Len(); n != 0 {
+	if n := e.sessionCount(); n != 0 {
 		t.Errorf("a refused call created %d sessions", n)
 	}
 }
@@ -672,7 +673,7 @@ func TestCoderUnwritableAuditRefusesRun(t *testing.T) {
 func TestReviewIsReadOnly(t *testing.T) {
 	t.Parallel()
 	e := newApprovalEnv(t, envOptions{calls: toolcall.Config{Approval: approval.Config{Policy: approval.Change}}})
-	repo := codertest.GitRepo(t)
+	repo := harness.GitRepo(t)
 	mustOK(t, e.call(t, "review", map[string]any{"prompt": "review and write [[shell:echo x > review-wrote.txt]]", "workingDirectory": repo}))
 	if _, err := os.Stat(filepath.Join(repo, "review-wrote.txt")); err == nil {
 		t.Error("a review wrote a file: its sandbox is not read-only")

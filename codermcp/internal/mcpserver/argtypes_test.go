@@ -10,7 +10,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 	"github.com/mcpfleet/mcpfleet/shared/argschema/argschematest"
 )
 
@@ -24,7 +24,7 @@ func TestWronglyTypedArguments(t *testing.T) {
 	t.Parallel()
 	var started atomic.Int32
 	e := newEnv(t, envOptions{client: func(c *cli.Client) { c.OnStart = func(int) { started.Add(1) } }})
-	repo := codertest.GitRepo(t)
+	repo := harness.GitRepo(t)
 	ctx := context.Background()
 	list, err := e.cs.ListTools(ctx, nil)
 	if err != nil {

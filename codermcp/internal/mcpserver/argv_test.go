@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 )
 
 // TestRefusedArgumentsStartNoProcess calls the tools with values that must
@@ -17,7 +17,7 @@ func TestRefusedArgumentsStartNoProcess(t *testing.T) {
 	t.Parallel()
 	var started atomic.Int32
 	e := newEnv(t, envOptions{client: func(c *cli.Client) { c.OnStart = func(int) { started.Add(1) } }})
-	repo := codertest.GitRepo(t)
+	repo := harness.GitRepo(t)
 	cases := []struct {
 		tool  string
 		args  map[string]any

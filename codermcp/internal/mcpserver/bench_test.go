@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 )
 
@@ -51,7 +51,7 @@ func BenchmarkSessionAcquire(b *testing.B) {
 // no approval never pays it.
 func BenchmarkCoderDryRun(b *testing.B) {
 	e := newEnv(b, envOptions{})
-	repo := codertest.GitRepo(b)
+	repo := harness.GitRepo(b)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

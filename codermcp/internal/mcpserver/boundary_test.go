@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
 )
@@ -248,7 +249,7 @@ func TestWorkspaceSwappedAfterCheck(t *testing.T) {
 	}
 }
 
-func waitRequest(t *testing.T, ep *codertest.Endpoint, s string) {
+func waitRequest(t *testing.T, ep *harness.Endpoint, s string) {
 	t.Helper()
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if len(ep.RequestsWith(s)) > 0 {

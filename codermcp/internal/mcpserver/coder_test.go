@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 )
 
@@ -211,7 +212,7 @@ func TestCoderFallbackWhenCLIForgetsThread(t *testing.T) {
 func TestReview(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{})
-	repo := codertest.GitRepo(t)
+	repo := harness.GitRepo(t)
 	git := func(args ...string) string {
 		out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).Output()
 		if err != nil {
@@ -325,7 +326,7 @@ func TestCoderCancelStopsEverything(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if len(codertest.Leftovers(e.h.Marker)) == 0 {
+	if len(harness.Leftovers(e.h.Marker)) == 0 {
 		t.Fatal("no CLI process found while the call runs; the leftover check would prove nothing")
 	}
 	cancel() // the client sends notifications/cancelled
@@ -451,7 +452,7 @@ func TestSessionsEvictionAndExpiry(t *testing.T) {
 			t.Fatalf("want the session listed right away, got %d", n)
 		}
 		deadline := time.Now().Add(5 * time.Second)
-		for e.store.Len() > 0 { // the background sweep, not a lookup, removes it
+		for e.sessionCount() > 0 { // the background sweep, not a lookup, removes it
 			if time.Now().After(deadline) {
 				t.Fatal("the idle session was not swept within 5s of a 1s TTL")
 			}
@@ -489,8 +490,8 @@ func TestCoderTimeoutStopsModelCommands(t *testing.T) {
 	stop := make(chan struct{})
 	go func() {
 		for {
-			for _, pid := range codertest.Leftovers(e.h.Marker) {
-				if strings.Contains(codertest.Cmdline(pid), "sleep 120") {
+			for _, pid := range harness.Leftovers(e.h.Marker) {
+				if strings.Contains(harness.Cmdline(pid), "sleep 120") {
 					sawSleep <- true
 					return
 				}

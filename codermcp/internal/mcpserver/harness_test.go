@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/mcpserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
@@ -32,7 +33,7 @@ import (
 // endpoint, the session store, the MCP server behind the shared streamable
 // HTTP handler, and an independent MCP client (the official go-sdk).
 type env struct {
-	h      *codertest.Harness
+	h      *harness.Harness
 	cfg    config.Config
 	store  *session.Store
 	client *cli.Client
@@ -88,9 +89,9 @@ func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	e := &env{cfg: testConfig()}
 	if o.cliPath != "" {
-		e.h = codertest.NewFor(t, o.cliPath)
+		e.h = harness.NewFor(t, o.cliPath)
 	} else {
-		e.h = codertest.New(t)
+		e.h = harness.New(t)
 	}
 	e.cfg.CLIPath = e.h.CLI
 	e.cfg.Home = e.h.Home
@@ -266,7 +267,7 @@ func waitNoLeftovers(t *testing.T, marker string, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
-		left := codertest.Leftovers(marker)
+		left := harness.Leftovers(marker)
 		if len(left) == 0 {
 			return
 		}
@@ -279,3 +280,7 @@ func waitNoLeftovers(t *testing.T, marker string, d time.Duration) {
 
 // localOwner owns the sessions of callers without OAuth (this process's user).
 var localOwner = "local:" + strconv.Itoa(os.Getuid())
+
+// sessionCount is the number of sessions held: every session of these
+// tests' calls belongs to the local user (no OAuth).
+func (e *env) sessionCount() int { return len(e.store.List(localOwner)) }

@@ -53,16 +53,36 @@ type coderPlan struct {
 	view     sessionView // the session before the turn (before a reset)
 	dir      string      // where the CLI runs
 	primary  cli.Command
-	fallback *cli.Command // when resuming: what runs if the CLI no longer knows the conversation
+	fallback *fallback // when resuming
 	resumeID string
+}
+
+// fallback is a command that runs only if the primary one fails because
+// the CLI no longer knows the conversation it resumes: a new conversation
+// carrying the last turns as context. It is a value of its own, so Run
+// decides by the failure's kind and never by reading the plan's wording.
+type fallback struct {
+	unknownThread string // the conversation id whose loss triggers it
+	cmd           cli.Command
+}
+
+// commands lists what the turn may run, for the preview and the audit
+// record: the primary command, then the fallback with its condition in
+// words (toolcall.Plan's Commands are text).
+func (cp coderPlan) commands() []string {
+	cmds := []string{cp.primary.String()}
+	if fb := cp.fallback; fb != nil {
+		cmds = append(cmds, "only if the CLI no longer knows conversation "+fb.unknownThread+": "+fb.cmd.String())
+	}
+	return cmds
 }
 
 // planCoder is the coder tool's Planner: it validates, classifies by
 // sandbox, probes the CLI's version (cached after the first call), reads the
 // session without taking it, and builds the exact commands. Nothing runs and
 // no session is created here.
-func (s *Server) planCoder(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
-	in, err := s.decodeCoder(req)
+func (s *Server) planCoder(ctx context.Context, a coderArgs) (toolcall.Plan, error) {
+	in, err := s.decodeCoder(a)
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
@@ -82,7 +102,8 @@ func (s *Server) planCoder(ctx context.Context, req mcp.CallToolRequest) (toolca
 		}
 		return toolcall.Plan{}, s.classify(err, in.Model)
 	}
-	probe := time.Since(start) // counts against CODER_TIMEOUT with the run
+	probe := time.Since(start)          // counts against CODER_TIMEOUT with the run
+	req, _ := toolcall.CallRequest(ctx) // for the run's progress: its token, its task
 	owner := callerOwner(ctx)
 	var view sessionView
 	if session.ValidID(in.SessionID) {
@@ -95,14 +116,10 @@ func (s *Server) planCoder(ctx context.Context, req mcp.CallToolRequest) (toolca
 		return toolcall.Plan{}, err
 	}
 	cp.owner = owner
-	cmds := []string{cp.primary.String()}
-	if cp.fallback != nil {
-		cmds = append(cmds, "only if the CLI no longer knows conversation "+cp.resumeID+": "+cp.fallback.String())
-	}
 	return toolcall.Plan{
 		Class:    cp.class,
 		Target:   s.target(cp.dir),
-		Commands: cmds,
+		Commands: cp.commands(),
 		Describe: func(ctx context.Context) (toolcall.Preview, error) { return s.describeCoder(ctx, cp), nil },
 		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
 			return s.runCoder(ctx, req, caps, cp, s.cfg.Timeout-probe)
@@ -165,7 +182,7 @@ func (s *Server) buildCoder(caps cli.Caps, in coderInput, view sessionView) (cod
 		if err != nil {
 			return cp, invalidInput(err)
 		}
-		cp.fallback = &fb
+		cp.fallback = &fallback{unknownThread: run.ResumeID, cmd: fb}
 	}
 	return cp, nil
 }
@@ -218,7 +235,7 @@ func (s *Server) runCoder(ctx context.Context, req mcp.CallToolRequest, caps cli
 		s.logger.Info("CLI conversation unknown; continuing with the last turns as context", "session", lease.ID(), "thread", cp.resumeID)
 		prog.note("conversation " + cp.resumeID + " is unknown to the CLI; continuing with the last 2 turns as context")
 		lease.SetConversationID("")
-		res, err = s.cli.Run(ctx, *cp.fallback, onEvent)
+		res, err = s.cli.Run(ctx, cp.fallback.cmd, onEvent)
 	}
 	prog.done()
 	if err != nil {
@@ -307,22 +324,6 @@ func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Previ
 		// place in its conversation.
 		Precondition: fmt.Sprintf("dir=%s %s session=%v turns=%d thread=%s", cp.dir, g.Fingerprint(), cp.view.exists, cp.view.data.TurnCount, cp.view.data.CoderConversationID),
 	}
-}
-
-// refuseHazards refuses a run in a repository configured to run commands:
-// the CLI runs git there itself, outside its sandbox, as this server's user
-// (for a turn's metadata, a review's diff), whatever the call's sandbox.
-func refuseHazards(dir string) error {
-	if dir == "" {
-		dir, _ = os.Getwd()
-	}
-	hz := workdir.Hazards(dir)
-	if len(hz) == 0 {
-		return nil
-	}
-	return mcperr.New(mcperr.Invalid,
-		fmt.Sprintf("the Codex CLI is not run in %s: its git configuration would have the CLI's own git run commands outside the sandbox as this server's user (%s)", dir, strings.Join(hz, ", ")), nil,
-		"Remove those settings (git config --unset <name>; delete or disable the hooks named), or work in a fresh clone; no CLI process was started")
 }
 
 func clipText(s string, n int) string {

@@ -45,7 +45,7 @@ func TestVersionProbeTimeoutSaysTimedOut(t *testing.T) {
 	}
 	// The probe's process group (the fake's sleep included) is gone.
 	waitNoLeftovers(t, e.h.Marker, 10*time.Second)
-	if n := e.store.Len(); n != 0 {
+	if n := e.sessionCount(); n != 0 {
 		t.Errorf("a call stopped in the version probe created %d sessions", n)
 	}
 }

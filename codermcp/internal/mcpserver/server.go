@@ -66,7 +66,10 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 	}
 	ws := workspace.Policy{Roots: cfg.WorkspaceRoots}
 	if cfg.CLIHome != "" {
-		ws.Guarded = []workspace.Guard{{Path: cfg.CLIHome, What: "the CLI's configuration directory (CODER_HOME)"}}
+		ws.Guarded = append(ws.Guarded, workspace.Guard{Path: cfg.CLIHome, What: "the CLI's configuration directory (CODER_HOME)"})
+	}
+	if cfg.StateDir != "" {
+		ws.Guarded = append(ws.Guarded, workspace.Guard{Path: cfg.StateDir, What: "the server's own CLI configuration (CODER_STATE_DIR)"})
 	}
 	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws}
 }
@@ -82,18 +85,21 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 // as a plain call — validation, approval, audit, session lock, concurrency
 // slot, history and result.
 func (s *Server) Register(calls *toolcall.Pipeline) {
-	calls.Change(s.coderTool(), toolcall.Destructive, s.planCoder, toolcall.AsTask())
-	calls.Read(s.reviewTool(), s.review, toolcall.AsTask())
-	calls.Read(pingTool(), s.ping)
-	calls.Read(helpTool(), s.help)
-	calls.Read(listSessionsTool(), s.listSessions)
+	toolcall.AddChange(calls, s.coderTool(), s.planCoder, toolcall.AsTask())
+	toolcall.AddRead(calls, s.reviewTool(), s.review, toolcall.AsTask())
+	toolcall.AddRead(calls, readTool("ping", "Ping Server", "Check that the server answers; echoes message."), ping)
+	toolcall.AddRead(calls, readTool("help", "Get Help", "Show the Codex CLI's help output."), s.help)
+	toolcall.AddRead(calls, readTool("listSessions", "List Sessions", "List active sessions as a JSON array of {id, createdAt, lastAccessedAt, turnCount}."), s.listSessions)
 }
 
-func (s *Server) ping(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	return mcp.NewToolResultText(req.GetString("message", "pong")), nil
+func ping(ctx context.Context, in pingArgs) (*mcp.CallToolResult, error) {
+	if in.Message == nil {
+		return mcp.NewToolResultText("pong"), nil
+	}
+	return mcp.NewToolResultText(*in.Message), nil
 }
 
-func (s *Server) help(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) help(ctx context.Context, _ struct{}) (*mcp.CallToolResult, error) {
 	out, err := s.cli.Help(ctx)
 	if err != nil {
 		return s.failure(err, ""), nil
@@ -101,7 +107,7 @@ func (s *Server) help(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallTo
 	return mcp.NewToolResultText(strings.TrimRight(out, "\n")), nil
 }
 
-func (s *Server) listSessions(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) listSessions(ctx context.Context, _ struct{}) (*mcp.CallToolResult, error) {
 	b, err := json.Marshal(s.store.List(callerOwner(ctx)))
 	if err != nil {
 		return nil, err
@@ -135,16 +141,19 @@ type coderInput struct {
 	CallbackURI     string
 }
 
-func (s *Server) decodeCoder(req mcp.CallToolRequest) (coderInput, error) {
+// decodeCoder checks what the schema cannot: the prompt's content and
+// size, the model against the catalogue, the directory against the roots,
+// the callback URI, and every value the CLI's argv will carry.
+func (s *Server) decodeCoder(a coderArgs) (coderInput, error) {
 	in := coderInput{
-		Prompt:          req.GetString("prompt", ""),
-		SessionID:       req.GetString("sessionId", ""),
-		Reset:           req.GetBool("resetSession", false),
-		Model:           req.GetString("model", ""),
-		ReasoningEffort: req.GetString("reasoningEffort", ""),
-		Sandbox:         req.GetString("sandbox", ""),
-		FullAuto:        req.GetBool("fullAuto", false),
-		CallbackURI:     req.GetString("callbackUri", ""),
+		Prompt:          a.Prompt,
+		SessionID:       a.SessionID,
+		Reset:           a.ResetSession,
+		Model:           a.Model,
+		ReasoningEffort: a.ReasoningEffort,
+		Sandbox:         a.Sandbox,
+		FullAuto:        a.FullAuto,
+		CallbackURI:     a.CallbackURI,
 	}
 	if strings.TrimSpace(in.Prompt) == "" {
 		return in, mcperr.New(mcperr.Invalid, "prompt is empty", nil, "Pass the task for the coding assistant in prompt")
@@ -158,7 +167,7 @@ func (s *Server) decodeCoder(req mcp.CallToolRequest) (coderInput, error) {
 	if in.Model, err = s.model(in.Model); err != nil {
 		return in, err
 	}
-	if in.Dir, err = s.workingDir(req.GetString("workingDirectory", "")); err != nil {
+	if in.Dir, err = s.workingDir(a.WorkingDirectory); err != nil {
 		return in, err
 	}
 	if in.CallbackURI == "" {
@@ -176,19 +185,6 @@ func (s *Server) decodeCoder(req mcp.CallToolRequest) (coderInput, error) {
 	return in, nil
 }
 
-// invalidInput turns a refused value into the error the caller reads.
-func invalidInput(err error) error {
-	var ie *cli.InputError
-	if errors.As(err, &ie) {
-		return mcperr.New(mcperr.Invalid, ie.Error(), nil, ie.Hint+"; no CLI process was started")
-	}
-	var te *cli.TargetError
-	if errors.As(err, &te) {
-		return mcperr.New(mcperr.Invalid, "Invalid review arguments", err, "")
-	}
-	return err
-}
-
 // model applies the default and checks the catalogue.
 func (s *Server) model(m string) (string, error) {
 	if m == "" {
@@ -198,11 +194,6 @@ func (s *Server) model(m string) (string, error) {
 		return m, s.invalidModel(m, "not in this server's model catalogue (CODER_MODELS)")
 	}
 	return m, nil
-}
-
-func (s *Server) invalidModel(m, why string) error {
-	return mcperr.New(mcperr.Invalid, "Invalid model: "+m, errors.New(why),
-		fmt.Sprintf("Omit model to use the default (%s), or choose one of: %s", s.cfg.DefaultModel, joinModels(s.cfg.Models)))
 }
 
 // workingDir confines dir to the workspace roots and returns its real
@@ -229,32 +220,18 @@ func (s *Server) bound(ctx context.Context) (context.Context, context.CancelFunc
 	return context.WithTimeoutCause(ctx, s.cfg.Timeout, cli.ErrTimeout)
 }
 
-// waitFailed explains why waiting for a session or slot ended.
-func (s *Server) waitFailed(ctx context.Context, err error) error {
-	if errors.Is(context.Cause(ctx), cli.ErrTimeout) {
-		return &cli.Error{Kind: cli.FailTimeout, Limit: s.cfg.Timeout, Err: err}
-	}
-	return &cli.Error{Kind: cli.FailCanceled, Err: err}
-}
-
-func (s *Server) review(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	rr := cli.ReviewRequest{
-		Prompt:      req.GetString("prompt", ""),
-		Uncommitted: req.GetBool("uncommitted", false),
-		Base:        req.GetString("base", ""),
-		Commit:      req.GetString("commit", ""),
-		Title:       req.GetString("title", ""),
-	}
+func (s *Server) review(ctx context.Context, a reviewArgs) (*mcp.CallToolResult, error) {
+	rr := cli.ReviewRequest{Prompt: a.Prompt, Uncommitted: a.Uncommitted, Base: a.Base, Commit: a.Commit, Title: a.Title}
 	var te *cli.TargetError
 	if err := rr.Validate(); errors.As(err, &te) {
 		// Which targets were given decides what else is checked: say that first.
 		return mcperr.ToolResult(invalidInput(err)), nil
 	}
 	var err error
-	if rr.Model, err = s.model(req.GetString("model", "")); err != nil {
+	if rr.Model, err = s.model(a.Model); err != nil {
 		return mcperr.ToolResult(err), nil
 	}
-	if rr.Dir, err = s.workingDir(req.GetString("workingDirectory", "")); err != nil {
+	if rr.Dir, err = s.workingDir(a.WorkingDirectory); err != nil {
 		return mcperr.ToolResult(err), nil
 	}
 	if err := rr.Validate(); err != nil {
@@ -273,6 +250,7 @@ func (s *Server) review(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		return s.failure(s.waitFailed(ctx, err), rr.Model), nil
 	}
 	defer release()
+	req, _ := toolcall.CallRequest(ctx) // its progress token, its task
 	prog := s.startProgress(ctx, req)
 	defer prog.done()
 	res, err := s.cli.Review(ctx, rr, func(ev cli.Event) { prog.note(cli.Describe(ev)) })
@@ -306,50 +284,4 @@ func (s *Server) result(text string, meta map[string]any) *mcp.CallToolResult {
 		res.StructuredContent = maps.Clone(meta)
 	}
 	return res
-}
-
-func (s *Server) failure(err error, model string) *mcp.CallToolResult {
-	return mcperr.ToolResult(s.classify(err, model))
-}
-
-// classify turns a cli failure into the error a user reads.
-func (s *Server) classify(err error, model string) error {
-	var ie *cli.InputError
-	if errors.As(err, &ie) {
-		return invalidInput(err)
-	}
-	var e *cli.Error
-	if !errors.As(err, &e) {
-		return err
-	}
-	// The hint follows after ". ", so the CLI's own full stop goes.
-	cause := strings.TrimRight(e.Cause, ". ")
-	switch e.Kind {
-	case cli.FailAuth:
-		return mcperr.New(mcperr.Permission, "Authentication failed: the Codex CLI could not authenticate with its model provider", errors.New(cause),
-			"Log in with `codex login` (or set the API key your configured provider expects), then retry")
-	case cli.FailModel:
-		return s.invalidModel(model, "rejected by the CLI or its provider: "+cause)
-	case cli.FailTimeout:
-		if e.Step != "" {
-			// The version probe (or another short informational command)
-			// used up the call's time before any turn started.
-			limit := "the request's deadline"
-			if e.Limit > 0 {
-				limit = fmt.Sprintf("the %s limit (CODER_TIMEOUT)", e.Limit)
-			}
-			return mcperr.New(mcperr.Timeout, fmt.Sprintf("The CLI timed out before the task started: `%s` did not finish within %s and was stopped; nothing was run", e.Step, limit), nil,
-				fmt.Sprintf("Raise CODER_TIMEOUT, or check why `%s` is slow on this machine (machine load, a slow disk or network mount), then retry", e.Step))
-		}
-		if e.Limit > 0 {
-			return mcperr.New(mcperr.Timeout, fmt.Sprintf("The CLI timed out: it did not finish within the %s limit (CODER_TIMEOUT) and was stopped together with everything it started", e.Limit), nil,
-				"Raise CODER_TIMEOUT or split the task into smaller prompts")
-		}
-		return mcperr.New(mcperr.Timeout, "The CLI timed out: the request's deadline passed and the CLI was stopped together with everything it started", nil,
-			"Allow the request more time or split the task")
-	case cli.FailCanceled:
-		return mcperr.New(mcperr.Canceled, "The call was cancelled; the CLI and everything it started were stopped", nil, "")
-	}
-	return mcperr.New(mcperr.Unavailable, "The CLI command failed to execute", errors.New(cause),
-		fmt.Sprintf("Check that CODER_CLI_PATH (%s) is Codex CLI %s or later and that it can reach its model provider", s.cfg.CLIPath, cli.MinVersion))
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 	"github.com/mcpfleet/mcpfleet/shared/e2e/rawmcp"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
 )
@@ -90,7 +91,7 @@ func TestCoderAndReviewAsTasks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{tasks: &tasks.Config{}})
 	s := e.rawConnect(t)
-	repo := codertest.GitRepo(t)
+	repo := harness.GitRepo(t)
 
 	// Slower than the client's 2 s request timeout: the result is fetched
 	// in later requests, on new connections.
@@ -200,7 +201,7 @@ func TestCoderTaskCancelStopsEverything(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if len(codertest.Leftovers(e.h.Marker)) == 0 {
+	if len(harness.Leftovers(e.h.Marker)) == 0 {
 		t.Fatal("no CLI process is running for the task")
 	}
 	if c := s.RPC("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, created.Task.TaskID)); c.Error != nil {

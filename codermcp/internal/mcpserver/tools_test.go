@@ -71,7 +71,7 @@ func TestInvalidInputChangesNothing(t *testing.T) {
 			}
 		})
 	}
-	if n := e.store.Len(); n != 0 {
+	if n := e.sessionCount(); n != 0 {
 		t.Errorf("invalid calls created %d sessions", n)
 	}
 	if n := len(e.h.Endpoint.Requests()); n != 0 {
@@ -151,7 +151,7 @@ func TestCLIUnusable(t *testing.T) {
 			if tc.name != "older than 0.36" { // an old CLI still prints its help
 				mustError(t, e.call(t, "help", nil), tc.wants[0])
 			}
-			if n := e.store.Len(); n != 0 {
+			if n := e.sessionCount(); n != 0 {
 				t.Errorf("a call that could not run the CLI created %d sessions", n)
 			}
 		})

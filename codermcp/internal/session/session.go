@@ -277,13 +277,6 @@ func (s *Store) List(owner string) []Summary {
 	return out
 }
 
-// Len is the number of sessions held.
-func (s *Store) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.sessions)
-}
-
 // Sweep removes sessions idle for longer than the TTL.
 func (s *Store) Sweep() {
 	s.mu.Lock()

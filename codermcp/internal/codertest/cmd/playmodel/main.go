@@ -42,7 +42,7 @@ func run() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ep, err := codertest.Start(*addr)
+	ep, err := codertest.Start(*addr, nil)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "playmodel: serve the model endpoint on %s: %v\n", *addr, err)
 		return 1

@@ -1,4 +1,9 @@
-package codertest
+// Package harness is what codermcp's tests add to codertest: the pinned CLI,
+// one test's back end (an endpoint that records what it was sent, a
+// CODEX_HOME for it, a marker to find what a run left behind), and a git
+// repository to work in. Only tests import it: it lives under testdata, so
+// the module's builds, vet and deadcode do not count it as the server's code.
+package harness
 
 import (
 	"bytes"
@@ -10,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
 )
 
 // PinnedVersion is the Codex CLI the tests run (scripts/install/codermcp.sh).
@@ -134,12 +141,14 @@ func GitRepo(t testing.TB) string {
 // NewFor is New with a given CLI (a fake one, for what the real CLI cannot show).
 func NewFor(t testing.TB, cliPath string) *Harness {
 	t.Helper()
-	ep, err := Start("127.0.0.1:0")
+	rec := &recorder{}
+	served, err := codertest.Start("127.0.0.1:0", rec)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ep := &Endpoint{Endpoint: served, recorder: rec}
 	t.Cleanup(func() { ep.Close() })
-	home, err := WriteHome(t.TempDir(), ep.URL(), Model)
+	home, err := codertest.WriteHome(t.TempDir(), ep.URL(), codertest.Model)
 	if err != nil {
 		t.Fatal(err)
 	}
