@@ -137,12 +137,26 @@ func Run(t testing.TB, o Options) *HAProxy {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	h, err := Start(ctx, o)
+	h, err := startFree(ctx, func() (*HAProxy, error) { return Start(ctx, o) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Stop() })
 	return h
+}
+
+// startFree starts HAProxy again on fresh ports when one that freePorts
+// released was taken by another process (another test's HAProxy, an
+// outgoing connection) before HAProxy bound it: nothing can reserve a
+// port across the hand-over, so a lost race is answered with new ports,
+// a few times at most.
+func startFree[T any](ctx context.Context, start func() (T, error)) (T, error) {
+	for attempt := 1; ; attempt++ {
+		v, err := start()
+		if err == nil || attempt == 4 || ctx.Err() != nil || !strings.Contains(err.Error(), "Address already in use") {
+			return v, err
+		}
+	}
 }
 
 // Start writes the configuration and starts haproxy and its helper servers.

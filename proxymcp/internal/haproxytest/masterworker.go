@@ -69,7 +69,7 @@ func RunMaster(t testing.TB, o MasterOptions) *MasterWorker {
 	Require(t, o.Version)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m, err := StartMaster(ctx, o)
+	m, err := startFree(ctx, func() (*MasterWorker, error) { return StartMaster(ctx, o) })
 	if err != nil {
 		t.Fatal(err)
 	}
