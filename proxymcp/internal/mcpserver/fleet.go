@@ -17,6 +17,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/fleet"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
@@ -27,8 +28,8 @@ import (
 // answers (every row and object carries "instance"; errors sit next to the
 // data; the tools that describe the same objects add "divergence"); writes
 // are planned on every instance, previewed and approved as one, run
-// concurrently and reported per instance. Without PROXY_INSTANCES, Register
-// keeps the one-instance tools exactly as they were.
+// concurrently and reported per instance. A fleet of one (no
+// PROXY_INSTANCES) takes no instance argument and answers as its HAProxy does.
 
 // spec is one tool as declared by tools.add or tools.change.
 type spec struct {
@@ -54,9 +55,9 @@ type persistEntry struct {
 	when time.Time
 }
 
-// RegisterFleet registers every tool once for the whole fleet and returns
+// registerFleet registers every tool once for the whole fleet and returns
 // how many were registered.
-func RegisterFleet(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) int {
+func registerFleet(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) int {
 	ft := &fleetTools{f: f, per: map[string]*tools{}, specs: map[string]map[string]spec{}, persist: map[string]persistEntry{}}
 	var first *tools
 	for _, m := range f.Members() {
@@ -84,7 +85,7 @@ func RegisterFleet(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) int {
 // withInstance adds the "instance" argument to a tool's schema and says so
 // in its description.
 func withInstance(t mcp.Tool, names []string) mcp.Tool {
-	enum := append(slices.Clone(names), fleet.All)
+	enum := append(slices.Clone(names), envconfig.All)
 	props := make(map[string]any, len(t.InputSchema.Properties)+1)
 	for k, v := range t.InputSchema.Properties {
 		props[k] = v
@@ -181,8 +182,8 @@ func (ft *fleetTools) readHandler(name string, eff effect) server.ToolHandlerFun
 		if err != nil {
 			return toolError(name, eff, err), nil
 		}
-		ans, err := fleet.Read(ctx, ms, func(ctx context.Context, c *haproxy.Client) (map[string]any, haproxy.Source, error) {
-			return ft.readOne(ctx, name, memberOf(ms, c), rest)
+		ans, err := fleet.Read(ctx, ms, func(ctx context.Context, m fleet.Member) (map[string]any, haproxy.Source, error) {
+			return ft.readOne(ctx, name, m.Name, rest)
 		})
 		var errs []error
 		for _, a := range ans {
@@ -200,15 +201,6 @@ func (ft *fleetTools) readHandler(name string, eff effect) server.ToolHandlerFun
 		}
 		return shape(ctx, name, eff, ft.merge(name, eff, ans), nil), nil
 	}
-}
-
-func memberOf(ms []fleet.Member, c *haproxy.Client) string {
-	for _, m := range ms {
-		if m.Client == c {
-			return m.Name
-		}
-	}
-	return ""
 }
 
 // readOne runs the one-instance read and decodes its JSON answer.
@@ -709,15 +701,15 @@ func undoServer(ctx context.Context, c *haproxy.Client, rest map[string]any, f f
 // run makes the change on every instance concurrently and reports each.
 func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fleet.Member, plans []planned, rest map[string]any) *mcp.CallToolResult {
 	results := make([]map[string]any, len(ms))
-	byClient := map[*haproxy.Client]int{}
+	byName := map[string]int{}
 	for i, m := range ms {
-		byClient[m.Client] = i
+		byName[m.Name] = i
 	}
 	ch := fleet.Change{
 		Call:     fleet.ToolCall{Tool: name, Args: rest},
 		Commands: fleetCommands(ms, plans), // nil in an outcome: nothing was sent there
-		Apply: func(ctx context.Context, c *haproxy.Client) (haproxy.Applied, haproxy.Source, error) {
-			i := byClient[c]
+		Apply: func(ctx context.Context, m fleet.Member) (haproxy.Applied, haproxy.Source, error) {
+			i := byName[m.Name]
 			res, err := plans[i].run(ctx)
 			if err != nil {
 				return haproxy.Applied{}, "", err
@@ -739,7 +731,7 @@ func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fle
 		},
 	}
 	if u, ok := undoable[name]; ok {
-		ch.Undo = func(ctx context.Context, c *haproxy.Client) (*fleet.ToolCall, error) { return u(ctx, c, rest) }
+		ch.Undo = func(ctx context.Context, m fleet.Member) (*fleet.ToolCall, error) { return u(ctx, m.Client, rest) }
 	}
 	outs, err := fleet.Write(ctx, ms, ch)
 	var outcomes []any

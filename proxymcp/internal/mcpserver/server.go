@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/fleet"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/statspage"
@@ -101,9 +102,12 @@ type tools struct {
 
 // Register adds every tool through the tool-call pipeline (or, read-only,
 // the tools that change nothing: PROXY_READ_ONLY comes before any approval
-// policy). It returns how many were registered.
-func Register(calls *toolcall.Pipeline, hp *haproxy.Client, opts Options) int {
-	return register(calls, hp, opts).n
+// policy), for the fleet's instances. It returns how many were registered.
+func Register(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) int {
+	if !f.Named() {
+		return register(calls, f.Members()[0].Client, opts).n
+	}
+	return registerFleet(calls, f, opts)
 }
 
 func register(calls *toolcall.Pipeline, hp *haproxy.Client, opts Options) *tools {
@@ -117,12 +121,6 @@ func register(calls *toolcall.Pipeline, hp *haproxy.Client, opts Options) *tools
 	t.miscTools()
 	t.sslTools()
 	return t
-}
-
-// Classes returns the risk class of every tool that can change HAProxy
-// (read tools are not listed).
-func Classes() map[string]toolcall.Class {
-	return register(nil, haproxy.New(nil, nil), Options{}).classes
 }
 
 // prop is one input property: its schema option and name.
