@@ -34,7 +34,7 @@ func FromConfig(cf config.Fleet) (*Fleet, error) {
 	case !cf.Members.Named:
 		return One(members[0]), nil
 	}
-	return newFleet(members, cf.Members), nil
+	return New(members...)
 }
 
 // One is the fleet of one HAProxy configured without PROXY_INSTANCES: its
