@@ -17,8 +17,6 @@ import (
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/fleet"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/mcpserver"
-	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
-	"github.com/mcpfleet/mcpfleet/proxymcp/internal/statspage"
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
@@ -44,31 +42,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if !ok {
 		return status
 	}
-	if cf.Named {
-		return runFleet(ctx, p, cfg, cf, logger, stdin, stdout, stderr)
-	}
-	// Without PROXY_INSTANCES: one HAProxy, the tools exactly as before.
-	pc := cf.Instances[0].Config
 
+	// Back ends: every HAProxy instance (one without PROXY_INSTANCES).
+	// HAProxy being down must not stop the server: calls fail until it answers.
+	f, err := fleet.FromConfig(cf)
+	if err != nil {
+		return p.ConfigError(stderr, err)
+	}
+	defer f.Close()
 	s := serve.NewServer(p.Name, p.Version)
 	// Every runtime API command and stats page request is recorded (metrics
-	// and a span) under backend="haproxy".
-	rec := s.BackendRecorder("haproxy", "")
-	var rt *runtimeapi.Client
-	if pc.RuntimeEnabled {
-		rt = &runtimeapi.Client{Network: pc.RuntimeNetwork, Address: pc.RuntimeAddress, Timeout: pc.RuntimeTimeout, MaxConns: pc.RuntimeMaxConns, Recorder: rec}
-		defer rt.Close()
-	}
-	var st *statspage.Client
-	if pc.StatsEnabled {
-		st = &statspage.Client{URL: pc.StatsURL, Username: pc.StatsUsername, Password: pc.StatsPassword, Timeout: pc.StatsTimeout, Recorder: rec}
-	}
-	hp := haproxy.New(rt, st)
-	// HAProxy being down must not stop the server: calls fail until it answers.
-	logger.Info("HAProxy back ends", "runtime_api", endpoint(rt), "runtime_max_conns", pc.RuntimeMaxConns, "stats_page", pc.StatsURL, "read_only", pc.ReadOnly)
-
-	if rt != nil {
-		go probe(ctx, hp, pc.RuntimeTimeout, logger)
+	// and a span) under backend="haproxy", or the instance's name.
+	f.Record(s.BackendRecorder("haproxy", ""))
+	runtime := false
+	for i, m := range f.Members() {
+		if m.Client.Runtime != nil {
+			runtime = true
+			go probe(ctx, m.Client, cf.Instances[i].RuntimeTimeout, logger.With("instance", m.Name))
+		}
+		logger.Info("HAProxy instance", "instance", m.Name, "target", m.Client.Target(), "read_only", cf.ReadOnly)
 	}
 
 	// Every tool goes through the pipeline: validation, then for the tools
@@ -80,56 +72,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve.ExitFailure
 	}
 	defer calls.Close()
-	n := mcpserver.Register(calls, hp, mcpserver.Options{ReadOnly: pc.ReadOnly, ServerVersion: p.Version})
-	logger.Debug("tools registered", "count", n)
-	o := serve.Options{
-		Logger: logger, Stdin: stdin, Stdout: stdout,
-		MethodAliases: map[string]string{"callTool": "tools/call"},
-	}
-	if rt != nil {
-		// GET /readyz: HAProxy answers "show info" now.
-		o.Ready = func(ctx context.Context) error { _, err := hp.ShowInfo(ctx); return err }
-	}
-	return p.Serve(ctx, s, cfg, o, stderr)
-}
-
-// runFleet serves every HAProxy of PROXY_INSTANCES: each tool takes an
-// optional instance and runs on every chosen one.
-func runFleet(ctx context.Context, p serve.Program, cfg serve.Config, cf config.Fleet, logger *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
-	s := serve.NewServer(p.Name, p.Version)
-	f, err := fleet.FromConfig(cf)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
-		return serve.ExitFailure
-	}
-	defer f.Close()
-	// Every instance's back-end requests are recorded under backend=<instance>.
-	f.Record(s.BackendRecorder("haproxy", ""))
-	for _, m := range f.Members() {
-		if m.Client.Runtime != nil {
-			go probe(ctx, m.Client, m.ReadTimeout, logger.With("instance", m.Name))
-		}
-		logger.Info("HAProxy instance", "instance", m.Name, "target", m.Client.Target())
-	}
-	calls, err := p.Pipeline(s, cfg, stderr, logger)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
-		return serve.ExitFailure
-	}
-	defer calls.Close()
-	n := mcpserver.RegisterFleet(calls, f, mcpserver.Options{ReadOnly: cf.ReadOnly, ServerVersion: p.Version})
+	n := mcpserver.Register(calls, f, mcpserver.Options{ReadOnly: cf.ReadOnly, ServerVersion: p.Version})
 	logger.Debug("tools registered", "count", n, "instances", strings.Join(f.Names(), ","))
+
 	o := serve.Options{
 		Logger: logger, Stdin: stdin, Stdout: stdout,
 		MethodAliases: map[string]string{"callTool": "tools/call"},
-		// GET /readyz: at least one instance answers; the error names those that do not.
-		Ready: func(ctx context.Context) error {
-			_, err := fleet.Read(ctx, f.Members(), func(ctx context.Context, c *haproxy.Client) (map[string]any, haproxy.Source, error) {
-				info, err := c.ShowInfo(ctx)
+	}
+	if runtime {
+		// GET /readyz: at least one instance answers "show info"; the error
+		// names those that do not.
+		o.Ready = func(ctx context.Context) error {
+			_, err := fleet.Read(ctx, f.Members(), func(ctx context.Context, m fleet.Member) (map[string]any, haproxy.Source, error) {
+				info, err := m.Client.ShowInfo(ctx)
 				return info, haproxy.SourceRuntime, err
 			})
 			return err
-		},
+		}
 	}
 	return p.Serve(ctx, s, cfg, o, stderr)
 }
@@ -145,11 +104,4 @@ func probe(ctx context.Context, hp *haproxy.Client, timeout time.Duration, logge
 		return
 	}
 	logger.Info("HAProxy detected", "version", v.Raw)
-}
-
-func endpoint(rt *runtimeapi.Client) string {
-	if rt == nil {
-		return "disabled"
-	}
-	return rt.Endpoint()
 }

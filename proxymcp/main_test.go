@@ -8,8 +8,10 @@ import (
 	"flag"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall/toolcalltest"
 )
 
 var _ = flag.Bool("update", false, "rewrite golden files")
@@ -37,15 +40,53 @@ func haproxyEnv(h *haproxytest.HAProxy, mode string) []string {
 }
 
 // TestSurfaceGolden: the tool list, over stdio and streamable HTTP, matches
-// the golden files (full and read-only).
+// the golden files (full and read-only) by JSON meaning.
 func TestSurfaceGolden(t *testing.T) {
 	bin := e2e.Build(t, ".")
 	env := downEnv(t)
-	e2e.Golden(t, "testdata/surface.golden.json", e2e.List(t, e2e.Stdio(t, bin, env)))
+	surfaceGolden(t, "testdata/surface.golden.json", e2e.List(t, e2e.Stdio(t, bin, env)))
 	srv := e2e.StartHTTP(t, bin, env)
-	e2e.Golden(t, "testdata/surface.golden.json", e2e.List(t, e2e.Connect(t, srv.MCPURL(), nil)))
+	surfaceGolden(t, "testdata/surface.golden.json", e2e.List(t, e2e.Connect(t, srv.MCPURL(), nil)))
 	ro := append(downEnv(t), "PROXY_READ_ONLY=true")
-	e2e.Golden(t, "testdata/surface_readonly.golden.json", e2e.List(t, e2e.Stdio(t, bin, ro)))
+	surfaceGolden(t, "testdata/surface_readonly.golden.json", e2e.List(t, e2e.Stdio(t, bin, ro)))
+}
+
+// surfaceGolden compares a surface with its golden file as clients read
+// it: the tools by meaning (toolcalltest.ToolsDiff: key order and
+// equivalent spellings of one schema aside, every keyword and its value
+// compared), resources, templates and prompts as JSON values.
+func surfaceGolden(t *testing.T, path string, got e2e.Surface) {
+	t.Helper()
+	if e2e.Updating() {
+		e2e.Golden(t, path, got)
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotJSON, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Tools) == 0 {
+		t.Fatalf("%s: no tools listed", path)
+	}
+	for _, d := range toolcalltest.ToolsDiff(want, gotJSON) {
+		t.Errorf("%s: %s", path, d)
+	}
+	var w, g map[string]any
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(gotJSON, &g); err != nil {
+		t.Fatal(err)
+	}
+	delete(w, "tools")
+	delete(g, "tools")
+	if !reflect.DeepEqual(w, g) {
+		t.Errorf("%s: resources, templates or prompts differ:\n got %v\nwant %v", path, g, w)
+	}
 }
 
 // TestToolsOverTransports calls tools through the official Go SDK client:

@@ -30,7 +30,7 @@ func TestFleetWithoutInstancesIsTheSeed(t *testing.T) {
 		if err != nil || werr != nil {
 			t.Fatalf("%v: %v / %v", env, err, werr)
 		}
-		if f.Named || len(f.Instances) != 1 || f.Instances[0].Name != "default" || f.Instances[0].Config != want || f.ReadOnly != want.ReadOnly {
+		if f.Members.Named || len(f.Instances) != 1 || f.Instances[0].Name != "default" || f.Instances[0].Config != want || f.ReadOnly != want.ReadOnly {
 			t.Errorf("%v: got %+v, want one instance default with %+v", env, f, want)
 		}
 	}
@@ -69,10 +69,10 @@ func TestFleetInstances(t *testing.T) {
 		{Name: "edge3", Config: Config{RuntimeTimeout: 3 * time.Second,
 			StatsEnabled: true, StatsURL: "https://10.0.0.13/stats", StatsUsername: "shared", StatsPassword: "pw3", StatsTimeout: 2 * time.Second}},
 	}
-	if !f.Named || !f.ReadOnly || !reflect.DeepEqual(f.Instances, want) {
+	if !f.Members.Named || !f.ReadOnly || !reflect.DeepEqual(f.Instances, want) {
 		t.Errorf("got  %+v\nwant %+v", f.Instances, want)
 	}
-	if got := f.Names(); !reflect.DeepEqual(got, []string{"lb1", "LB_2", "edge3"}) {
+	if got := f.Members.Names; !reflect.DeepEqual(got, []string{"lb1", "LB_2", "edge3"}) {
 		t.Errorf("names %v", got)
 	}
 }
@@ -114,7 +114,7 @@ func TestFleetProblems(t *testing.T) {
 		{"same stats page", base(map[string]string{"PROXY_LB2_STATS_URL": "http://10.0.0.1:8404/stats"}), []string{"instance lb2: PROXY_LB2_STATS_URL", "instance lb1 already uses"}},
 		{"empty name", base(map[string]string{"PROXY_INSTANCES": "lb1,,lb2"}), []string{"PROXY_INSTANCES", "without empty items"}},
 		{"reserved all", base(map[string]string{"PROXY_INSTANCES": "lb1,ALL"}), []string{"PROXY_INSTANCES", `other than "all"`}},
-		{"bad name", base(map[string]string{"PROXY_INSTANCES": "lb1,lb-2"}), []string{"PROXY_INSTANCES", `"lb-2" is not`}},
+		{"bad name", base(map[string]string{"PROXY_INSTANCES": "lb1,lb.2"}), []string{"PROXY_INSTANCES", `"lb.2" is not`}},
 		{"duplicate name", base(map[string]string{"PROXY_INSTANCES": "lb1,LB1,lb2"}), []string{"PROXY_INSTANCES", `"lb1" and "LB1"`}},
 		{"shared variable still checked", base(map[string]string{"PROXY_RUNTIME_TIMEOUT": "soon"}), []string{"PROXY_RUNTIME_TIMEOUT"}},
 	} {
@@ -142,7 +142,7 @@ func TestFleetProblems(t *testing.T) {
 }
 
 func TestInstanceVar(t *testing.T) {
-	if got := InstanceVar("lb_1", "STATS_URL"); got != "PROXY_LB_1_STATS_URL" {
+	if got := Instances.Var("lb_1", "PROXY_STATS_URL"); got != "PROXY_LB_1_STATS_URL" {
 		t.Error(got)
 	}
 }

@@ -69,7 +69,8 @@ func benchFleetShowStat(b *testing.B, delay time.Duration) {
 		pids = append(pids, pidOf(b, h))
 	}
 	perOp := map[string]time.Duration{}
-	showStat := func(ctx context.Context, c *haproxy.Client) (haproxy.StatTable, haproxy.Source, error) {
+	showStat := func(ctx context.Context, m fleet.Member) (haproxy.StatTable, haproxy.Source, error) {
+		c := m.Client
 		return c.ShowStat(ctx, haproxy.StatFilter{})
 	}
 	for _, v := range []struct {

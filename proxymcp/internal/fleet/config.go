@@ -1,16 +1,18 @@
 package fleet
 
 import (
-	"context"
+	"errors"
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/statspage"
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 )
 
-// FromConfig builds the fleet a configuration describes: per instance a
+// FromConfig builds the fleet a configuration describes (one member,
+// "default", without PROXY_INSTANCES): per instance a
 // runtime API client (its own pool of connections) and a stats page client
 // with that instance's credentials. Close releases the pools.
 func FromConfig(cf config.Fleet) (*Fleet, error) {
@@ -26,7 +28,20 @@ func FromConfig(cf config.Fleet) (*Fleet, error) {
 		}
 		members = append(members, Member{Name: in.Name, Client: haproxy.New(rt, st), ReadTimeout: readTimeout(in.Config)})
 	}
+	switch {
+	case len(members) == 0:
+		return nil, errors.New("a fleet needs at least one HAProxy instance")
+	case !cf.Members.Named:
+		return One(members[0]), nil
+	}
 	return New(members...)
+}
+
+// One is the fleet of one HAProxy configured without PROXY_INSTANCES: its
+// calls take no instance argument and answer as that HAProxy does.
+func One(m Member) *Fleet {
+	m.Name = envconfig.DefaultName
+	return newFleet([]Member{m}, config.Instances.Read(envconfig.New(func(string) string { return "" })))
 }
 
 // readTimeout is one instance's limit for a read: its runtime API timeout
@@ -51,26 +66,4 @@ func (f *Fleet) Close() error {
 		}
 	}
 	return nil
-}
-
-// Info is what version_info reports of one instance.
-type Info struct {
-	Capabilities     haproxy.Capabilities
-	StatePersistence haproxy.StatePersistence
-}
-
-// Versions detects every member's HAProxy version, commands and state
-// persistence, concurrently.
-func Versions(ctx context.Context, members []Member) ([]Answer[Info], error) {
-	return Read(ctx, members, func(ctx context.Context, c *haproxy.Client) (Info, haproxy.Source, error) {
-		cp, err := c.Capabilities(ctx)
-		if err != nil {
-			return Info{}, haproxy.SourceRuntime, err
-		}
-		sp, err := c.StatePersistence(ctx)
-		if err != nil {
-			sp = haproxy.StatePersistence{Detail: "unknown: show info failed: " + err.Error()}
-		}
-		return Info{Capabilities: cp, StatePersistence: sp}, haproxy.SourceRuntime, nil
-	})
 }

@@ -20,12 +20,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 )
-
-// All is the selector word for every instance.
-const All = "all"
 
 // Member is one named HAProxy.
 type Member struct {
@@ -47,41 +46,55 @@ func (m Member) ReadContext(ctx context.Context) (context.Context, context.Cance
 	return ctx, func() {}
 }
 
-// Fleet is an ordered set of members with distinct names.
+// Fleet is an ordered set of members with distinct names: the instances of
+// PROXY_INSTANCES, or the one HAProxy of a configuration without it.
 type Fleet struct {
 	members []Member
 	index   map[string]int
+	sel     *envconfig.Fleet
 }
 
-// New returns a fleet; names must be non-empty, distinct and not "all".
+// New returns a fleet of named instances, as PROXY_INSTANCES would list
+// them: names follow the member grammar, are distinct and not "all".
 func New(members ...Member) (*Fleet, error) {
-	if len(members) == 0 {
-		return nil, errors.New("a fleet needs at least one HAProxy instance")
-	}
-	f := &Fleet{members: slices.Clone(members), index: make(map[string]int, len(members))}
+	names := make([]string, len(members))
 	for i, m := range members {
-		switch {
-		case m.Name == "" || m.Name == All:
-			return nil, fmt.Errorf("instance %d: name %q is not allowed", i, m.Name)
-		case m.Client == nil:
+		if m.Client == nil {
 			return nil, fmt.Errorf("instance %s has no client", m.Name)
 		}
-		if _, dup := f.index[m.Name]; dup {
-			return nil, fmt.Errorf("instance name %q is used twice", m.Name)
-		}
-		f.index[m.Name] = i
+		names[i] = m.Name
 	}
-	return f, nil
+	list := strings.Join(names, ",")
+	r := envconfig.New(func(k string) string {
+		if k == config.Instances.ListVar() {
+			return list
+		}
+		return ""
+	})
+	sel := config.Instances.Read(r)
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	if len(sel.Names) != len(members) {
+		return nil, errors.New("a fleet needs at least one HAProxy instance")
+	}
+	return newFleet(members, sel), nil
 }
 
-// Names returns the instance names in fleet order.
-func (f *Fleet) Names() []string {
-	out := make([]string, len(f.members))
-	for i, m := range f.members {
-		out[i] = m.Name
+func newFleet(members []Member, sel *envconfig.Fleet) *Fleet {
+	f := &Fleet{members: slices.Clone(members), index: make(map[string]int, len(members)), sel: sel}
+	for i, m := range members {
+		f.index[m.Name] = i
 	}
-	return out
+	return f
 }
+
+// Named reports whether the instances were named (PROXY_INSTANCES): only
+// then do calls choose among them.
+func (f *Fleet) Named() bool { return f.sel.Named }
+
+// Names returns the instance names in fleet order.
+func (f *Fleet) Names() []string { return slices.Clone(f.sel.Names) }
 
 // Members returns every member in fleet order.
 func (f *Fleet) Members() []Member { return slices.Clone(f.members) }
@@ -95,37 +108,17 @@ func (f *Fleet) Member(name string) (Member, bool) {
 	return f.members[i], true
 }
 
-// UnknownInstanceError is a selector naming an instance the fleet does not have.
-type UnknownInstanceError struct {
-	Name  string
-	Known []string
-}
-
-func (e *UnknownInstanceError) Error() string {
-	return fmt.Sprintf("unknown HAProxy instance %q: this proxymcp knows %s (set in PROXY_INSTANCES), or use %q for every one",
-		e.Name, strings.Join(e.Known, ", "), All)
-}
-
 // Select returns the members a selector names, in fleet order, each once:
 // nothing or "all" selects every instance. An unknown name is an
-// *UnknownInstanceError and selects nothing.
+// *envconfig.UnknownMemberError and selects nothing.
 func (f *Fleet) Select(names []string) ([]Member, error) {
-	if len(names) == 0 || slices.Contains(names, All) {
-		return f.Members(), nil
+	sel, err := f.sel.Select(names...)
+	if err != nil {
+		return nil, err
 	}
-	want := make([]bool, len(f.members))
-	for _, n := range names {
-		i, ok := f.index[n]
-		if !ok {
-			return nil, &UnknownInstanceError{Name: n, Known: f.Names()}
-		}
-		want[i] = true
-	}
-	var out []Member
-	for i, m := range f.members {
-		if want[i] {
-			out = append(out, m)
-		}
+	out := make([]Member, len(sel))
+	for i, n := range sel {
+		out[i] = f.members[f.index[n]]
 	}
 	return out, nil
 }
@@ -180,7 +173,7 @@ func (e *NoAnswerError) Unwrap() []error {
 // returns their answers in member order. The error is a *NoAnswerError
 // when no member answered; otherwise per-instance errors are in the
 // answers, next to the values of the instances that answered.
-func Read[T any](ctx context.Context, members []Member, fn func(ctx context.Context, c *haproxy.Client) (T, haproxy.Source, error)) ([]Answer[T], error) {
+func Read[T any](ctx context.Context, members []Member, fn func(ctx context.Context, m Member) (T, haproxy.Source, error)) ([]Answer[T], error) {
 	out := make([]Answer[T], len(members))
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -190,7 +183,7 @@ func Read[T any](ctx context.Context, members []Member, fn func(ctx context.Cont
 			defer wg.Done()
 			mctx, cancel := m.ReadContext(ctx)
 			defer cancel()
-			v, src, err := fn(mctx, m.Client)
+			v, src, err := fn(mctx, m)
 			if err != nil && mctx.Err() != nil && ctx.Err() == nil {
 				// This instance's own limit cut it, not the caller's.
 				err = fmt.Errorf("%w (no answer within this instance's %s)", err, m.ReadTimeout)
@@ -241,12 +234,12 @@ type Change struct {
 	// admin form makes the change (the runtime API unreachable).
 	StatsAction string
 	// Apply makes the change on one instance.
-	Apply func(ctx context.Context, c *haproxy.Client) (haproxy.Applied, haproxy.Source, error)
+	Apply func(ctx context.Context, m Member) (haproxy.Applied, haproxy.Source, error)
 	// Undo, optional, reads one instance before the change and returns the
 	// call that would put it back as it was (nil: nothing to undo there).
 	// The reads run under the members' ReadTimeout; an instance whose
 	// state cannot be read is not changed.
-	Undo func(ctx context.Context, c *haproxy.Client) (*ToolCall, error)
+	Undo func(ctx context.Context, m Member) (*ToolCall, error)
 }
 
 // Outcome is what one instance did with a change.
@@ -309,7 +302,7 @@ func writeOne(ctx context.Context, m Member, ch Change) Outcome {
 	o := Outcome{Instance: m.Name, Sent: ch.Commands}
 	if ch.Undo != nil {
 		rctx, cancel := m.ReadContext(ctx)
-		undo, err := ch.Undo(rctx, m.Client)
+		undo, err := ch.Undo(rctx, m)
 		cancel()
 		if err != nil {
 			o.Sent = nil
@@ -319,7 +312,7 @@ func writeOne(ctx context.Context, m Member, ch Change) Outcome {
 		}
 		o.Undo = undo
 	}
-	res, src, err := ch.Apply(ctx, m.Client)
+	res, src, err := ch.Apply(ctx, m)
 	o.Source = src
 	if src == haproxy.SourceStats && ch.StatsAction != "" {
 		o.Sent = []string{ch.StatsAction}

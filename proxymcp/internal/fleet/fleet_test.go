@@ -144,7 +144,8 @@ func settable(items []fleet.Item) []fleet.Item {
 	return items
 }
 
-func listServers(ctx context.Context, c *haproxy.Client) ([]haproxy.Server, haproxy.Source, error) {
+func listServers(ctx context.Context, m fleet.Member) ([]haproxy.Server, haproxy.Source, error) {
+	c := m.Client
 	return c.ListServers(ctx, "")
 }
 
@@ -210,7 +211,7 @@ func TestReadMergesInstances(t *testing.T) {
 		}
 	}
 	_, err = f.Select([]string{"lb1", "lb9"})
-	var ue *fleet.UnknownInstanceError
+	var ue *envconfig.UnknownMemberError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `"lb9"`) || !strings.Contains(err.Error(), "lb1, lb2, lb3") {
 		t.Errorf("unknown instance: %v", err)
 	}
@@ -246,7 +247,8 @@ func TestDivergenceAfterChangeBehindTheBack(t *testing.T) {
 	}
 
 	// list_servers / show_stat: statistics.
-	stat, err := fleet.Read(ctx, ms, func(ctx context.Context, c *haproxy.Client) (haproxy.StatTable, haproxy.Source, error) {
+	stat, err := fleet.Read(ctx, ms, func(ctx context.Context, m fleet.Member) (haproxy.StatTable, haproxy.Source, error) {
+		c := m.Client
 		return c.ShowStat(ctx, haproxy.StatFilter{})
 	})
 	if err != nil {
@@ -268,7 +270,8 @@ func TestDivergenceAfterChangeBehindTheBack(t *testing.T) {
 	}
 
 	// show_servers_state: the administrative state, as HAProxy keeps it.
-	st, err := fleet.Read(ctx, ms, func(ctx context.Context, c *haproxy.Client) ([]map[string]any, haproxy.Source, error) {
+	st, err := fleet.Read(ctx, ms, func(ctx context.Context, m fleet.Member) ([]map[string]any, haproxy.Source, error) {
+		c := m.Client
 		rows, err := c.ServersTable(ctx, "state", "")
 		return rows, haproxy.SourceRuntime, err
 	})
@@ -343,11 +346,13 @@ func drain(backend, server, state string) fleet.Change {
 		Call:        fleet.ToolCall{Tool: "set_server_state", Args: map[string]any{"backend": backend, "server": server, "state": state}},
 		Commands:    []string{cmd},
 		StatsAction: "stats page admin form: " + state + " " + backend + "/" + server,
-		Apply: func(ctx context.Context, c *haproxy.Client) (haproxy.Applied, haproxy.Source, error) {
+		Apply: func(ctx context.Context, m fleet.Member) (haproxy.Applied, haproxy.Source, error) {
+			c := m.Client
 			src, res, err := c.SetServerState(ctx, backend, server, state)
 			return res, src, err
 		},
-		Undo: func(ctx context.Context, c *haproxy.Client) (*fleet.ToolCall, error) {
+		Undo: func(ctx context.Context, m fleet.Member) (*fleet.ToolCall, error) {
+			c := m.Client
 			rows, err := c.ServersTable(ctx, "state", backend)
 			if err != nil {
 				return nil, err
@@ -639,6 +644,12 @@ func freePorts(t testing.TB, n int) []int {
 	return ports
 }
 
+// versionInfo is what version_info reports of one instance.
+type versionInfo struct {
+	Capabilities     haproxy.Capabilities
+	StatePersistence haproxy.StatePersistence
+}
+
 // version_info per instance: the version, and whether runtime changes
 // survive a reload, read from each HAProxy's own configuration.
 func TestVersionsAndStatePersistence(t *testing.T) {
@@ -647,7 +658,15 @@ func TestVersionsAndStatePersistence(t *testing.T) {
 	persist := fmt.Sprintf("\nglobal\n    server-state-file %s/state\n\nbackend be_persist\n    load-server-state-from-file global\n    server p1 127.0.0.1:9\n", dir)
 	hs := startFleet(t, haproxytest.Options{Extra: persist}, haproxytest.Options{})
 	f, _ := newFleet(t, hs)
-	ans, err := fleet.Versions(context.Background(), f.Members())
+	ans, err := fleet.Read(context.Background(), f.Members(), func(ctx context.Context, m fleet.Member) (versionInfo, haproxy.Source, error) {
+		c := m.Client
+		cp, err := c.Capabilities(ctx)
+		if err != nil {
+			return versionInfo{}, haproxy.SourceRuntime, err
+		}
+		sp, err := c.StatePersistence(ctx)
+		return versionInfo{Capabilities: cp, StatePersistence: sp}, haproxy.SourceRuntime, err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,19 +98,6 @@ func arrayColumn(h string) (string, int, bool) {
 	return base, n, true
 }
 
-// ParseNameList parses "show backend": a "# name" header then one name per line.
-func ParseNameList(text string) []string {
-	var out []string
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		out = append(out, line)
-	}
-	return out
-}
-
 // PatternList is one map or ACL as "show map" / "show acl" lists it.
 type PatternList struct {
 	ID          int64  `json:"id"`

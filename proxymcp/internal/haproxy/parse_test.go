@@ -176,19 +176,6 @@ func TestParseServersState(t *testing.T) {
 	}
 }
 
-func TestParseNameList(t *testing.T) {
-	got := ParseNameList(fixture(t, "show_backend.txt"))
-	want := []string{"be_app", "be_api", "stats", "stats_auth"}
-	if len(got) != len(want) {
-		t.Fatalf("got %v", got)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("got %v", got)
-		}
-	}
-}
-
 func TestParsePatternLists(t *testing.T) {
 	maps := ParsePatternLists(fixture(t, "show_map.txt"))
 	if len(maps) != 1 || maps[0].ID != 5 || maps[0].File != "./hosts.map" || maps[0].Ref != "./hosts.map" || maps[0].EntryCount != 2 {
@@ -253,7 +240,7 @@ func TestParseVersion(t *testing.T) {
 		}
 	}
 	v := Version{Major: 2, Minor: 6}
-	for _, s := range Support(v) {
+	for _, s := range (Capabilities{Version: v}).Support() {
 		switch s.Command {
 		case "echo":
 			if s.Supported {

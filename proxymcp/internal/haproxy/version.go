@@ -256,6 +256,3 @@ func (cp Capabilities) Support() []SupportedCommand {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Command < out[j].Command })
 	return out
 }
-
-// Support returns the support table for v when only its version is known.
-func Support(v Version) []SupportedCommand { return Capabilities{Version: v}.Support() }

@@ -41,7 +41,7 @@ func newApEnv(t *testing.T, h *haproxytest.HAProxy, cfg toolcall.Config, copts .
 		cfg.Audit.Dest = filepath.Join(t.TempDir(), "audit.log")
 	}
 	srv, c := pipelineClient(t, cfg, "approval-test", func(p *toolcall.Pipeline) {
-		Register(p, haproxy.New(h.Runtime("unix"), statsClient(h)), Options{})
+		Register(p, one(haproxy.New(h.Runtime("unix"), statsClient(h))), Options{})
 	}, copts...)
 	return &apEnv{t: t, h: h, srv: srv, c: c, audit: cfg.Audit.Dest}
 }
@@ -238,7 +238,7 @@ var alwaysDestructive = []string{"del_server", "shutdown_session", "shutdown_ser
 // and every tool that is not read-only is in it (registered through the
 // pipeline), so a new write tool cannot skip approval.
 func TestClassTable(t *testing.T) {
-	classes := Classes()
+	classes := classes()
 	var destructive []string
 	for name, c := range classes {
 		if c == toolcall.Destructive {
@@ -254,7 +254,7 @@ func TestClassTable(t *testing.T) {
 		t.Errorf("destructive tools %v, want %v", destructive, want)
 	}
 	srv := server.NewMCPServer("proxymcp", "test")
-	Register(noApproval(srv), haproxy.New(nil, nil), Options{})
+	Register(noApproval(srv), one(haproxy.New(nil, nil)), Options{})
 	for name, tool := range srv.ListTools() {
 		ro := tool.Tool.Annotations.ReadOnlyHint
 		_, planned := classes[name]
@@ -286,7 +286,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	cases := writeCases(h, session)
 	target := "unix://" + h.Socket
 	n := 0
-	for name, class := range Classes() {
+	for name, class := range classes() {
 		c, found := cases[name]
 		if !found {
 			t.Errorf("%s: no dry-run case; add one to writeCases", name)
@@ -594,7 +594,7 @@ func newApEnvRuntime(t *testing.T, h *haproxytest.HAProxy, cfg toolcall.Config, 
 	t.Helper()
 	cfg.Audit.Dest = filepath.Join(t.TempDir(), "audit.log")
 	srv, c := pipelineClient(t, cfg, "", func(p *toolcall.Pipeline) {
-		Register(p, haproxy.New(h.Runtime(mode), nil), Options{})
+		Register(p, one(haproxy.New(h.Runtime(mode), nil)), Options{})
 	})
 	return &apEnv{t: t, h: h, srv: srv, c: c, audit: cfg.Audit.Dest}
 }

@@ -131,7 +131,7 @@ func TestPlannedCommandsAreSent(t *testing.T) {
 	_, c := pipelineClient(t, toolcall.Config{Approval: approval.Config{Policy: approval.None}, Audit: audit.Config{Dest: "off"}}, "", func(p *toolcall.Pipeline) {
 		// One connection per command, so each command's line is recorded
 		// when its answer is complete.
-		Register(p, haproxy.New(&runtimeapi.Client{Network: "tcp4", Address: addr, Timeout: 5 * time.Second}, nil), Options{})
+		Register(p, one(haproxy.New(&runtimeapi.Client{Network: "tcp4", Address: addr, Timeout: 5 * time.Second}, nil)), Options{})
 	})
 	callTool := func(name string, args map[string]any) *mcp.CallToolResult {
 		req := mcp.CallToolRequest{}
@@ -148,7 +148,7 @@ func TestPlannedCommandsAreSent(t *testing.T) {
 	cases["del_server"] = writeCase{setup: []string{"add server be_app/victim 127.0.0.1:1"}, args: map[string]any{"backend": "be_app", "server": "victim"}}
 	cases["add_server"] = writeCase{args: map[string]any{"backend": "be_app", "server": "new1", "address": "127.0.0.1", "port": 1, "check": true, "enable": true, "weight": 5, "maxconn": 9}}
 	names := make([]string, 0, len(cases))
-	for name := range Classes() {
+	for name := range classes() {
 		names = append(names, name)
 	}
 	sort.Strings(names)

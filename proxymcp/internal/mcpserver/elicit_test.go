@@ -53,7 +53,7 @@ func newSDKEnv(t *testing.T, h *haproxytest.HAProxy, cfg toolcall.Config, who pe
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	Register(p, haproxy.New(h.Runtime("unix"), nil), Options{})
+	Register(p, one(haproxy.New(h.Runtime("unix"), nil)), Options{})
 
 	cr, sw := io.Pipe() // server → client
 	sr, cw := io.Pipe() // client → server

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -201,7 +202,10 @@ func TestAnnotations(t *testing.T) {
 		if ro && (a.IdempotentHint == nil || !*a.IdempotentHint) {
 			t.Errorf("%s: reads are idempotent", name)
 		}
-		if st.Tool.InputSchema.AdditionalProperties != false {
+		var schema struct {
+			AdditionalProperties any `json:"additionalProperties"`
+		}
+		if err := json.Unmarshal(st.Tool.RawInputSchema, &schema); err != nil || schema.AdditionalProperties != false {
 			t.Errorf("%s: input schema allows extra properties", name)
 		}
 	}

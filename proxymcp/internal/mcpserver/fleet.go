@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/fleet"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
@@ -27,18 +26,8 @@ import (
 // answers (every row and object carries "instance"; errors sit next to the
 // data; the tools that describe the same objects add "divergence"); writes
 // are planned on every instance, previewed and approved as one, run
-// concurrently and reported per instance. Without PROXY_INSTANCES, Register
-// keeps the one-instance tools exactly as they were.
-
-// spec is one tool as declared by tools.add or tools.change.
-type spec struct {
-	tool    mcp.Tool
-	allowed []string
-	eff     effect
-	class   toolcall.Class
-	read    handlerFunc
-	plan    planFunc
-}
+// concurrently and reported per instance. A fleet of one (no
+// PROXY_INSTANCES) takes no instance argument and answers as its HAProxy does.
 
 type fleetTools struct {
 	f     *fleet.Fleet
@@ -54,93 +43,35 @@ type persistEntry struct {
 	when time.Time
 }
 
-// RegisterFleet registers every tool once for the whole fleet and returns
-// how many were registered.
-func RegisterFleet(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) int {
+// registerFleet registers every tool once for the whole fleet and returns
+// how many were registered. Each instance has its own tools (over its own
+// client); the first declares them to the pipeline.
+func registerFleet(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) int {
 	ft := &fleetTools{f: f, per: map[string]*tools{}, specs: map[string]map[string]spec{}, persist: map[string]persistEntry{}}
-	var first *tools
-	for _, m := range f.Members() {
-		t := register(nil, m.Client, opts)
+	n := 0
+	for i, m := range f.Members() {
+		var t *tools
+		if i == 0 {
+			t = register(calls, m.Client, opts, ft)
+			n = t.n
+		} else {
+			t = register(nil, m.Client, opts, nil)
+		}
 		ft.per[m.Name] = t
 		ft.specs[m.Name] = map[string]spec{}
 		for _, sp := range t.specs {
-			ft.specs[m.Name][sp.tool.Name] = sp
-		}
-		if first == nil {
-			first = t
+			ft.specs[m.Name][sp.name] = sp
 		}
 	}
-	for _, sp := range first.specs {
-		tool := withInstance(sp.tool, f.Names())
-		if sp.read != nil {
-			calls.Read(tool, ft.readHandler(sp.tool.Name, sp.eff))
-		} else {
-			calls.Change(tool, sp.class, ft.planner(sp.tool.Name, sp.eff, sp.class))
-		}
-	}
-	return len(first.specs)
+	return n
 }
 
-// withInstance adds the "instance" argument to a tool's schema and says so
-// in its description.
-func withInstance(t mcp.Tool, names []string) mcp.Tool {
-	enum := append(slices.Clone(names), fleet.All)
-	props := make(map[string]any, len(t.InputSchema.Properties)+1)
-	for k, v := range t.InputSchema.Properties {
-		props[k] = v
-	}
-	props["instance"] = map[string]any{
-		"description": "HAProxy instance(s) to use: one name, a list of names, or \"all\" (the default). Instances: " + strings.Join(names, ", ") + ".",
-		"oneOf": []any{
-			map[string]any{"type": "string", "enum": enum},
-			map[string]any{"type": "array", "items": map[string]any{"type": "string", "enum": names}, "minItems": 1, "uniqueItems": true},
-		},
-	}
-	t.InputSchema.Properties = props
-	t.Description += " Fleet: runs on every instance chosen by `instance` concurrently; results carry `instance`."
-	return t
-}
-
-// selection reads the "instance" argument and the arguments left for the
-// one-instance tool.
-func selection(raw any) (names []string, rest map[string]any, err error) {
-	m, _ := raw.(map[string]any)
-	rest = make(map[string]any, len(m))
-	for k, v := range m {
-		if k != "instance" {
-			rest[k] = v
-		}
-	}
-	switch v := m["instance"].(type) {
-	case nil:
-	case string:
-		names = []string{v}
-	case []any:
-		for _, x := range v {
-			s, ok := x.(string)
-			if !ok {
-				return nil, nil, &validate.Error{Arg: "instance", Rule: "must be an instance name, a list of names or \"all\""}
-			}
-			names = append(names, s)
-		}
-	case []string:
-		names = v
-	default:
-		return nil, nil, &validate.Error{Arg: "instance", Rule: "must be an instance name, a list of names or \"all\""}
-	}
-	return names, rest, nil
-}
-
-func (ft *fleetTools) choose(raw any) ([]fleet.Member, map[string]any, error) {
-	names, rest, err := selection(raw)
-	if err != nil {
-		return nil, nil, err
-	}
+func (ft *fleetTools) choose(names []string) ([]fleet.Member, error) {
 	ms, err := ft.f.Select(names)
 	if err != nil {
-		return nil, nil, &validate.Error{Arg: "instance", Rule: err.Error()}
+		return nil, &validate.Error{Arg: "instance", Rule: err.Error()}
 	}
-	return ms, rest, nil
+	return ms, nil
 }
 
 // sameInvalid returns the argument error every instance gave, when they
@@ -175,53 +106,35 @@ var divergent = map[string]func(obj map[string]any) []fleet.Item{
 	"get_acl":            func(o map[string]any) []fleet.Item { return lookupItem(fleet.KindACLEntry, "value", o) },
 }
 
-func (ft *fleetTools) readHandler(name string, eff effect) server.ToolHandlerFunc {
-	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ms, rest, err := ft.choose(req.Params.Arguments)
-		if err != nil {
-			return toolError(name, eff, err), nil
-		}
-		ans, err := fleet.Read(ctx, ms, func(ctx context.Context, c *haproxy.Client) (map[string]any, haproxy.Source, error) {
-			return ft.readOne(ctx, name, memberOf(ms, c), rest)
-		})
-		var errs []error
-		for _, a := range ans {
-			if a.Err != nil {
-				errs = append(errs, a.Err)
-			}
-		}
-		if len(errs) == len(ans) {
-			if ve := sameInvalid(errs); ve != nil {
-				return toolError(name, eff, ve), nil
-			}
-		}
-		if err != nil {
-			return toolError(name, eff, err), nil
-		}
-		return shape(ctx, name, eff, ft.merge(name, eff, ans), nil), nil
+// read runs a read on every chosen instance and merges the answers.
+func (ft *fleetTools) read(ctx context.Context, name string, names []string, in any) *mcp.CallToolResult {
+	ms, err := ft.choose(names)
+	if err != nil {
+		return toolError(name, read, err)
 	}
-}
-
-func memberOf(ms []fleet.Member, c *haproxy.Client) string {
-	for _, m := range ms {
-		if m.Client == c {
-			return m.Name
+	ans, err := fleet.Read(ctx, ms, func(ctx context.Context, m fleet.Member) (map[string]any, haproxy.Source, error) {
+		return ft.readOne(ctx, name, m.Name, in)
+	})
+	var errs []error
+	for _, a := range ans {
+		if a.Err != nil {
+			errs = append(errs, a.Err)
 		}
 	}
-	return ""
+	if len(errs) == len(ans) {
+		if ve := sameInvalid(errs); ve != nil {
+			return toolError(name, read, ve)
+		}
+	}
+	if err != nil {
+		return toolError(name, read, err)
+	}
+	return shape(ctx, name, read, ft.merge(name, read, ans), nil)
 }
 
 // readOne runs the one-instance read and decodes its JSON answer.
-func (ft *fleetTools) readOne(ctx context.Context, name, instance string, rest map[string]any) (map[string]any, haproxy.Source, error) {
-	sp := ft.specs[instance][name]
-	a := newArgs(rest, sp.allowed)
-	if a.err != nil {
-		return nil, "", a.err
-	}
-	res, err := sp.read(ctx, a)
-	if err == nil && a.err != nil {
-		err = a.err
-	}
+func (ft *fleetTools) readOne(ctx context.Context, name, instance string, in any) (map[string]any, haproxy.Source, error) {
+	res, err := ft.specs[instance][name].read(ctx, in)
 	if err != nil {
 		return nil, "", err
 	}
@@ -536,62 +449,53 @@ func (ft *fleetTools) persistenceLine(ctx context.Context, instances []string) s
 	return "Runtime change: " + strings.Join(parts, "; ") + ". Maps and ACLs changed at run time are lost on reload everywhere."
 }
 
-// planner plans a write on every chosen instance: the same validated
+// plan plans a write on every chosen instance: the same validated
 // arguments, each instance's own commands, one preview showing every
 // instance's state, one approval for the set.
-func (ft *fleetTools) planner(name string, eff effect, class toolcall.Class) toolcall.Planner {
-	return func(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
-		ms, rest, err := ft.choose(req.Params.Arguments)
+func (ft *fleetTools) plan(ctx context.Context, name string, eff effect, class toolcall.Class, names []string, in any) (toolcall.Plan, error) {
+	ms, err := ft.choose(names)
+	if err != nil {
+		return toolcall.Plan{}, classify(name, true, err)
+	}
+	rest := callArgs(ctx)
+	plans := make([]planned, len(ms))
+	for i, m := range ms {
+		p, err := ft.specs[m.Name][name].plan(in)
 		if err != nil {
 			return toolcall.Plan{}, classify(name, true, err)
 		}
-		plans := make([]planned, len(ms))
-		for i, m := range ms {
-			sp := ft.specs[m.Name][name]
-			a := newArgs(rest, sp.allowed)
-			if a.err != nil {
-				return toolcall.Plan{}, classify(name, true, a.err)
-			}
-			p, err := sp.plan(a)
-			if err == nil && a.err != nil {
-				err = a.err
-			}
-			if err != nil {
-				return toolcall.Plan{}, classify(name, true, err)
-			}
-			plans[i] = p
-		}
-		// Each instance's class from its own state, read concurrently, each
-		// within its own limit; the call's is the widest of them.
-		classes := make([]toolcall.Class, len(ms))
-		var wg sync.WaitGroup
-		for i, m := range ms {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				rctx, cancel := m.ReadContext(ctx)
-				defer cancel()
-				classes[i], plans[i] = ft.per[m.Name].settle(rctx, plans[i], class)
-			}()
-		}
-		wg.Wait()
-		c := toolcall.Read
-		for _, pc := range classes {
-			c = max(c, pc)
-		}
-		var targets []string
-		for _, m := range ms {
-			targets = append(targets, m.Name+" ("+m.Client.Target()+")")
-		}
-		pl := toolcall.Plan{Class: c, Target: "HAProxy instances " + strings.Join(targets, ", "), Commands: fleetCommands(ms, plans)}
-		if plans[0].describe != nil {
-			pl.Describe = func(ctx context.Context) (toolcall.Preview, error) { return ft.describe(ctx, name, ms, plans) }
-		}
-		pl.Run = func(ctx context.Context) (*mcp.CallToolResult, error) {
-			return ft.run(ctx, name, eff, ms, plans, rest), nil
-		}
-		return pl, nil
+		plans[i] = p
 	}
+	// Each instance's class from its own state, read concurrently, each
+	// within its own limit; the call's is the widest of them.
+	classes := make([]toolcall.Class, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rctx, cancel := m.ReadContext(ctx)
+			defer cancel()
+			classes[i], plans[i] = ft.per[m.Name].settle(rctx, plans[i], class)
+		}()
+	}
+	wg.Wait()
+	c := toolcall.Read
+	for _, pc := range classes {
+		c = max(c, pc)
+	}
+	var targets []string
+	for _, m := range ms {
+		targets = append(targets, m.Name+" ("+m.Client.Target()+")")
+	}
+	pl := toolcall.Plan{Class: c, Target: "HAProxy instances " + strings.Join(targets, ", "), Commands: fleetCommands(ms, plans)}
+	if plans[0].describe != nil {
+		pl.Describe = func(ctx context.Context) (toolcall.Preview, error) { return ft.describe(ctx, name, ms, plans) }
+	}
+	pl.Run = func(ctx context.Context) (*mcp.CallToolResult, error) {
+		return ft.run(ctx, name, eff, ms, plans, rest), nil
+	}
+	return pl, nil
 }
 
 // fleetCommands lists what each instance is sent: once when they are all
@@ -709,15 +613,15 @@ func undoServer(ctx context.Context, c *haproxy.Client, rest map[string]any, f f
 // run makes the change on every instance concurrently and reports each.
 func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fleet.Member, plans []planned, rest map[string]any) *mcp.CallToolResult {
 	results := make([]map[string]any, len(ms))
-	byClient := map[*haproxy.Client]int{}
+	byName := map[string]int{}
 	for i, m := range ms {
-		byClient[m.Client] = i
+		byName[m.Name] = i
 	}
 	ch := fleet.Change{
 		Call:     fleet.ToolCall{Tool: name, Args: rest},
 		Commands: fleetCommands(ms, plans), // nil in an outcome: nothing was sent there
-		Apply: func(ctx context.Context, c *haproxy.Client) (haproxy.Applied, haproxy.Source, error) {
-			i := byClient[c]
+		Apply: func(ctx context.Context, m fleet.Member) (haproxy.Applied, haproxy.Source, error) {
+			i := byName[m.Name]
 			res, err := plans[i].run(ctx)
 			if err != nil {
 				return haproxy.Applied{}, "", err
@@ -739,7 +643,7 @@ func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fle
 		},
 	}
 	if u, ok := undoable[name]; ok {
-		ch.Undo = func(ctx context.Context, c *haproxy.Client) (*fleet.ToolCall, error) { return u(ctx, c, rest) }
+		ch.Undo = func(ctx context.Context, m fleet.Member) (*fleet.ToolCall, error) { return u(ctx, m.Client, rest) }
 	}
 	outs, err := fleet.Write(ctx, ms, ch)
 	var outcomes []any

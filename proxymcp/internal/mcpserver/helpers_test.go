@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/fleet"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
@@ -35,7 +36,7 @@ func statsClient(h *haproxytest.HAProxy) *statspage.Client {
 func newEnv(t *testing.T, h *haproxytest.HAProxy, rt *runtimeapi.Client, st *statspage.Client, opts Options) *env {
 	t.Helper()
 	srv := server.NewMCPServer("proxymcp-test", "test")
-	Register(noApproval(srv), haproxy.New(rt, st), opts)
+	Register(noApproval(srv), one(haproxy.New(rt, st)), opts)
 	return &env{h: h, srv: srv}
 }
 
@@ -54,7 +55,7 @@ func noApproval(srv *server.MCPServer) *toolcall.Pipeline {
 // newEnvB is newEnv for benchmarks.
 func newEnvB(h *haproxytest.HAProxy, mode string) *env {
 	srv := server.NewMCPServer("proxymcp-bench", "test")
-	Register(noApproval(srv), haproxy.New(h.Runtime(mode), nil), Options{})
+	Register(noApproval(srv), one(haproxy.New(h.Runtime(mode), nil)), Options{})
 	return &env{h: h, srv: srv}
 }
 
@@ -235,4 +236,13 @@ func pipelineClient(t *testing.T, cfg toolcall.Config, clientName string, regist
 		t.Fatal(err)
 	}
 	return srv, c
+}
+
+// one is the fleet of one HAProxy, as configured without PROXY_INSTANCES.
+func one(hp *haproxy.Client) *fleet.Fleet { return fleet.One(fleet.Member{Client: hp}) }
+
+// classes returns the risk class of every tool that can change HAProxy
+// (read tools are not listed).
+func classes() map[string]toolcall.Class {
+	return register(nil, haproxy.New(nil, nil), Options{}, nil).classes
 }

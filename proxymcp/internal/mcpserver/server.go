@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/fleet"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/statspage"
@@ -38,9 +39,6 @@ const (
 	idempotent                // changes state; repeating it changes nothing more
 	destructive               // removes servers, ends sessions, clears or replaces data
 )
-
-// handlerFunc does one tool's work on validated arguments.
-type handlerFunc func(ctx context.Context, a *args) (result, error)
 
 // result is a tool's JSON answer; text, when set, is the text content
 // instead of the JSON (free-text dumps such as help). raw, when set, is the
@@ -91,9 +89,11 @@ type tools struct {
 	names []string
 	// classes are the write tools' classes, for the README's table and tests.
 	classes map[string]toolcall.Class
-	// specs are the tools as declared, in order, for a fleet (fleet.go)
-	// to register once and call per instance.
+	// specs are the tools as this instance runs them, in order.
 	specs []spec
+	// ft, when set, is the fleet these tools declare to the pipeline, each
+	// call running on the instances it chooses (fleet.go).
+	ft *fleetTools
 	// locks serialise, per key of the state a call's class depends on,
 	// the last check of that state and the command (planned.key).
 	locks sync.Map
@@ -101,13 +101,16 @@ type tools struct {
 
 // Register adds every tool through the tool-call pipeline (or, read-only,
 // the tools that change nothing: PROXY_READ_ONLY comes before any approval
-// policy). It returns how many were registered.
-func Register(calls *toolcall.Pipeline, hp *haproxy.Client, opts Options) int {
-	return register(calls, hp, opts).n
+// policy), for the fleet's instances. It returns how many were registered.
+func Register(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) int {
+	if !f.Named() {
+		return register(calls, f.Members()[0].Client, opts, nil).n
+	}
+	return registerFleet(calls, f, opts)
 }
 
-func register(calls *toolcall.Pipeline, hp *haproxy.Client, opts Options) *tools {
-	t := &tools{hp: hp, opts: opts, calls: calls, classes: map[string]toolcall.Class{}}
+func register(calls *toolcall.Pipeline, hp *haproxy.Client, opts Options, ft *fleetTools) *tools {
+	t := &tools{hp: hp, opts: opts, calls: calls, ft: ft, classes: map[string]toolcall.Class{}}
 	t.statsTools()
 	t.topologyTools()
 	t.poolTools()
@@ -117,66 +120,6 @@ func register(calls *toolcall.Pipeline, hp *haproxy.Client, opts Options) *tools
 	t.miscTools()
 	t.sslTools()
 	return t
-}
-
-// Classes returns the risk class of every tool that can change HAProxy
-// (read tools are not listed).
-func Classes() map[string]toolcall.Class {
-	return register(nil, haproxy.New(nil, nil), Options{}).classes
-}
-
-// prop is one input property: its schema option and name.
-type prop struct {
-	name string
-	opt  mcp.ToolOption
-}
-
-// tool declares a tool; most is the widest class a call of it can have,
-// so destructiveHint is true for every tool one of whose calls can be
-// destructive (a drain of the last server), not only for the tools whose
-// every call is.
-func (t *tools) tool(name, title, desc string, eff effect, most toolcall.Class, props []prop) (mcp.Tool, []string) {
-	opts := []mcp.ToolOption{
-		mcp.WithToolTitle(title),
-		mcp.WithDescription(desc),
-		mcp.WithReadOnlyHintAnnotation(eff == read),
-		mcp.WithDestructiveHintAnnotation(eff == destructive || most == toolcall.Destructive),
-		mcp.WithIdempotentHintAnnotation(eff == read || eff == idempotent),
-		mcp.WithOpenWorldHintAnnotation(false),
-		mcp.WithSchemaAdditionalProperties(false),
-	}
-	allowed := make([]string, 0, len(props))
-	for _, p := range props {
-		opts = append(opts, p.opt)
-		allowed = append(allowed, p.name)
-	}
-	t.n++
-	t.names = append(t.names, name)
-	return mcp.NewTool(name, opts...), allowed
-}
-
-// add registers a read tool: it changes nothing, so it keeps a plain
-// handler (validated by the pipeline, never audited).
-func (t *tools) add(name, title, desc string, eff effect, props []prop, h handlerFunc) {
-	if eff != read {
-		panic("mcpserver: " + name + " changes HAProxy: register it with change, which plans it for the approval pipeline")
-	}
-	tool, allowed := t.tool(name, title, desc, eff, toolcall.Read, props)
-	t.specs = append(t.specs, spec{tool: tool, allowed: allowed, eff: eff, read: h})
-	if t.calls == nil {
-		return
-	}
-	t.calls.Read(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		a := newArgs(req.Params.Arguments, allowed)
-		if a.err != nil {
-			return toolError(name, eff, a.err), nil
-		}
-		res, err := h(ctx, a)
-		if err == nil && a.err != nil {
-			err = a.err
-		}
-		return shape(ctx, name, eff, res, err), nil
-	})
 }
 
 // planned is one call of a write tool, planned from validated arguments
@@ -202,10 +145,6 @@ type planned struct {
 	describe func(ctx context.Context) (toolcall.Preview, error)
 	run      func(ctx context.Context) (result, error)
 }
-
-// planFunc decodes and validates a write call's arguments (a *args) and
-// plans it; it must not talk to HAProxy (planned.effect does, when called).
-type planFunc func(a *args) (planned, error)
 
 // settle decides a planned call's class (reading the live state when the
 // class depends on it) and returns the plan with its run guarded and its
@@ -258,54 +197,6 @@ type staleError struct{ why string }
 
 func (e *staleError) Error() string {
 	return "state changed since the call was planned, and it is no longer a mere change: " + e.why + " Nothing was sent to HAProxy"
-}
-
-// change registers a tool that can change HAProxy: class is the widest
-// risk class a call of it can have (the approval policy's unit; a call's
-// own class may be lower, see planned.effect), eff its annotations.
-// PROXY_READ_ONLY leaves it out entirely.
-func (t *tools) change(name, title, desc string, eff effect, class toolcall.Class, props []prop, plan planFunc) {
-	if eff == read || class == toolcall.Read {
-		panic("mcpserver: " + name + " is registered as a change but declared read")
-	}
-	if t.opts.ReadOnly {
-		return
-	}
-	t.classes[name] = class
-	tool, allowed := t.tool(name, title, desc, eff, class, props)
-	t.specs = append(t.specs, spec{tool: tool, allowed: allowed, eff: eff, class: class, plan: plan})
-	if t.calls == nil {
-		return
-	}
-	t.calls.Change(tool, class, func(ctx context.Context, req mcp.CallToolRequest) (toolcall.Plan, error) {
-		a := newArgs(req.Params.Arguments, allowed)
-		if a.err != nil {
-			return toolcall.Plan{}, classify(name, true, a.err)
-		}
-		p, err := plan(a)
-		if err == nil && a.err != nil {
-			err = a.err
-		}
-		if err != nil {
-			return toolcall.Plan{}, classify(name, true, err)
-		}
-		c, p := t.settle(ctx, p, class)
-		pl := toolcall.Plan{Class: c, Target: t.hp.Target(), Commands: p.commands,
-			Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
-				res, err := p.run(ctx)
-				return shape(ctx, name, eff, res, err), nil
-			}}
-		if p.describe != nil {
-			pl.Describe = func(ctx context.Context) (toolcall.Preview, error) {
-				pv, err := p.describe(ctx)
-				if err != nil {
-					return pv, classify(name, false, err)
-				}
-				return pv, nil
-			}
-		}
-		return pl, nil
-	})
 }
 
 // shape turns a handler's answer into the tool result.
@@ -414,34 +305,4 @@ func notFoundHint(tool string) string {
 		return "See list_frontends for the frontends"
 	}
 	return "See list_backends and list_servers for the existing backends and servers"
-}
-
-// Common property declarations.
-func pBackend(desc string) prop {
-	return prop{"backend", mcp.WithString("backend", mcp.Required(), mcp.Description(desc), mcp.Pattern(validate.NamePattern))}
-}
-func pServer() prop {
-	return prop{"server", mcp.WithString("server", mcp.Required(), mcp.Description("Server name inside the backend (see list_servers)."), mcp.Pattern(validate.NamePattern))}
-}
-func pOptName(name, desc string) prop {
-	return prop{name, mcp.WithString(name, mcp.Description(desc), mcp.Pattern(validate.NamePattern))}
-}
-func pFrontend() prop {
-	return prop{"frontend", mcp.WithString("frontend", mcp.Required(), mcp.Description("Frontend name (see list_frontends)."), mcp.Pattern(validate.NamePattern))}
-}
-func pMapRef(kind string) prop {
-	return prop{kind, mcp.WithString(kind, mcp.Required(), mcp.Description(
-		"The "+kind+": its file path exactly as list_"+kind+"s reports it, or #<id>."), mcp.Pattern(`^(#[0-9]+|[A-Za-z0-9/._-]+)$`))}
-}
-func pText(name, desc string, required bool) prop {
-	opts := []mcp.PropertyOption{mcp.Description(desc), mcp.MaxLength(validate.MaxTextLen)}
-	if required {
-		opts = append(opts, mcp.Required(), mcp.MinLength(1))
-	}
-	return prop{name, mcp.WithString(name, opts...)}
-}
-
-// backendServer reads the common backend and server arguments.
-func backendServer(a *args) (string, string) {
-	return a.name("backend", true), a.name("server", true)
 }

@@ -73,17 +73,19 @@ func TestShowStatFields(t *testing.T) {
 		want   string
 	}{
 		{[]any{"scur", "nosuch"}, `no column ["nosuch"]`},
-		{[]any{"SCUR"}, "column names"},
+		// The schema's check (what a caller sees first, through serve too):
+		// an item that is no column name, a non-array, too many items.
+		{[]any{"SCUR"}, `"fields[0]" must match ^[a-z0-9_]{1,64}$`},
 		{[]any{"all", "scur"}, "stands alone"},
 		{[]any{}, "non-empty array"},
-		{"scur", "non-empty array"},
-		{[]any{1}, "column names"},
-		{[]any{"scur;show info"}, "column names"},
-		{[]any{"s\ncur"}, "column names"},
-		{[]any{strings.Repeat("a", 65)}, "column names"},
-		{make([]any, 257), "at most 256"},
+		{"scur", `"fields" must be an array`},
+		{[]any{1}, `"fields[0]" must be a string`},
+		{[]any{"scur;show info"}, `"fields[0]" must match ^[a-z0-9_]{1,64}$`},
+		{[]any{"s\ncur"}, `"fields[0]" must match ^[a-z0-9_]{1,64}$`},
+		{[]any{strings.Repeat("a", 65)}, `"fields[0]" must match ^[a-z0-9_]{1,64}$`},
+		{make([]any, 257), "maxItems: got 257, want 256"},
 	} {
-		e.fail(t, "show_stat", map[string]any{"fields": bad.fields}, `"fields"`, bad.want)
+		e.fail(t, "show_stat", map[string]any{"fields": bad.fields}, `"fields`, bad.want)
 	}
 }
 

@@ -5,12 +5,28 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
+
+type serverHealthIn struct {
+	backendServerIn
+	Health string `json:"health" jsonschema:"up, stopping or down." enum:"up,stopping,down"`
+}
+
+type serverAgentIn struct {
+	backendServerIn
+	State   string `json:"state,omitempty" jsonschema:"Force the agent state." enum:"up,down"`
+	Address string `json:"address,omitempty" jsonschema:"Agent IPv4 or IPv6 address."`
+	Port    int    `json:"port,omitempty" jsonschema:"Agent TCP port." minimum:"1" maximum:"65535"`
+	Send    string `json:"send,omitempty" jsonschema:"String sent to the agent on connection (no control characters)." maxLength:"4096"`
+}
+
+type checkPortIn struct {
+	backendServerIn
+	Port int `json:"port" jsonschema:"TCP port." minimum:"1" maximum:"65535"`
+}
 
 func (t *tools) healthTools() {
 	for _, v := range []struct {
@@ -23,13 +39,10 @@ func (t *tools) healthTools() {
 		{"disable_agent", "Disable agent check", "Stop a server's agent check (`disable agent`).", true, false},
 	} {
 		v := v
-		t.change(v.name, v.title, v.desc+" Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.",
-			idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer()},
-			func(a *args) (planned, error) {
-				b, s := backendServer(a)
-				if err := a.check(); err != nil {
-					return planned{}, err
-				}
+		addChange(t, v.name, v.title, v.desc+" Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.",
+			idempotent, toolcall.Change,
+			func(in backendServerIn) (planned, error) {
+				b, s := in.Backend, in.Server
 				what, verb := "health check", "Stop"
 				cmds := t.hp.SetHealthCheckCommands(b, s, v.enable)
 				if v.agent {
@@ -65,16 +78,11 @@ func (t *tools) healthTools() {
 			})
 	}
 
-	t.change("set_server_health", "Force health state",
+	addChange(t, "set_server_health", "Force health state",
 		"Force a server's health-check state: up, stopping (no new traffic) or down, until the next check says otherwise. Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.",
-		idempotent, toolcall.Destructive, []prop{pBackend("Backend name."), pServer(),
-			{"health", mcp.WithString("health", mcp.Required(), mcp.Enum("up", "stopping", "down"), mcp.Description("up, stopping or down."))}},
-		func(a *args) (planned, error) {
-			b, s := backendServer(a)
-			h := a.enum("health", true, "up", "stopping", "down")
-			if err := a.check(); err != nil {
-				return planned{}, err
-			}
+		idempotent, toolcall.Destructive,
+		func(in serverHealthIn) (planned, error) {
+			b, s, h := in.Backend, in.Server, in.Health
 			var out func(ctx context.Context) (toolcall.Class, string)
 			if h != "up" {
 				out = t.rotationEffect(b, s)
@@ -93,21 +101,21 @@ func (t *tools) healthTools() {
 			}, nil
 		})
 
-	t.change("set_server_agent", "Configure agent check",
+	addChange(t, "set_server_agent", "Configure agent check",
 		"Change a server's agent check: force its state (up/down), its address, port and the string sent to the agent. Give at least one. A state change alone can go through the stats page when the runtime API cannot be reached.",
-		idempotent, toolcall.Destructive, []prop{pBackend("Backend name."), pServer(),
-			{"state", mcp.WithString("state", mcp.Enum("up", "down"), mcp.Description("Force the agent state."))},
-			{"address", mcp.WithString("address", mcp.Description("Agent IPv4 or IPv6 address."))},
-			{"port", mcp.WithInteger("port", mcp.Min(1), mcp.Max(65535), mcp.Description("Agent TCP port."))},
-			pText("send", "String sent to the agent on connection (no control characters).", false)},
-		func(a *args) (planned, error) {
-			b, s := backendServer(a)
-			st := haproxy.AgentSettings{State: a.enum("state", false, "up", "down"), Addr: a.ip("address", false),
-				Port: a.port("port", false), Send: a.text("send", false)}
-			if a.err == nil && st == (haproxy.AgentSettings{}) {
-				a.set(&validate.Error{Arg: "state", Rule: "give at least one of state, address, port, send"})
+		idempotent, toolcall.Destructive,
+		func(in serverAgentIn) (planned, error) {
+			b, s := in.Backend, in.Server
+			st := haproxy.AgentSettings{State: in.State, Port: in.Port, Send: in.Send}
+			var err error
+			if in.Address != "" {
+				st.Addr, err = validate.IP("address", in.Address)
 			}
-			if err := a.check(); err != nil {
+			err = checkAll(err, textArg("send", in.Send))
+			if err == nil && st == (haproxy.AgentSettings{}) {
+				err = &validate.Error{Arg: "state", Rule: "give at least one of state, address, port, send"}
+			}
+			if err != nil {
 				return planned{}, err
 			}
 			var parts []string
@@ -162,16 +170,11 @@ func (t *tools) healthTools() {
 			}, nil
 		})
 
-	t.change("set_server_check_port", "Set health-check port",
+	addChange(t, "set_server_check_port", "Set health-check port",
 		"Change the port a server's health check connects to (`set server ... check-port`).",
-		idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer(),
-			{"port", mcp.WithInteger("port", mcp.Required(), mcp.Min(1), mcp.Max(65535), mcp.Description("TCP port."))}},
-		func(a *args) (planned, error) {
-			b, s := backendServer(a)
-			p := a.port("port", true)
-			if err := a.check(); err != nil {
-				return planned{}, err
-			}
+		idempotent, toolcall.Change,
+		func(in checkPortIn) (planned, error) {
+			b, s, p := in.Backend, in.Server, in.Port
 			return planned{
 				commands: t.hp.SetServerCheckPortCommands(b, s, p),
 				describe: t.serverPreview(b, s, "the health check connects to the new port from its next run", func(v haproxy.ServerView) string {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
@@ -13,18 +11,88 @@ import (
 
 const runtimeOnly = "Runtime change only: it is not written to the map or ACL file and is lost when HAProxy reloads."
 
-const maxReplaceEntries = 10000
+// patternIn is the arguments of a map or ACL tool: the map or ACL, and the
+// key (or pattern, or sample) and value it is given.
+type patternIn interface {
+	selector
+	parts() (ref, key, value string)
+}
+
+type mapRefIn struct {
+	fleetArg
+	Map string `json:"map" jsonschema:"The map: its file path exactly as list_maps reports it, or #<id>." pattern:"^(#[0-9]+|[A-Za-z0-9/._-]+)$"`
+}
+
+type aclRefIn struct {
+	fleetArg
+	ACL string `json:"acl" jsonschema:"The acl: its file path exactly as list_acls reports it, or #<id>." pattern:"^(#[0-9]+|[A-Za-z0-9/._-]+)$"`
+}
+
+type mapGetIn struct {
+	mapRefIn
+	Key string `json:"key" jsonschema:"The sample to look up." minLength:"1" maxLength:"4096"`
+}
+
+type aclGetIn struct {
+	aclRefIn
+	Value string `json:"value" jsonschema:"The sample to look up." minLength:"1" maxLength:"4096"`
+}
+
+type mapAddIn struct {
+	mapRefIn
+	Key   string `json:"key" jsonschema:"Key to add (may contain spaces; stored whole)." minLength:"1" maxLength:"4096"`
+	Value string `json:"value" jsonschema:"Value for the key (may contain spaces; stored whole)." minLength:"1" maxLength:"4096"`
+}
+
+type aclAddIn struct {
+	aclRefIn
+	Pattern string `json:"pattern" jsonschema:"Pattern to add, in the ACL's type (e.g. an IP address or network for src ACLs)." minLength:"1" maxLength:"4096"`
+}
+
+type mapDelIn struct {
+	mapRefIn
+	Key string `json:"key" jsonschema:"The key to remove." minLength:"1" maxLength:"4096"`
+}
+
+type aclDelIn struct {
+	aclRefIn
+	Pattern string `json:"pattern" jsonschema:"The pattern to remove." minLength:"1" maxLength:"4096"`
+}
+
+type mapSetIn struct {
+	mapRefIn
+	Key   string `json:"key" jsonschema:"Existing key." minLength:"1" maxLength:"4096"`
+	Value string `json:"value" jsonschema:"New value." minLength:"1" maxLength:"4096"`
+}
+
+type mapEntry struct {
+	Key   string `json:"key" minLength:"1"`
+	Value string `json:"value" minLength:"1"`
+}
+
+type replaceMapIn struct {
+	mapRefIn
+	Entries []mapEntry `json:"entries" jsonschema:"The new content: [{\"key\":...,\"value\":...}]. An empty array empties the map." maxItems:"10000"`
+}
+
+func (in mapRefIn) parts() (string, string, string) { return in.Map, "", "" }
+func (in aclRefIn) parts() (string, string, string) { return in.ACL, "", "" }
+func (in mapGetIn) parts() (string, string, string) { return in.Map, in.Key, "" }
+func (in aclGetIn) parts() (string, string, string) { return in.ACL, in.Value, "" }
+func (in mapAddIn) parts() (string, string, string) { return in.Map, in.Key, in.Value }
+func (in aclAddIn) parts() (string, string, string) { return in.ACL, in.Pattern, "" }
+func (in mapDelIn) parts() (string, string, string) { return in.Map, in.Key, "" }
+func (in aclDelIn) parts() (string, string, string) { return in.ACL, in.Pattern, "" }
 
 func (t *tools) mapTools() {
-	for _, kind := range []haproxy.MapKind{haproxy.KindMap, haproxy.KindACL} {
-		t.patternTools(kind)
-	}
-	t.change("set_map_entry", "Set a map entry",
+	patternTools[mapRefIn, mapGetIn, mapAddIn, mapDelIn](t, haproxy.KindMap)
+	patternTools[aclRefIn, aclGetIn, aclAddIn, aclDelIn](t, haproxy.KindACL)
+	addChange(t, "set_map_entry", "Set a map entry",
 		"Change the value of an existing key in a map (`set map`). Keys and values may contain spaces and are stored whole. "+runtimeOnly,
-		idempotent, toolcall.Destructive, []prop{pMapRef("map"), pText("key", "Existing key.", true), pText("value", "New value.", true)},
-		func(a *args) (planned, error) {
-			ref, key, val := a.ref("map"), a.text("key", true), a.text("value", true)
-			if err := a.check(); err != nil {
+		idempotent, toolcall.Destructive,
+		func(in mapSetIn) (planned, error) {
+			ref, key, val := in.Map, in.Key, in.Value
+			if err := checkAll(validate.Ref("map", ref), textArg("key", key), textArg("value", val)); err != nil {
 				return planned{}, err
 			}
 			return planned{
@@ -46,16 +114,13 @@ func (t *tools) mapTools() {
 			}, nil
 		})
 
-	t.change("replace_map", "Replace a map",
+	addChange(t, "replace_map", "Replace a map",
 		"Atomically replace every entry of a map: a new version is prepared, all entries are added to it, then it is committed in one step, so lookups never see a half-written map. If any entry is refused nothing changes. "+runtimeOnly,
-		destructive, toolcall.Destructive, []prop{pMapRef("map"),
-			{"entries", mcp.WithArray("entries", mcp.Required(), mcp.Description("The new content: [{\"key\":...,\"value\":...}]. An empty array empties the map."),
-				mcp.MaxItems(maxReplaceEntries), mcp.Items(map[string]any{"type": "object", "additionalProperties": false, "required": []string{"key", "value"},
-					"properties": map[string]any{"key": map[string]any{"type": "string", "minLength": 1}, "value": map[string]any{"type": "string", "minLength": 1}}}))}},
-		func(a *args) (planned, error) {
-			ref := a.ref("map")
-			list := mapEntries(a)
-			if err := a.check(); err != nil {
+		destructive, toolcall.Destructive,
+		func(in replaceMapIn) (planned, error) {
+			ref := in.Map
+			list, err := mapEntries(in.Entries)
+			if err := checkAll(validate.Ref("map", ref), err); err != nil {
 				return planned{}, err
 			}
 			return planned{
@@ -136,43 +201,27 @@ func (t *tools) patternPreview(kind haproxy.MapKind, ref, key, effect string, sa
 	}
 }
 
-func mapEntries(a *args) []haproxy.MapEntry {
-	if a.err != nil {
-		return nil
-	}
-	list, isList := a.m["entries"].([]any)
-	if !a.has("entries") || !isList {
-		a.set(&validate.Error{Arg: "entries", Rule: "is required: an array of {key, value} objects"})
-		return nil
-	}
-	if len(list) > maxReplaceEntries {
-		a.set(&validate.Error{Arg: "entries", Rule: "must have at most 10000 items"})
-		return nil
-	}
-	out := make([]haproxy.MapEntry, 0, len(list))
-	for _, item := range list {
-		m, isObj := item.(map[string]any)
-		if !isObj {
-			a.set(&validate.Error{Arg: "entries", Rule: "items must be {key, value} objects"})
-			return nil
+// mapEntries checks replace_map's entries: text a runtime API command
+// can carry.
+func mapEntries(in []mapEntry) ([]haproxy.MapEntry, error) {
+	out := make([]haproxy.MapEntry, 0, len(in))
+	for _, e := range in {
+		if err := checkAll(textArg("entries.key", e.Key), textArg("entries.value", e.Value)); err != nil {
+			return nil, err
 		}
-		sub := newArgs(m, []string{"key", "value"})
-		k, v := sub.text("key", true), sub.text("value", true)
-		if sub.err != nil {
-			a.set(nested("entries", sub.err))
-			return nil
-		}
-		out = append(out, haproxy.MapEntry{Key: k, Value: v})
+		out = append(out, haproxy.MapEntry{Key: e.Key, Value: e.Value})
 	}
-	return out
+	return out, nil
 }
 
-func (t *tools) patternTools(kind haproxy.MapKind) {
+// patternTools declares the tools of maps or of ACLs: R names one, G
+// looks a sample up, A adds an entry, D deletes one.
+func patternTools[R, G, A, D patternIn](t *tools, kind haproxy.MapKind) {
 	k := string(kind)
 	upper := map[haproxy.MapKind]string{haproxy.KindMap: "map", haproxy.KindACL: "ACL"}[kind]
-	t.add("list_"+k+"s", "List "+upper+"s",
+	addRead(t, "list_"+k+"s", "List "+upper+"s",
 		"Every "+upper+" HAProxy has loaded: id, file (refer to it by this path or by #id), description and entry count.",
-		read, nil, func(ctx context.Context, a *args) (result, error) {
+		func(ctx context.Context, _ noArgs) (result, error) {
 			l, err := t.hp.ListPatterns(ctx, kind)
 			if err != nil {
 				return result{}, err
@@ -184,10 +233,10 @@ func (t *tools) patternTools(kind haproxy.MapKind) {
 	if kind == haproxy.KindACL {
 		entryDesc = "Patterns of one ACL: entry id and pattern (in key)."
 	}
-	t.add("show_"+k, "Show "+upper+" entries", entryDesc, read, []prop{pMapRef(k)},
-		func(ctx context.Context, a *args) (result, error) {
-			ref := a.ref(k)
-			if err := a.check(); err != nil {
+	addRead(t, "show_"+k, "Show "+upper+" entries", entryDesc,
+		func(ctx context.Context, in R) (result, error) {
+			ref, _, _ := in.parts()
+			if err := validate.Ref(k, ref); err != nil {
 				return result{}, err
 			}
 			e, err := t.hp.ShowPatterns(ctx, kind, ref)
@@ -203,11 +252,10 @@ func (t *tools) patternTools(kind haproxy.MapKind) {
 		lookupDesc = "Test a value against an ACL as HAProxy would (`get acl`): whether it matched and which pattern."
 		sampleName = "value"
 	}
-	t.add("get_"+k, "Look up in a "+upper, lookupDesc, read,
-		[]prop{pMapRef(k), pText(sampleName, "The sample to look up.", true)},
-		func(ctx context.Context, a *args) (result, error) {
-			ref, sample := a.ref(k), a.text(sampleName, true)
-			if err := a.check(); err != nil {
+	addRead(t, "get_"+k, "Look up in a "+upper, lookupDesc,
+		func(ctx context.Context, in G) (result, error) {
+			ref, sample, _ := in.parts()
+			if err := checkAll(validate.Ref(k, ref), textArg(sampleName, sample)); err != nil {
 				return result{}, err
 			}
 			res, err := t.hp.GetPattern(ctx, kind, ref, sample)
@@ -218,22 +266,16 @@ func (t *tools) patternTools(kind haproxy.MapKind) {
 			return ok(haproxy.SourceRuntime, map[string]any{k: ref, sampleName: sample, "matched": matched, "result": res}), nil
 		})
 
-	addProps := []prop{pMapRef(k), pText("key", "Key to add (may contain spaces; stored whole).", true), pText("value", "Value for the key (may contain spaces; stored whole).", true)}
 	addDesc := "Add a key and value to a map (`add map`). HAProxy does not check for duplicates. " + runtimeOnly
+	keyName := "key"
 	if kind == haproxy.KindACL {
-		addProps = []prop{pMapRef(k), pText("pattern", "Pattern to add, in the ACL's type (e.g. an IP address or network for src ACLs).", true)}
+		keyName = "pattern"
 		addDesc = "Add a pattern to an ACL (`add acl`); HAProxy checks it against the ACL's type. " + runtimeOnly
 	}
-	t.change("add_"+k+"_entry", "Add a "+upper+" entry", addDesc, write, toolcall.Destructive, addProps,
-		func(a *args) (planned, error) {
-			ref := a.ref(k)
-			var key, val string
-			if kind == haproxy.KindMap {
-				key, val = a.text("key", true), a.text("value", true)
-			} else {
-				key = a.text("pattern", true)
-			}
-			if err := a.check(); err != nil {
+	addChange(t, "add_"+k+"_entry", "Add a "+upper+" entry", addDesc, write, toolcall.Destructive,
+		func(in A) (planned, error) {
+			ref, key, val := in.parts()
+			if err := checkAll(validate.Ref(k, ref), textArg(keyName, key), textArg("value", val)); err != nil {
 				return planned{}, err
 			}
 			what := fmt.Sprintf("pattern %q", key)
@@ -278,11 +320,10 @@ func (t *tools) patternTools(kind haproxy.MapKind) {
 	if kind == haproxy.KindACL {
 		delName, delDesc = "pattern", "Remove a pattern from an ACL (`del acl`)."
 	}
-	t.change("del_"+k+"_entry", "Delete a "+upper+" entry", delDesc+" "+runtimeOnly, destructive, toolcall.Destructive,
-		[]prop{pMapRef(k), pText(delName, "The "+delName+" to remove.", true)},
-		func(a *args) (planned, error) {
-			ref, key := a.ref(k), a.text(delName, true)
-			if err := a.check(); err != nil {
+	addChange(t, "del_"+k+"_entry", "Delete a "+upper+" entry", delDesc+" "+runtimeOnly, destructive, toolcall.Destructive,
+		func(in D) (planned, error) {
+			ref, key, _ := in.parts()
+			if err := checkAll(validate.Ref(k, ref), textArg(delName, key)); err != nil {
 				return planned{}, err
 			}
 			return planned{
@@ -306,11 +347,10 @@ func (t *tools) patternTools(kind haproxy.MapKind) {
 			}, nil
 		})
 
-	t.change("clear_"+k, "Clear a "+upper, "Remove every entry of a "+upper+" (`clear "+k+"`). "+runtimeOnly, destructive, toolcall.Destructive,
-		[]prop{pMapRef(k)},
-		func(a *args) (planned, error) {
-			ref := a.ref(k)
-			if err := a.check(); err != nil {
+	addChange(t, "clear_"+k, "Clear a "+upper, "Remove every entry of a "+upper+" (`clear "+k+"`). "+runtimeOnly, destructive, toolcall.Destructive,
+		func(in R) (planned, error) {
+			ref, _, _ := in.parts()
+			if err := validate.Ref(k, ref); err != nil {
 				return planned{}, err
 			}
 			return planned{

@@ -5,52 +5,71 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
-// maxDrainSeconds bounds del_server's wait for sessions to end.
-const maxDrainSeconds = 600
-
 const notPersisted = "Runtime change only: it is lost when HAProxy reloads or restarts unless the configuration file is changed too"
 
-func pWeight(required bool) prop {
-	opts := []mcp.PropertyOption{mcp.Description("Weight 0-256 (number or string), or a percentage of the initial weight such as \"50%\"."),
-		func(m map[string]any) {
-			m["oneOf"] = []any{
-				map[string]any{"type": "integer", "minimum": 0, "maximum": 256},
-				map[string]any{"type": "string", "pattern": `^([0-9]{1,5}%|[0-9]{1,3})$`},
-			}
-		}}
-	if required {
-		opts = append(opts, mcp.Required())
-	}
-	return prop{"weight", mcp.WithAny("weight", opts...)}
+type addServerIn struct {
+	fleetArg
+	Backend string  `json:"backend" jsonschema:"Backend to add the server to." pattern:"^[A-Za-z0-9_.:-]{1,128}$"`
+	Server  string  `json:"server" jsonschema:"Name of the new server." pattern:"^[A-Za-z0-9_.:-]{1,128}$"`
+	Address string  `json:"address" jsonschema:"IPv4 or IPv6 address."`
+	Port    int     `json:"port" jsonschema:"TCP port." minimum:"1" maximum:"65535"`
+	Weight  *weight `json:"weight,omitempty" jsonschema:"Weight 0-256 (number or string), or a percentage of the initial weight such as \"50%\"."`
+	Maxconn int64   `json:"maxconn,omitempty" jsonschema:"Maximum concurrent connections (0: unlimited)." minimum:"0" maximum:"1000000"`
+	Check   bool    `json:"check,omitempty" jsonschema:"Health-check the server with the backend's check settings."`
+	Backup  bool    `json:"backup,omitempty" jsonschema:"Make it a backup server."`
+	Enable  bool    `json:"enable,omitempty" jsonschema:"Put the server in service after adding it (default false: it stays in maintenance)."`
+}
+
+type delServerIn struct {
+	backendServerIn
+	Drain        bool   `json:"drain,omitempty" jsonschema:"Drain and put in maintenance before deleting."`
+	DrainTimeout *int64 `json:"drain_timeout,omitempty" jsonschema:"Seconds to wait for sessions to end when draining (default 30)." minimum:"0" maximum:"600"`
+}
+
+type serverStateIn struct {
+	backendServerIn
+	State string `json:"state" jsonschema:"ready, drain or maint." enum:"ready,drain,maint"`
+}
+
+type serverWeightIn struct {
+	backendServerIn
+	Weight weight `json:"weight" jsonschema:"Weight 0-256 (number or string), or a percentage of the initial weight such as \"50%\"."`
+}
+
+type serverAddrIn struct {
+	backendServerIn
+	Address string `json:"address" jsonschema:"IPv4 or IPv6 address."`
+	Port    int    `json:"port,omitempty" jsonschema:"New port; omit to keep the current one." minimum:"1" maximum:"65535"`
+}
+
+type serverMaxconnIn struct {
+	backendServerIn
+	Maxconn int64 `json:"maxconn" jsonschema:"0-1000000." minimum:"0" maximum:"1000000"`
+}
+
+type frontendMaxconnIn struct {
+	frontendIn
+	Maxconn int64 `json:"maxconn" jsonschema:"0-1000000." minimum:"0" maximum:"1000000"`
 }
 
 func (t *tools) poolTools() {
-	t.change("add_server", "Add a server",
+	addChange(t, "add_server", "Add a server",
 		"Add a server to a backend at run time (`add server`; the backend needs a dynamic balance algorithm such as roundrobin or leastconn). "+
 			"A new server starts in maintenance with checks off; set enable=true to put it in service at once (and start its health check when check=true). Allowed keywords: weight, maxconn, check, backup. "+notPersisted+".",
-		write, toolcall.Destructive, []prop{
-			pBackend("Backend to add the server to."),
-			{"server", mcp.WithString("server", mcp.Required(), mcp.Description("Name of the new server."), mcp.Pattern(`^[A-Za-z0-9_.:-]{1,128}$`))},
-			{"address", mcp.WithString("address", mcp.Required(), mcp.Description("IPv4 or IPv6 address."))},
-			{"port", mcp.WithInteger("port", mcp.Required(), mcp.Min(1), mcp.Max(65535), mcp.Description("TCP port."))},
-			pWeight(false),
-			{"maxconn", mcp.WithInteger("maxconn", mcp.Min(0), mcp.Max(1000000), mcp.Description("Maximum concurrent connections (0: unlimited)."))},
-			{"check", mcp.WithBoolean("check", mcp.Description("Health-check the server with the backend's check settings."))},
-			{"backup", mcp.WithBoolean("backup", mcp.Description("Make it a backup server."))},
-			{"enable", mcp.WithBoolean("enable", mcp.Description("Put the server in service after adding it (default false: it stays in maintenance)."))},
-		}, func(a *args) (planned, error) {
-			b, s := backendServer(a)
-			addr := a.ip("address", true)
-			port := a.port("port", true)
-			o := haproxy.AddServerOptions{Weight: a.weight("weight", false), Maxconn: a.integer("maxconn", false, 0, 1000000),
-				Check: a.boolean("check", false), Backup: a.boolean("backup", false), Enable: a.boolean("enable", false)}
-			if err := a.check(); err != nil {
+		write, toolcall.Destructive,
+		func(in addServerIn) (planned, error) {
+			b, s, port := in.Backend, in.Server, in.Port
+			addr, err := validate.IP("address", in.Address)
+			o := haproxy.AddServerOptions{Maxconn: in.Maxconn, Check: in.Check, Backup: in.Backup, Enable: in.Enable}
+			if err == nil && in.Weight != nil {
+				o.Weight, err = in.Weight.check()
+			}
+			if err != nil {
 				return planned{}, err
 			}
 			ep := haproxy.ServerView{Address: addr, Port: int64(port)}.Endpoint()
@@ -93,21 +112,14 @@ func (t *tools) poolTools() {
 			}, nil
 		})
 
-	t.change("del_server", "Delete a server",
+	addChange(t, "del_server", "Delete a server",
 		"Delete a server from a backend (`del server`). HAProxy only deletes servers in maintenance: with drain=true the server is first set to drain, its sessions are awaited (up to drain_timeout seconds, default 30), then it is put in maintenance and deleted. Without drain the server must already be in maintenance.",
-		destructive, toolcall.Destructive, []prop{
-			pBackend("Backend name."), pServer(),
-			{"drain", mcp.WithBoolean("drain", mcp.Description("Drain and put in maintenance before deleting."))},
-			{"drain_timeout", mcp.WithInteger("drain_timeout", mcp.Min(0), mcp.Max(maxDrainSeconds), mcp.Description("Seconds to wait for sessions to end when draining (default 30)."))},
-		}, func(a *args) (planned, error) {
-			b, s := backendServer(a)
-			drain := a.boolean("drain", false)
+		destructive, toolcall.Destructive,
+		func(in delServerIn) (planned, error) {
+			b, s, drain := in.Backend, in.Server, in.Drain
 			wait := int64(30)
-			if a.has("drain_timeout") {
-				wait = a.integer("drain_timeout", false, 0, maxDrainSeconds)
-			}
-			if err := a.check(); err != nil {
-				return planned{}, err
+			if in.DrainTimeout != nil {
+				wait = *in.DrainTimeout
 			}
 			d := time.Duration(wait) * time.Second
 			return planned{
@@ -134,17 +146,11 @@ func (t *tools) poolTools() {
 			}, nil
 		})
 
-	t.change("set_server_state", "Set server state",
+	addChange(t, "set_server_state", "Set server state",
 		"Set a server's administrative state: ready (in service), drain (no new sessions except persistent ones) or maint (maintenance, no traffic). Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.",
-		idempotent, toolcall.Destructive, []prop{pBackend("Backend name."), pServer(),
-			{"state", mcp.WithString("state", mcp.Required(), mcp.Enum("ready", "drain", "maint"), mcp.Description("ready, drain or maint."))}},
-		func(a *args) (planned, error) {
-			b, s := backendServer(a)
-			state := a.enum("state", true, "ready", "drain", "maint")
-			if err := a.check(); err != nil {
-				return planned{}, err
-			}
-			return t.planState(b, s, state), nil
+		idempotent, toolcall.Destructive,
+		func(in serverStateIn) (planned, error) {
+			return t.planState(in.Backend, in.Server, in.State), nil
 		})
 
 	for _, v := range []struct {
@@ -155,23 +161,19 @@ func (t *tools) poolTools() {
 		{"disable_server", "Disable a server", "Put a server in maintenance (state maint): it gets no traffic. Uses the runtime API, or the stats page's admin form when the runtime API cannot be reached.", "maint", toolcall.Destructive},
 	} {
 		state := v.state
-		t.change(v.name, v.title, v.desc, idempotent, v.most, []prop{pBackend("Backend name."), pServer()},
-			func(a *args) (planned, error) {
-				b, s := backendServer(a)
-				if err := a.check(); err != nil {
-					return planned{}, err
-				}
-				return t.planState(b, s, state), nil
+		addChange(t, v.name, v.title, v.desc, idempotent, v.most,
+			func(in backendServerIn) (planned, error) {
+				return t.planState(in.Backend, in.Server, state), nil
 			})
 	}
 
-	t.change("set_server_weight", "Set server weight",
+	addChange(t, "set_server_weight", "Set server weight",
 		"Set a server's weight: 0-256, or a percentage of its initial weight such as \"50%\". 0 stops new traffic. "+notPersisted+".",
-		idempotent, toolcall.Destructive, []prop{pBackend("Backend name."), pServer(), pWeight(true)},
-		func(a *args) (planned, error) {
-			b, s := backendServer(a)
-			w := a.weight("weight", true)
-			if err := a.check(); err != nil {
+		idempotent, toolcall.Destructive,
+		func(in serverWeightIn) (planned, error) {
+			b, s := in.Backend, in.Server
+			w, err := in.Weight.check()
+			if err != nil {
 				return planned{}, err
 			}
 			return planned{
@@ -191,14 +193,10 @@ func (t *tools) poolTools() {
 			}, nil
 		})
 
-	t.add("get_server_weight", "Get server weight",
+	addRead(t, "get_server_weight", "Get server weight",
 		"A server's current and initial (configured) weight.",
-		read, []prop{pBackend("Backend name."), pServer()},
-		func(ctx context.Context, a *args) (result, error) {
-			b, s := backendServer(a)
-			if err := a.check(); err != nil {
-				return result{}, err
-			}
+		func(ctx context.Context, in backendServerIn) (result, error) {
+			b, s := in.Backend, in.Server
 			cur, initial, err := t.hp.GetServerWeight(ctx, b, s)
 			if err != nil {
 				return result{}, err
@@ -206,16 +204,13 @@ func (t *tools) poolTools() {
 			return ok(haproxy.SourceRuntime, map[string]any{"backend": b, "server": s, "weight": cur, "initial_weight": initial}), nil
 		})
 
-	t.change("set_server_addr", "Set server address",
+	addChange(t, "set_server_addr", "Set server address",
 		"Change a server's IP address and optionally its port. "+notPersisted+".",
-		idempotent, toolcall.Destructive, []prop{pBackend("Backend name."), pServer(),
-			{"address", mcp.WithString("address", mcp.Required(), mcp.Description("IPv4 or IPv6 address."))},
-			{"port", mcp.WithInteger("port", mcp.Min(1), mcp.Max(65535), mcp.Description("New port; omit to keep the current one."))}},
-		func(a *args) (planned, error) {
-			b, s := backendServer(a)
-			addr := a.ip("address", true)
-			port := a.port("port", false)
-			if err := a.check(); err != nil {
+		idempotent, toolcall.Destructive,
+		func(in serverAddrIn) (planned, error) {
+			b, s, port := in.Backend, in.Server, in.Port
+			addr, err := validate.IP("address", in.Address)
+			if err != nil {
 				return planned{}, err
 			}
 			return planned{
@@ -243,16 +238,11 @@ func (t *tools) poolTools() {
 			}, nil
 		})
 
-	t.change("set_server_maxconn", "Set server maxconn",
+	addChange(t, "set_server_maxconn", "Set server maxconn",
 		"Set a server's maximum number of concurrent connections (0: unlimited). "+notPersisted+".",
-		idempotent, toolcall.Change, []prop{pBackend("Backend name."), pServer(),
-			{"maxconn", mcp.WithInteger("maxconn", mcp.Required(), mcp.Min(0), mcp.Max(1000000), mcp.Description("0-1000000."))}},
-		func(a *args) (planned, error) {
-			b, s := backendServer(a)
-			n := a.integer("maxconn", true, 0, 1000000)
-			if err := a.check(); err != nil {
-				return planned{}, err
-			}
+		idempotent, toolcall.Change,
+		func(in serverMaxconnIn) (planned, error) {
+			b, s, n := in.Backend, in.Server, in.Maxconn
 			return planned{
 				commands: t.hp.SetServerMaxconnCommands(b, s, n),
 				describe: t.serverPreview(b, s, "connections above the limit wait in the queue; "+notPersisted, func(v haproxy.ServerView) string {
@@ -268,16 +258,11 @@ func (t *tools) poolTools() {
 			}, nil
 		})
 
-	t.change("set_frontend_maxconn", "Set frontend maxconn",
+	addChange(t, "set_frontend_maxconn", "Set frontend maxconn",
 		"Set a frontend's maximum number of concurrent connections. "+notPersisted+".",
-		idempotent, toolcall.Change, []prop{pFrontend(),
-			{"maxconn", mcp.WithInteger("maxconn", mcp.Required(), mcp.Min(0), mcp.Max(1000000), mcp.Description("0-1000000."))}},
-		func(a *args) (planned, error) {
-			f := a.name("frontend", true)
-			n := a.integer("maxconn", true, 0, 1000000)
-			if err := a.check(); err != nil {
-				return planned{}, err
-			}
+		idempotent, toolcall.Change,
+		func(in frontendMaxconnIn) (planned, error) {
+			f, n := in.Frontend, in.Maxconn
 			return planned{
 				commands: t.hp.SetFrontendMaxconnCommands(f, n),
 				describe: t.frontendPreview(f, "connections above the limit wait to be accepted; "+notPersisted, func(v haproxy.FrontendView) string {
@@ -301,12 +286,9 @@ func (t *tools) poolTools() {
 		{"disable_frontend", "Disable a frontend", "Pause a frontend: it stops accepting new connections (status PAUSED); existing ones continue.", "disable", toolcall.Destructive},
 	} {
 		enable := v.verb == "enable"
-		t.change(v.name, v.title, v.desc, idempotent, v.most, []prop{pFrontend()},
-			func(a *args) (planned, error) {
-				f := a.name("frontend", true)
-				if err := a.check(); err != nil {
-					return planned{}, err
-				}
+		addChange(t, v.name, v.title, v.desc, idempotent, v.most,
+			func(in frontendIn) (planned, error) {
+				f := in.Frontend
 				effect := "the frontend stops accepting new connections; current ones continue"
 				var off func(ctx context.Context) (toolcall.Class, string)
 				if enable {

@@ -4,39 +4,39 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
-func pSessionID() prop {
-	return prop{"session_id", mcp.WithString("session_id", mcp.Required(), mcp.Pattern(`^0x[0-9a-fA-F]{1,16}$`),
-		mcp.Description("Session (stream) id as show_sessions lists it, e.g. 0x55e889caf120."))}
+type sessionIn struct {
+	fleetArg
+	SessionID string `json:"session_id" jsonschema:"Session (stream) id as show_sessions lists it, e.g. 0x55e889caf120." pattern:"^0x[0-9a-fA-F]{1,16}$"`
+}
+
+type showSessionsIn struct {
+	fleetArg
+	Frontend string `json:"frontend,omitempty" jsonschema:"Only sessions on this frontend." pattern:"^[A-Za-z0-9_.:-]{1,128}$"`
+	Backend  string `json:"backend,omitempty" jsonschema:"Only sessions on this backend." pattern:"^[A-Za-z0-9_.:-]{1,128}$"`
+	Server   string `json:"server,omitempty" jsonschema:"Only sessions on this server." pattern:"^[A-Za-z0-9_.:-]{1,128}$"`
 }
 
 func (t *tools) sessionTools() {
-	t.add("show_sessions", "List sessions",
+	addRead(t, "show_sessions", "List sessions",
 		"Current streams (`show sess`), parsed: id, frontend, backend, server, client address and HAProxy's other fields. Optionally only those of one frontend, backend or server. The runtime API connection asking is left out.",
-		read, []prop{pOptName("frontend", "Only sessions on this frontend."), pOptName("backend", "Only sessions on this backend."), pOptName("server", "Only sessions on this server.")},
-		func(ctx context.Context, a *args) (result, error) {
-			fe, be, sv := a.name("frontend", false), a.name("backend", false), a.name("server", false)
-			if err := a.check(); err != nil {
-				return result{}, err
-			}
-			s, err := t.hp.Sessions(ctx, fe, be, sv)
+		func(ctx context.Context, in showSessionsIn) (result, error) {
+			s, err := t.hp.Sessions(ctx, in.Frontend, in.Backend, in.Server)
 			if err != nil {
 				return result{}, err
 			}
 			return ok(haproxy.SourceRuntime, map[string]any{"count": len(s), "sessions": s}), nil
 		})
 
-	t.add("show_session", "Show a session",
+	addRead(t, "show_session", "Show a session",
 		"One stream's full detail (`show sess <id>`), as HAProxy prints it.",
-		read, []prop{pSessionID()},
-		func(ctx context.Context, a *args) (result, error) {
-			id := a.sessionID("session_id")
-			if err := a.check(); err != nil {
+		func(ctx context.Context, in sessionIn) (result, error) {
+			id := in.SessionID
+			if err := validate.SessionID("session_id", id); err != nil {
 				return result{}, err
 			}
 			out, err := t.hp.ShowSession(ctx, id)
@@ -48,12 +48,12 @@ func (t *tools) sessionTools() {
 			return r, nil
 		})
 
-	t.change("shutdown_session", "End a session",
+	addChange(t, "shutdown_session", "End a session",
 		"Abort one stream immediately (`shutdown session <id>`); the client sees its connection closed.",
-		destructive, toolcall.Destructive, []prop{pSessionID()},
-		func(a *args) (planned, error) {
-			id := a.sessionID("session_id")
-			if err := a.check(); err != nil {
+		destructive, toolcall.Destructive,
+		func(in sessionIn) (planned, error) {
+			id := in.SessionID
+			if err := validate.SessionID("session_id", id); err != nil {
 				return planned{}, err
 			}
 			return planned{
@@ -87,14 +87,11 @@ func (t *tools) sessionTools() {
 			}, nil
 		})
 
-	t.change("shutdown_server_sessions", "End a server's sessions",
+	addChange(t, "shutdown_server_sessions", "End a server's sessions",
 		"Abort every stream attached to one server (`shutdown sessions server`), e.g. after draining it.",
-		destructive, toolcall.Destructive, []prop{pBackend("Backend name."), pServer()},
-		func(a *args) (planned, error) {
-			b, s := backendServer(a)
-			if err := a.check(); err != nil {
-				return planned{}, err
-			}
+		destructive, toolcall.Destructive,
+		func(in backendServerIn) (planned, error) {
+			b, s := in.Backend, in.Server
 			return planned{
 				commands: t.hp.ShutdownServerSessionsCommands(b, s),
 				describe: t.serverPreview(b, s, "every client connected through the server sees its connection closed", func(v haproxy.ServerView) string {

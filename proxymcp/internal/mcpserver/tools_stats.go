@@ -4,24 +4,45 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
-const typeEnumDesc = "Object type: frontend, backend, server or listener."
+type showStatIn struct {
+	fleetArg
+	Filter string   `json:"filter,omitempty" jsonschema:"Empty for everything; else a proxy name, server name or type to match." maxLength:"128"`
+	Proxy  string   `json:"proxy,omitempty" jsonschema:"Only rows of this frontend/backend." pattern:"^[A-Za-z0-9_.:-]{1,128}$"`
+	Type   string   `json:"type,omitempty" jsonschema:"Object type: frontend, backend, server or listener." enum:"frontend,backend,server,listener"`
+	Server string   `json:"server,omitempty" jsonschema:"Only rows whose server name (svname) is this." pattern:"^[A-Za-z0-9_.:-]{1,128}$"`
+	Fields []string `json:"fields,omitempty" jsonschema:"CSV column names to return, in this order (e.g. [\"pxname\",\"svname\",\"status\",\"scur\"]); [\"all\"] for every column. Default: pxname, svname, status, weight, act, bck, addr, scur, smax, slim, qcur, rate, stot, bin, bout, ereq, econ, eresp, hrsp_5xx, check_status, check_code, chkdown, lastchg, downtime, rtime, agent_status." pattern:"^[a-z0-9_]{1,64}$" maxItems:"256"`
+}
+
+type clearCountersIn struct {
+	fleetArg
+	All bool `json:"all,omitempty" jsonschema:"Also reset maxima and cumulative totals."`
+}
+
+type showErrorsIn struct {
+	fleetArg
+	Proxy     string `json:"proxy,omitempty" jsonschema:"Only errors captured on this frontend or backend." pattern:"^[A-Za-z0-9_.:-]{1,128}$"`
+	Direction string `json:"direction,omitempty" jsonschema:"request or response." enum:"request,response"`
+}
+
+type echoIn struct {
+	fleetArg
+	Text string `json:"text" jsonschema:"Text to echo (no control characters, no \"<<\")." minLength:"1" maxLength:"4096"`
+}
 
 func (t *tools) statsTools() {
-	t.add("show_info", "Process information",
+	addRead(t, "show_info", "Process information",
 		"HAProxy process information from `show info` as an object: version, uptime, connection and rate counters, limits. No arguments.",
-		read, nil, func(ctx context.Context, a *args) (result, error) {
+		func(ctx context.Context, _ noArgs) (result, error) {
 			info, err := t.hp.ShowInfo(ctx)
 			if err != nil {
 				return result{}, err
@@ -29,28 +50,21 @@ func (t *tools) statsTools() {
 			return ok(haproxy.SourceRuntime, map[string]any{"info": info}), nil
 		})
 
-	t.add("show_stat", "Statistics",
+	addRead(t, "show_stat", "Statistics",
 		"Statistics rows (frontends, backends, servers, listeners) parsed by CSV header name; numbers are numbers, empty cells are left out, and every row has `object_type`. "+
 			"`filter` narrows the rows on our side: empty means everything, otherwise a proxy name, a server name or a type "+
 			"(frontend, backend, server, listener). `proxy`, `type` and `server` narrow further. "+
 			"`fields` chooses the columns: by default "+strings.Join(defaultStatFields, ", ")+
 			" (identity, state, load, traffic, errors and health); [\"all\"] gives every column HAProxy sends. "+
 			"Answered by the runtime API, or by the stats page when the runtime API cannot be reached.",
-		read, []prop{
-			{"filter", mcp.WithString("filter", mcp.Description("Empty for everything; else a proxy name, server name or type to match."), mcp.MaxLength(validate.MaxNameLen))},
-			pOptName("proxy", "Only rows of this frontend/backend."),
-			{"type", mcp.WithString("type", mcp.Description(typeEnumDesc), mcp.Enum("frontend", "backend", "server", "listener"))},
-			pOptName("server", "Only rows whose server name (svname) is this."),
-			{"fields", mcp.WithArray("fields", mcp.Description("CSV column names to return, in this order (e.g. [\"pxname\",\"svname\",\"status\",\"scur\"]); [\"all\"] for every column. Default: "+strings.Join(defaultStatFields, ", ")+"."),
-				mcp.MaxItems(maxStatFields), mcp.WithStringItems(mcp.Pattern(statFieldPattern.String())))},
-		}, func(ctx context.Context, a *args) (result, error) {
-			f := haproxy.StatFilter{Text: a.str("filter", false), Proxy: a.name("proxy", false),
-				Type: a.enum("type", false, "frontend", "backend", "server", "listener"), Server: a.name("server", false)}
+		func(ctx context.Context, in showStatIn) (result, error) {
+			f := haproxy.StatFilter{Text: in.Filter, Proxy: in.Proxy, Type: in.Type, Server: in.Server}
+			var err error
 			if f.Text != "" {
-				a.set(validate.Name("filter", f.Text))
+				err = validate.Name("filter", f.Text)
 			}
-			fields := statFields(a)
-			if err := a.check(); err != nil {
+			fields, ferr := statFields(in.Fields)
+			if err := checkAll(err, ferr); err != nil {
 				return result{}, err
 			}
 			table, src, err := t.hp.ShowStat(ctx, f)
@@ -63,14 +77,11 @@ func (t *tools) statsTools() {
 			return result{raw: statJSON(src, table), summary: statSummary(src, table)}, nil
 		})
 
-	t.change("clear_counters", "Clear statistics counters",
+	addChange(t, "clear_counters", "Clear statistics counters",
 		"Reset statistics counters (`clear counters`). With all=true also resets maxima and totals (`clear counters all`, needs the admin level). Cannot be undone.",
-		destructive, toolcall.Destructive, []prop{{"all", mcp.WithBoolean("all", mcp.Description("Also reset maxima and cumulative totals."))}},
-		func(a *args) (planned, error) {
-			all := a.boolean("all", false)
-			if err := a.check(); err != nil {
-				return planned{}, err
-			}
+		destructive, toolcall.Destructive,
+		func(in clearCountersIn) (planned, error) {
+			all := in.All
 			what := "the maxima of every frontend, backend and server"
 			if all {
 				what = "every statistics counter: maxima and cumulative totals (sessions, bytes, requests, errors) of every frontend, backend and server"
@@ -105,13 +116,13 @@ func (t *tools) statsTools() {
 			}, nil
 		})
 
-	t.add("show_activity", "Scheduler activity",
+	addRead(t, "show_activity", "Scheduler activity",
 		"HAProxy's `show activity` dump (per-thread scheduler and polling counters) as HAProxy prints it.",
-		read, nil, t.rawTool(haproxy.DumpActivity))
+		t.rawTool(haproxy.DumpActivity))
 
-	t.add("show_version", "HAProxy version",
+	addRead(t, "show_version", "HAProxy version",
 		"The running HAProxy's version (`show version`).",
-		read, nil, func(ctx context.Context, a *args) (result, error) {
+		func(ctx context.Context, _ noArgs) (result, error) {
 			v, err := t.hp.ShowVersion(ctx)
 			if err != nil {
 				return result{}, err
@@ -131,39 +142,21 @@ var defaultStatFields = []string{"pxname", "svname", "status", "weight", "act", 
 	"scur", "smax", "slim", "qcur", "rate", "stot", "bin", "bout", "ereq", "econ", "eresp", "hrsp_5xx",
 	"check_status", "check_code", "chkdown", "lastchg", "downtime", "rtime", "agent_status"}
 
-const maxStatFields = 256
-
-var statFieldPattern = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
-
 // statFields reads show_stat's fields argument: nil for every column.
-func statFields(a *args) []string {
-	if a.err != nil {
-		return nil
+func statFields(list []string) ([]string, error) {
+	if list == nil {
+		return defaultStatFields, nil
 	}
-	if !a.has("fields") {
-		return defaultStatFields
+	if len(list) == 0 {
+		return nil, &validate.Error{Arg: "fields", Rule: "must be a non-empty array of at most 256 column names, or [\"all\"]"}
 	}
-	list, isList := a.m["fields"].([]any)
-	if !isList || len(list) == 0 || len(list) > maxStatFields {
-		a.set(&validate.Error{Arg: "fields", Rule: "must be a non-empty array of at most 256 column names, or [\"all\"]"})
-		return nil
-	}
-	out := make([]string, 0, len(list))
-	for _, v := range list {
-		s, isStr := v.(string)
-		if !isStr || !statFieldPattern.MatchString(s) {
-			a.set(&validate.Error{Arg: "fields", Rule: "items must be CSV column names (a-z, 0-9, _), such as \"scur\""})
-			return nil
+	if slices.Contains(list, "all") {
+		if len(list) > 1 {
+			return nil, &validate.Error{Arg: "fields", Rule: "\"all\" stands alone"}
 		}
-		if s == "all" {
-			if len(list) > 1 {
-				a.set(&validate.Error{Arg: "fields", Rule: "\"all\" stands alone"})
-			}
-			return nil
-		}
-		out = append(out, s)
+		return nil, nil
 	}
-	return out
+	return list, nil
 }
 
 // statJSON encodes show_stat's result in one pass, straight from the CSV
@@ -239,8 +232,8 @@ func counts(m map[string]int) string {
 }
 
 // rawTool answers with a free-text dump: text content is HAProxy's output.
-func (t *tools) rawTool(d haproxy.Dump) handlerFunc {
-	return func(ctx context.Context, a *args) (result, error) {
+func (t *tools) rawTool(d haproxy.Dump) func(context.Context, noArgs) (result, error) {
+	return func(ctx context.Context, _ noArgs) (result, error) {
 		out, err := t.hp.Text(ctx, d)
 		if err != nil {
 			return result{}, err
@@ -252,29 +245,21 @@ func (t *tools) rawTool(d haproxy.Dump) handlerFunc {
 }
 
 func (t *tools) miscTools() {
-	t.add("show_errors", "Captured protocol errors",
+	addRead(t, "show_errors", "Captured protocol errors",
 		"Requests and responses HAProxy rejected as invalid (`show errors`), with hex dumps; optionally for one proxy and one direction.",
-		read, []prop{
-			pOptName("proxy", "Only errors captured on this frontend or backend."),
-			{"direction", mcp.WithString("direction", mcp.Description("request or response."), mcp.Enum("request", "response"))},
-		}, func(ctx context.Context, a *args) (result, error) {
-			proxy, dir := a.name("proxy", false), a.enum("direction", false, "request", "response")
-			if err := a.check(); err != nil {
-				return result{}, err
-			}
-			rep, err := t.hp.ShowErrors(ctx, proxy, dir)
+		func(ctx context.Context, in showErrorsIn) (result, error) {
+			rep, err := t.hp.ShowErrors(ctx, in.Proxy, in.Direction)
 			if err != nil {
 				return result{}, err
 			}
 			return ok(haproxy.SourceRuntime, map[string]any{"total_events": rep.Total, "text": rep.Text}), nil
 		})
 
-	t.add("echo", "Echo text",
+	addRead(t, "echo", "Echo text",
 		"Return `text` unchanged. Uses HAProxy's `echo` command where the version has it (3.1+) and answers locally otherwise; `answered_by` says which (`haproxy` or `proxymcp`). Useful to check the connection.",
-		read, []prop{pText("text", "Text to echo (no control characters, no \"<<\").", true)},
-		func(ctx context.Context, a *args) (result, error) {
-			text := a.text("text", true)
-			if err := a.check(); err != nil {
+		func(ctx context.Context, in echoIn) (result, error) {
+			text := in.Text
+			if err := textArg("text", text); err != nil {
 				return result{}, err
 			}
 			out, by, err := t.hp.Echo(ctx, text)
@@ -284,9 +269,9 @@ func (t *tools) miscTools() {
 			return ok(haproxy.SourceRuntime, map[string]any{"text": out, "answered_by": by}), nil
 		})
 
-	t.add("help", "Runtime API commands",
+	addRead(t, "help", "Runtime API commands",
 		"HAProxy's own list of runtime API commands available at this socket's level (`help`), as HAProxy prints it.",
-		read, nil, func(ctx context.Context, a *args) (result, error) {
+		func(ctx context.Context, _ noArgs) (result, error) {
 			out, err := t.hp.Text(ctx, haproxy.DumpHelp)
 			// "help" answers with its list; some versions prefix it like an error.
 			if err != nil {
@@ -297,9 +282,9 @@ func (t *tools) miscTools() {
 			return r, nil
 		})
 
-	t.add("version_info", "Versions and supported commands",
+	addRead(t, "version_info", "Versions and supported commands",
 		"This server's version and what it detected of HAProxy (`show version` and `help`): its version, the support level of each tool on it (`supported`, `unsupported` with the reason, or `degraded`: works with less), and which version-dependent runtime API commands it has.",
-		read, nil, func(ctx context.Context, a *args) (result, error) {
+		func(ctx context.Context, _ noArgs) (result, error) {
 			fields := map[string]any{"proxymcp_version": t.opts.ServerVersion}
 			cp, err := t.hp.Capabilities(ctx)
 			if err != nil {

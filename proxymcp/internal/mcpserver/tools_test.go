@@ -57,7 +57,7 @@ func testStats(t *testing.T, e *env) {
 	if len(srvRows) != 1 || srvRows[0]["weight"].(float64) != 50 || srvRows[0]["object_type"] != "server" {
 		t.Errorf("app2 rows = %v", srvRows)
 	}
-	e.fail(t, "show_stat", map[string]any{"type": "pool"}, `"type"`, "frontend, backend, server, listener")
+	e.fail(t, "show_stat", map[string]any{"type": "pool"}, `"type"`, `"frontend", "backend", "server", "listener"`)
 	e.call(t, "clear_counters", nil)
 	e.call(t, "clear_counters", map[string]any{"all": true})
 	act := e.call(t, "show_activity", nil)
@@ -135,7 +135,7 @@ func testTopology(t *testing.T, e *env) {
 		t.Errorf("filtered = %v", n)
 	}
 	e.fail(t, "show_table", map[string]any{"table": "nosuch"}, "No such table")
-	e.fail(t, "show_table", map[string]any{"table": "be_app", "filters": []any{map[string]any{"data": "gpc0", "op": "like", "value": 1}}}, `"filters.op"`)
+	e.fail(t, "show_table", map[string]any{"table": "be_app", "filters": []any{map[string]any{"data": "gpc0", "op": "like", "value": 1}}}, `"filters[0].op"`, `"eq", "ne", "lt", "le", "gt", "ge"`)
 	e.call(t, "show_resolvers", nil)
 }
 
@@ -170,7 +170,7 @@ func testPool(t *testing.T, e *env) {
 	if s := serverStatus(t, h, "be_app", "app1"); !strings.HasPrefix(s, "DRAIN") {
 		t.Errorf("after drain: %q", s)
 	}
-	e.fail(t, "set_server_state", map[string]any{"backend": "be_app", "server": "app1", "state": "bogus"}, `"state"`, "ready, drain, maint")
+	e.fail(t, "set_server_state", map[string]any{"backend": "be_app", "server": "app1", "state": "bogus"}, `"state"`, `"ready", "drain", "maint"`)
 	e.call(t, "disable_server", map[string]any{"backend": "be_app", "server": "app1"})
 	if s := serverStatus(t, h, "be_app", "app1"); s != "MAINT" {
 		t.Errorf("after disable: %q", s)
@@ -189,7 +189,7 @@ func testPool(t *testing.T, e *env) {
 		t.Errorf("50%% weight = %v", w)
 	}
 	e.fail(t, "set_server_weight", map[string]any{"backend": "be_app", "server": "nosuch", "weight": 5}, "No such server")
-	e.fail(t, "set_server_weight", map[string]any{"backend": "be_app", "server": "app2", "weight": 300}, `"weight"`, "0 to 256")
+	e.fail(t, "set_server_weight", map[string]any{"backend": "be_app", "server": "app2", "weight": 300}, `"weight"`, "want 256")
 	e.fail(t, "set_server_weight", map[string]any{"backend": "be_app", "server": "app2", "weight": 2.5}, `"weight"`)
 	e.fail(t, "get_server_weight", map[string]any{"backend": "nosuch", "server": "x"}, "No such")
 
@@ -401,7 +401,7 @@ func testHealth(t *testing.T, e *env) {
 	}
 	e.fail(t, "set_server_agent", map[string]any{"backend": "be_api", "server": "api1"}, "at least one")
 	e.call(t, "set_server_check_port", map[string]any{"backend": "be_api", "server": "api2", "port": 19005})
-	e.fail(t, "set_server_check_port", map[string]any{"backend": "be_api", "server": "api2", "port": 0}, `"port"`, "1 to 65535")
+	e.fail(t, "set_server_check_port", map[string]any{"backend": "be_api", "server": "api2", "port": 0}, `"port"`, "must be at least 1")
 }
 
 func testMisc(t *testing.T, e *env) {
@@ -426,7 +426,7 @@ func testMisc(t *testing.T, e *env) {
 	if c := find(cmds, "command", "echo"); c == nil || c["supported"] != false || c["min_version"] != "3.1" {
 		t.Errorf("echo support = %v", c)
 	}
-	e.fail(t, "show_info", map[string]any{"unexpected": 1}, `"unexpected"`, "not an argument")
+	e.fail(t, "show_info", map[string]any{"unexpected": 1}, `"unexpected"`, "not in the tool's input schema")
 }
 
 func readFile(t *testing.T, path string) string {

@@ -20,7 +20,7 @@ func TestVersionGating(t *testing.T) {
 			t.Fatal(err)
 		}
 		srv := server.NewMCPServer("proxymcp-test", "test")
-		Register(noApproval(srv), hp, Options{})
+		Register(noApproval(srv), one(hp), Options{})
 		return &env{h: h, srv: srv}
 	}
 	old := envFor("2.4.22")

@@ -59,16 +59,6 @@ func Name(arg, v string) error {
 	return nil
 }
 
-// Enum checks that v is one of allowed.
-func Enum(arg, v string, allowed ...string) error {
-	for _, a := range allowed {
-		if v == a {
-			return nil
-		}
-	}
-	return fail(arg, "must be one of %s", strings.Join(allowed, ", "))
-}
-
 // Int converts a JSON value to an integer in [min, max]. JSON numbers arrive
 // as float64; a fractional value is rejected rather than truncated.
 func Int(arg string, v any, min, max int64) (int64, error) {
@@ -96,15 +86,6 @@ func Int(arg string, v any, min, max int64) (int64, error) {
 		return 0, fail(arg, "must be a whole number from %d to %d", min, max)
 	}
 	return n, nil
-}
-
-// Port checks a TCP port (1-65535).
-func Port(arg string, v any) (int, error) {
-	n, err := Int(arg, v, 1, 65535)
-	if err != nil {
-		return 0, fail(arg, "must be a port number from 1 to 65535")
-	}
-	return int(n), nil
 }
 
 // Weight accepts 0-256 or "N%", a percentage of the initial weight
