@@ -7,8 +7,10 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -59,10 +61,32 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
+// closedAddr is a loopback port that refuses connections for the whole
+// test: a socket bound to it but never listening keeps any other process
+// from taking it (a released port can be, and d1 would then come UP).
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loopbackAddr(sa.(*syscall.SockaddrInet4).Port)
+}
+
+func loopbackAddr(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+
 // fxConfig is fe_fx and its backends; its maps and ACLs are written by
 // Options.Files.
 func fxConfig(t *testing.T) (extra, fe, alt string) {
-	fe, closed := freeAddr(t), freeAddr(t)
+	fe, closed := freeAddr(t), closedAddr(t)
 	alt = namedServer(t, "alt")
 	// Checks every 10 s keep a forced health state for the test's few
 	// requests; d1's fail at once.
