@@ -253,6 +253,11 @@ func callOnce[T any](ctx context.Context, c *Client, addr string, api API, what 
 	if err != nil {
 		return zero, false, err
 	}
+	// A pooled connection comes back at once even for a caller that gave
+	// up: nothing is sent after that.
+	if ctx.Err() != nil {
+		return zero, reused, ctxError(ctx, what+" to Kafka broker "+addr+" (nothing was sent)", c.opts.Timeout)
+	}
 	type result struct {
 		v   T
 		err error

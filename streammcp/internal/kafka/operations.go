@@ -649,6 +649,9 @@ func (c *Client) Produce(ctx context.Context, r ProduceRequest) (_ *ProduceResul
 		res *ProduceResult
 		err error
 	}
+	if ctx.Err() != nil { // the caller gave up: no producer, nothing sent
+		return nil, ctxError(ctx, "produce to "+r.Topic+" (nothing was sent)", c.opts.Timeout)
+	}
 	done := make(chan result, 1)
 	go func() {
 		p, err := sarama.NewSyncProducer(c.opts.Brokers, conf)
