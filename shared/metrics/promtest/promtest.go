@@ -50,7 +50,7 @@ func Binary(t testing.TB, name string) string {
 type Options struct {
 	// Targets are host:port addresses whose /metrics is scraped every second.
 	Targets []string
-	// BearerToken, when set, is sent with every scrape (MCP_METRICS_AUTH).
+	// BearerToken, when set, is sent with every scrape (with OAuth on, /metrics of the HTTP listener needs the token).
 	BearerToken string
 	// Rules are rule files' contents (YAML with groups:), evaluated every
 	// second.
