@@ -27,10 +27,20 @@ var (
 	loopPort = regexp.MustCompile(`127\.0\.0\.1:[0-9]+`)
 )
 
+// reportedOnceChecked are fields HAProxy reports only after a server's
+// health or agent check has run once, which on a loaded machine may or may
+// not have happened when the call is made: their presence is as volatile as
+// their value, so they are left out.
+var reportedOnceChecked = map[string]bool{"check_code": true, "last_check": true, "agent_status": true, "last_agent": true}
+
 func normalize(v any, dir string) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, val := range x {
+			if reportedOnceChecked[k] {
+				delete(x, k)
+				continue
+			}
 			if volatile[k] {
 				x[k] = "<volatile>"
 				continue
