@@ -91,7 +91,9 @@ func (h *Handler) registerViews(calls *toolcall.Pipeline) {
 	}
 	toolcall.AddRead(calls, health, h.clusterHealth)
 	// Clients without the extension get no view, so no tool that exists
-	// for one (apps hides _meta.ui; these tools go as a whole).
+	// for one (apps hides _meta.ui; these tools go as a whole). mcp-go
+	// applies the filter to tools/call too: such a client calling one gets
+	// the "tool not found" it got before views existed.
 	server.WithToolFilter(func(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 		if apps.ClientSupports(ctx) {
 			return tools
@@ -106,20 +108,7 @@ func (h *Handler) registerViews(calls *toolcall.Pipeline) {
 	})(calls.Server())
 }
 
-// viewOnly refuses a view tool to a client that did not declare the
-// extension: it does not list the tool, and the resources serve it the
-// same report.
-func viewOnly(ctx context.Context, tool, resource string) error {
-	if apps.ClientSupports(ctx) {
-		return nil
-	}
-	return mcperr.NotFoundf("tool %s serves an MCP Apps view and is offered only to clients that declare the %s extension; read the resource %s for the same report", tool, apps.ExtensionID, resource)
-}
-
 func (h *Handler) consumerLag(ctx context.Context, in lagIn) (*mcp.CallToolResult, error) {
-	if err := viewOnly(ctx, toolConsumerLag, ClusterURI("{cluster}", "consumer-lag-report")); err != nil {
-		return mcperr.ToolResult(err), nil
-	}
 	cl, err := h.cluster(in.clusterArg)
 	if err != nil {
 		return mcperr.ToolResult(err), nil
@@ -140,9 +129,6 @@ func (h *Handler) consumerLag(ctx context.Context, in lagIn) (*mcp.CallToolResul
 }
 
 func (h *Handler) clusterHealth(ctx context.Context, in healthIn) (*mcp.CallToolResult, error) {
-	if err := viewOnly(ctx, toolClusterHealth, URIClusters); err != nil {
-		return mcperr.ToolResult(err), nil
-	}
 	targets := h.clusters
 	if in.Cluster != nil {
 		cl, err := h.cluster(clusterArg{Cluster: in.Cluster})
