@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
+	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
@@ -18,6 +20,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkametrics"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/mcpserver"
+	"github.com/mcpfleet/mcpfleet/streammcp/internal/views"
 )
 
 var version string
@@ -33,14 +36,18 @@ func program() serve.Program {
 		Name:    "streammcp",
 		Version: buildinfo.Version(version),
 		Summary: "Kafka cluster health, replication and consumer-lag reports over MCP",
-		Vars:    config.Vars,
+		Vars:    append(slices.Clone(config.Vars), apps.Var),
 	}
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	p := program()
 	var cfg config.Config
-	scfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) { cfg = config.FromEnv(env) })
+	var viewsOn bool
+	scfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) {
+		cfg = config.FromEnv(env)
+		viewsOn = apps.Enabled(env)
+	})
 	if !ok {
 		return status
 	}
@@ -69,8 +76,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		clusters = append(clusters, mcpserver.Cluster{Name: cc.Name, Client: kc, LagThreshold: cc.LagThreshold, Writes: &cc.Writes})
 	}
 
-	h := mcpserver.NewFleet(clusters, mcpserver.Options{WatchInterval: cfg.WatchInterval, Logger: logger})
+	// The MCP Apps views, for clients that declare the extension
+	// (MCP_APPS=off: none).
+	v := apps.New(p.Name, viewsOn,
+		apps.View{Name: mcpserver.ViewConsumerLag, Title: "Consumer lag", Description: "Consumer groups by lag, per-partition lag bars, lag over successive reads; a dry run of an offset reset when writes are allowed.", HTML: views.ConsumerLag},
+		apps.View{Name: mcpserver.ViewClusterHealth, Title: "Cluster health", Description: "Per cluster: brokers online and offline, the controller, under-replicated and offline partitions.", HTML: views.ClusterHealth},
+		apps.ChangePreview())
+	h := mcpserver.NewFleet(clusters, mcpserver.Options{WatchInterval: cfg.WatchInterval, Logger: logger, Views: v})
 	s := serve.NewServer(p.Name, p.Version, h.ServerOptions()...)
+	v.Register(s.MCPServer)
 	// Every Kafka request is recorded under its cluster's configured name.
 	for _, cl := range clusters {
 		cl.Client.SetRecorder(s.BackendRecorder("kafka", cl.Name))

@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
@@ -64,6 +65,10 @@ type Options struct {
 	// Gauges, when set, are refreshed by Watch every WatchInterval from
 	// every cluster (metrics are never read from Kafka per scrape).
 	Gauges *kafkametrics.Gauges
+	// Views are the MCP Apps views (ui://streammcp/...); nil or off: none,
+	// and the surface is exactly what it was without views. Register them
+	// on the server (Views.Register) besides.
+	Views *apps.Views
 }
 
 // Cluster is one Kafka cluster the surface serves.

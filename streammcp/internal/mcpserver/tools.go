@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
@@ -79,9 +80,14 @@ func (c clusterArg) names() []string {
 }
 
 // tool declares a tool with the cluster argument every tool takes, named
-// after the configured clusters.
+// after the configured clusters. A change tool shows its dry-run preview
+// and outcome in the change-preview view when views are on.
 func (h *Handler) tool(name, desc string, e toolcall.Effect) toolcall.Tool {
-	return toolcall.Tool{Name: name, Description: desc, Effect: e, Schema: func(s *jsonschema.Schema) {
+	var opts []mcp.ToolOption
+	if v := h.opts.Views; v != nil && e.Most != toolcall.Read {
+		opts = v.Tool(apps.ChangePreviewView)
+	}
+	return toolcall.Tool{Name: name, Description: desc, Effect: e, Options: opts, Schema: func(s *jsonschema.Schema) {
 		p := s.Properties["cluster"]
 		p.Description = fmt.Sprintf("Kafka cluster to use, as named in STREAM_CLUSTERS; omit for the default cluster (%s)", h.defaultCluster().Name)
 		for _, n := range h.names() {
@@ -191,6 +197,7 @@ func (h *Handler) registerTools(calls *toolcall.Pipeline) {
 		reads("Peek at messages")), h.consume)
 	toolcall.AddRead(calls, h.tool("get_offsets_for_times", "For every partition of a topic, the first offset whose timestamp is at or after a time (ListOffsets), with that message's timestamp and the log start and end: where a consumer or a reset to that time would start.",
 		reads("Offsets for a time")), h.offsetsForTimes)
+	h.registerViews(calls)
 	if !h.anyWritable() {
 		return
 	}

@@ -68,7 +68,9 @@ async function refresh() {
 
 async function resetDryRun(g, d) {
   const tool = report.reset_tool;
-  const call = { group_id: g.group_id, topic: d.topic, to: "latest", dryRun: true };
+  // reset_consumer_group_offsets' own arguments: one target (to_latest)
+  // and the pipeline's dryRun, so the call changes nothing.
+  const call = { group_id: g.group_id, topic: d.topic, to_latest: true, dryRun: true };
   if (report.cluster) call.cluster = report.cluster;
   try {
     outcome = { card: outcomeCard(tool, dataOf(await app.callTool(tool, call))) };

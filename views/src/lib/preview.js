@@ -1,13 +1,42 @@
 import { h, badge } from "./dom.js";
 
-// stateTable shows a state object as name/value rows (nested values as JSON).
+// isRows tells a list of records (a preview's per-partition or per-server
+// rows), shown as a table of its own rather than as JSON in one cell.
+const isRows = (v) => Array.isArray(v) && v.length > 0 && v.every((r) => r && typeof r === "object" && !Array.isArray(r));
+const cell = (v) => (v == null ? "—" : typeof v === "object" ? JSON.stringify(v) : String(v));
+
+// stateTable shows a state object as name/value rows (nested values as JSON;
+// lists of records apart, see rowTables).
 export function stateTable(state, caption) {
   if (state == null) return null;
   if (typeof state !== "object") return h("p.mono", String(state));
-  const rows = Object.entries(state).map(([k, v]) =>
-    h("tr", h("th", { scope: "row" }, k), h("td.mono", v !== null && typeof v === "object" ? JSON.stringify(v) : String(v))),
-  );
+  const rows = Object.entries(state)
+    .filter(([, v]) => !isRows(v))
+    .map(([k, v]) => h("tr", h("th", { scope: "row" }, k), h("td.mono", cell(v))));
   return h("table.kv", caption ? h("caption", caption) : null, h("tbody", rows));
+}
+
+// rowTables shows each list of records of a state object as a table, full
+// width and scrolling sideways when the inline width is short.
+export function rowTables(state, prefix) {
+  if (state == null || typeof state !== "object" || Array.isArray(state)) return [];
+  return Object.entries(state)
+    .filter(([, v]) => isRows(v))
+    .map(([k, list]) => {
+      const cols = [...new Set(list.flatMap((r) => Object.keys(r)))];
+      return h(
+        "section.rows",
+        h("h3", prefix + ": " + k),
+        h(
+          "div.scroll",
+          h(
+            "table",
+            h("thead", h("tr", cols.map((c) => h("th", { scope: "col" }, c)))),
+            h("tbody", list.map((r) => h("tr", cols.map((c) => h("td.mono", cell(r[c])))))),
+          ),
+        ),
+      );
+    });
 }
 
 // isPreview tells a dry-run or confirmation preview (shared/toolcall's
@@ -26,7 +55,7 @@ export function previewCard(p) {
     "article.card.preview",
     { "aria-label": heading },
     h("header", h("h2", heading), badge(p.class)),
-    h("p.summary", p.summary),
+    h("p.summary.wrap", p.summary),
     h("dl.facts", h("dt", "Tool"), h("dd.mono", p.tool || "—"), h("dt", "Target"), h("dd.mono", p.target || "—")),
     h("h3", p.commands.length === 1 ? "Command" : "Commands"),
     p.commands.length ? h("ol.commands", p.commands.map((c) => h("li", h("code", c)))) : h("p.muted", "none"),
@@ -35,6 +64,8 @@ export function previewCard(p) {
       h("section", h("h3", "Now"), p.state != null ? stateTable(p.state) : h("p.muted", "not described")),
       h("section", h("h3", "After"), p.after != null ? stateTable(p.after) : h("p", p.effect || "not described")),
     ),
+    rowTables(p.state, "Now"),
+    rowTables(p.after, "After"),
     p.confirmation
       ? h(
           "p.note",
