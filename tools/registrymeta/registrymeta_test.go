@@ -297,12 +297,13 @@ var varName = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$`)
 var notServerConfig = map[string]string{
 	"XDG_CONFIG_HOME": "the XDG base directory where sqlmcp finds its profile file; the user's desktop setting, not sqlmcp's",
 	"XDG_STATE_HOME":  "the XDG base directory below which the default MCP_APPROVAL_LEDGER lies; the user's desktop setting, not the server's",
+	"CODEX_HOME":      "the Codex CLI's own home directory, which codermcp reads only as the default of CODER_HOME (documented there)",
 }
 
 // taskVars are read by tasks.FromEnv, in shared/tasks, which every server
 // links through the tool-call pipeline; only a server that offers tasks
 // (calls tasks.FromEnv in its own module) reads them.
-var taskVars = map[string]bool{"MCP_TASK_TTL": true, "MCP_MAX_TASKS": true}
+var taskVars = map[string]bool{"MCP_TASK_TTL": true, "MCP_MAX_TASKS": true, "MCP_TASK_HEARTBEAT": true, "MCP_TASK_MAX_RESULT_BYTES": true}
 
 // offersTasks reports whether server's own module calls tasks.FromEnv.
 func offersTasks(t *testing.T, server string) bool {
