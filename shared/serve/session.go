@@ -199,7 +199,7 @@ func (s *sessions) terminate(id string) {
 // it with a nil r when it ends sessions itself (shutdown), and the idle
 // expiry with a request marked as the system's.
 func (s *sessions) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
-	m := &boundManager{s: s, owner: owner(r), system: r == nil, ctx: context.Background()}
+	m := &boundManager{s: s, owner: owner(r), system: r == nil, shutdown: r == nil, ctx: context.Background()}
 	if r != nil {
 		m.ctx = r.Context()
 		m.system = r.Context().Value(systemKey{}) != nil
@@ -215,11 +215,12 @@ type systemKey struct{}
 type mintedKey struct{}
 
 type boundManager struct {
-	s      *sessions
-	owner  string
-	system bool
-	minted *string
-	ctx    context.Context
+	s        *sessions
+	owner    string
+	system   bool
+	shutdown bool // mcp-go ends the sessions of a stopping process
+	minted   *string
+	ctx      context.Context
 }
 
 var errUnknownSession = errors.New("unknown session")
@@ -245,6 +246,12 @@ func (m *boundManager) Terminate(id string) (bool, error) {
 	}
 	m.s.terminate(id)
 	m.s.forget(id)
+	if m.shutdown {
+		// mcp-go ends every session as this process stops: nothing a
+		// client asked for, and no store call per session to hold the
+		// shutdown.
+		return false, nil
+	}
 	// The client's DELETE fails when the other replicas cannot be told:
 	// it may retry, and until then only this replica refuses the session.
 	return false, m.s.share(m.ctx, id)
