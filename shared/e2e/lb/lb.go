@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -81,6 +82,27 @@ type HAProxy struct {
 	Dir  string
 	cmd  *exec.Cmd
 	done chan struct{}
+	log  *syncBuffer
+}
+
+// Log is what haproxy printed (server state changes, alerts).
+func (h *HAProxy) Log() string { return h.log.String() }
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // Start runs haproxy with cfg, whose bind address must be "{{bind}}": a
@@ -108,15 +130,15 @@ func Start(t testing.TB, cfg string) *HAProxy {
 		if err := os.WriteFile(path, []byte(strings.ReplaceAll(cfg, "{{bind}}", addr)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		var log bytes.Buffer
+		log := &syncBuffer{}
 		cmd := exec.Command(bin, "-db", "-f", path)
 		cmd.Dir = dir
-		cmd.Stdout, cmd.Stderr = &log, &log
+		cmd.Stdout, cmd.Stderr = log, log
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		h := &HAProxy{URL: "http://" + addr, Dir: dir, cmd: cmd, done: make(chan struct{})}
+		h := &HAProxy{URL: "http://" + addr, Dir: dir, cmd: cmd, done: make(chan struct{}), log: log}
 		go func() { cmd.Wait(); close(h.done) }()
 		deadline := time.Now().Add(30 * time.Second)
 		for {
