@@ -9,6 +9,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/logging"
+	"github.com/mcpfleet/mcpfleet/shared/state"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 	"github.com/mcpfleet/mcpfleet/shared/traces"
 )
@@ -20,6 +21,10 @@ type Config struct {
 	Port            int
 	AllowedHosts    []string
 	ShutdownTimeout time.Duration
+	// StateURL is MCP_STATE_URL (validated where tasks and codes read it):
+	// set, a 2025-11-25 session ended on one replica (DELETE or idle
+	// expiry) is recorded there and refused by every replica.
+	StateURL string
 	// MaxRequestBytes caps one HTTP request body on /mcp and /message and
 	// one stdio line (MCP_MAX_REQUEST_BYTES). Zero means DefaultMaxRequestBytes.
 	MaxRequestBytes int64
@@ -105,6 +110,7 @@ func FromEnv(r *envconfig.Reader) Config {
 		MaxSessionsPerIdentity: r.Int("MCP_MAX_SESSIONS_PER_IDENTITY", DefaultMaxSessionsPerIdentity, 1, 1_000_000),
 		MaxInflightPerIdentity: r.Int("MCP_MAX_INFLIGHT_PER_IDENTITY", DefaultMaxInflightPerIdentity, 1, 1_000_000),
 		MetricsAddr:            r.String("MCP_METRICS_ADDR", ""),
+		StateURL:               r.Lookup(state.URLVar),
 		Log:                    logging.FromEnv(r),
 		Calls:                  toolcall.FromEnv(r),
 		Tracing:                traces.FromEnv(r),

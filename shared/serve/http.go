@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/metrics"
+	"github.com/mcpfleet/mcpfleet/shared/state"
 )
 
 // HTTPHandler is the HTTP surface of a server: /mcp, /sse, /message,
@@ -39,6 +40,13 @@ func NewHTTPHandler(p Program, s *Server, cfg Config, auth *httpauth.Layer, o Op
 		key = auth.SessionKey()
 	}
 	sess := newSessions(key, orDefault(cfg.SessionIdleTimeout, DefaultSessionIdleTimeout), orDefault(cfg.MaxSessionsPerIdentity, DefaultMaxSessionsPerIdentity))
+	if cfg.StateURL != "" {
+		st, err := state.OpenRedis(cfg.StateURL)
+		if err != nil {
+			panic(err) // the tasks and approval configuration refuse such a URL first
+		}
+		sess.shared = st.Scoped(p.Name)
+	}
 	streamable := server.NewStreamableHTTPServer(s.MCPServer,
 		server.WithSessionIdManagerResolver(sess),
 		server.WithDisableLocalhostProtection(true), // hostGuard below does it, with MCP_ALLOWED_HOSTS

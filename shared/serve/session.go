@@ -30,7 +30,9 @@ import (
 // Streamable HTTP session ids carry their binding: "mcp-session-" + random
 // + "." + HMAC(key, random, owner). They are checked without server state,
 // so replicas sharing JWT_SECRET accept each other's sessions as mcp-go's
-// default stateless session ids did; only DELETE is remembered per process.
+// default stateless session ids did. An ended session (DELETE, idle
+// expiry) is remembered in this process and, with MCP_STATE_URL, in the
+// shared store, so that every replica refuses it (ended).
 // Legacy SSE sessions live in one process with their stream, so they are
 // bound in a map for as long as the stream is open.
 //
@@ -45,6 +47,9 @@ type sessions struct {
 	maxPer int
 	// end frees mcp-go's state of an expired streamable session.
 	end func(id string)
+	// shared records ended sessions for every replica; nil without
+	// MCP_STATE_URL.
+	shared endedStore
 
 	mu         sync.Mutex
 	sse        map[string]string // open SSE session id → owner
@@ -60,6 +65,22 @@ type liveSession struct {
 	last  time.Time // end of its last request
 	busy  int       // its requests and streams in progress
 }
+
+// endedStore is the part of the shared state store (state.Redis) that
+// records ended sessions.
+type endedStore interface {
+	EndSession(ctx context.Context, id string, ttl time.Duration) error
+	SessionEnded(ctx context.Context, id string) (bool, error)
+}
+
+// endedTTL is how long the shared store remembers an ended session. A
+// session id stays valid by its binding alone, so past this a replica that
+// never saw the session would accept its id again (as a process does once
+// maxTerminated newer sessions ended).
+const endedTTL = 24 * time.Hour
+
+// storeWait bounds one call to the shared store on a request's path.
+const storeWait = 5 * time.Second
 
 // maxTerminated bounds the memory of DELETEd streamable sessions.
 const maxTerminated = 1 << 16
@@ -130,6 +151,35 @@ func (s *sessions) isTerminated(id string) bool {
 	return ok
 }
 
+// ended reports whether session id ended here or, with a shared store, on
+// any replica. An error means the store did not answer: the caller refuses
+// the request (an ended session must not come back because Redis is down).
+func (s *sessions) ended(ctx context.Context, id string) (bool, error) {
+	if s.isTerminated(id) {
+		return true, nil
+	}
+	if s.shared == nil {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeWait)
+	defer cancel()
+	ended, err := s.shared.SessionEnded(ctx, id)
+	if err == nil && ended {
+		s.terminate(id) // remembered here: the next request needs no store call
+	}
+	return ended, err
+}
+
+// share records the end of session id in the shared store, if any.
+func (s *sessions) share(ctx context.Context, id string) error {
+	if s.shared == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeWait)
+	defer cancel()
+	return s.shared.EndSession(ctx, id, endedTTL)
+}
+
 func (s *sessions) terminate(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -149,8 +199,9 @@ func (s *sessions) terminate(id string) {
 // it with a nil r when it ends sessions itself (shutdown), and the idle
 // expiry with a request marked as the system's.
 func (s *sessions) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
-	m := &boundManager{s: s, owner: owner(r), system: r == nil}
+	m := &boundManager{s: s, owner: owner(r), system: r == nil, shutdown: r == nil, ctx: context.Background()}
 	if r != nil {
+		m.ctx = r.Context()
 		m.system = r.Context().Value(systemKey{}) != nil
 		m.minted, _ = r.Context().Value(mintedKey{}).(*string)
 	}
@@ -164,10 +215,12 @@ type systemKey struct{}
 type mintedKey struct{}
 
 type boundManager struct {
-	s      *sessions
-	owner  string
-	system bool
-	minted *string
+	s        *sessions
+	owner    string
+	system   bool
+	shutdown bool // mcp-go ends the sessions of a stopping process
+	minted   *string
+	ctx      context.Context
 }
 
 var errUnknownSession = errors.New("unknown session")
@@ -184,7 +237,7 @@ func (m *boundManager) Validate(id string) (bool, error) {
 	if !m.s.bound(id, m.owner) {
 		return false, errUnknownSession
 	}
-	return m.s.isTerminated(id), nil
+	return m.s.ended(m.ctx, id)
 }
 
 func (m *boundManager) Terminate(id string) (bool, error) {
@@ -193,7 +246,15 @@ func (m *boundManager) Terminate(id string) (bool, error) {
 	}
 	m.s.terminate(id)
 	m.s.forget(id)
-	return false, nil
+	if m.shutdown {
+		// mcp-go ends every session as this process stops: nothing a
+		// client asked for, and no store call per session to hold the
+		// shutdown.
+		return false, nil
+	}
+	// The client's DELETE fails when the other replicas cannot be told:
+	// it may retry, and until then only this replica refuses the session.
+	return false, m.s.share(m.ctx, id)
 }
 
 // guardStreamable answers 404 to any /mcp request that names a session
@@ -208,7 +269,16 @@ func (s *sessions) guardStreamable(next http.Handler) http.Handler {
 			s.open(w, r, next)
 			return
 		}
-		if len(ids) > 1 || !s.bound(ids[0], owner(r)) || s.isTerminated(ids[0]) || !s.enter(ids[0]) {
+		if len(ids) > 1 || !s.bound(ids[0], owner(r)) {
+			sessionNotFound(w)
+			return
+		}
+		ended, err := s.ended(r.Context(), ids[0])
+		if err != nil {
+			storeUnavailable(w, err)
+			return
+		}
+		if ended || !s.enter(ids[0]) {
 			sessionNotFound(w)
 			return
 		}
@@ -465,6 +535,23 @@ func sessionNotFound(w http.ResponseWriter) {
 		"error": map[string]any{
 			"code":    -32600,
 			"message": "session not found: it does not exist, has ended, or was opened by another caller; start a new session with initialize",
+		},
+	})
+}
+
+// storeUnavailable answers 503 when the shared store could not say whether
+// a session ended: the request is refused rather than served on a session
+// another replica may have ended.
+func storeUnavailable(w http.ResponseWriter, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", "5")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	json.NewEncoder(w).Encode(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error": map[string]any{
+			"code":    -32603,
+			"message": "cannot check whether this MCP session ended on another replica: " + err.Error(),
 		},
 	})
 }
