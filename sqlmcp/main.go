@@ -75,7 +75,7 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	defer eng.Close()
 	logger.Info("engine configured", "url", own.Engine.URL(), "user", own.Engine.User, "catalog", own.Engine.Catalog, "schema", own.Engine.Schema,
-		"profile", own.Profile, "allow_writes", own.AllowWrites, "allowed_schemas", len(own.AllowedSchemas.Schemas()), "impersonation", own.Impersonation)
+		"profile", own.Profile, "allow_writes", own.AllowWrites, "allowed_schemas", len(own.AllowedSchemas.Schemas()), "impersonation", own.Impersonation, "auth", string(own.Auth))
 	go func() {
 		// An engine that is down does not stop the server; say so early.
 		if err := eng.Ping(ctx); err != nil && ctx.Err() == nil {

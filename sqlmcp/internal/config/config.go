@@ -8,6 +8,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/profile"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinoauth"
 )
 
 // Impersonation fields and the token claims they read.
@@ -40,6 +43,12 @@ type Config struct {
 
 	Impersonation      bool
 	ImpersonationField string // FieldUsername, FieldEmail or FieldSubject
+
+	// Auth is how sqlmcp authenticates to Trino (SQLENGINE_AUTH); the
+	// token source it needs is Engine.Token (nil with password).
+	Auth trinoauth.Mode
+	// Exchanger is Engine.Token with token-exchange (nil otherwise).
+	Exchanger *trinoauth.Exchanger
 
 	// Profile is the connection profile used ("" when none) and where its
 	// name came from; ConfigPath is the profile file consulted.
@@ -68,6 +77,14 @@ var Vars = append([]envconfig.Var{
 	{Name: "SQLENGINE_QUERY_MAX_MEMORY", Default: "1GB", Description: "distributed memory one query may use on the engine (query_max_memory; B, kB, MB, GB, TB)"},
 	{Name: "SQLENGINE_ENABLE_IMPERSONATION", Default: "false", Description: "with OAuth on HTTP, run each query as the caller (X-Trino-User)"},
 	{Name: "SQLENGINE_IMPERSONATION_FIELD", Default: "username", Description: "claim used as the engine user: username (preferred_username), email or subject (sub)"},
+	{Name: "SQLENGINE_AUTH", Default: "password", Description: "how sqlmcp authenticates to Trino: password, jwt (a static JWT), token-exchange (each caller's OAuth token exchanged for one for Trino, RFC 8693) or external (SQL shell only)"},
+	{Name: "SQLENGINE_JWT", Secret: true, Description: "with SQLENGINE_AUTH=jwt: the JWT sent to Trino as Authorization: Bearer"},
+	{Name: "SQLENGINE_JWT_FILE", Description: "with SQLENGINE_AUTH=jwt: a file (no group/other permissions) holding the JWT, instead of SQLENGINE_JWT"},
+	{Name: "SQLENGINE_TOKEN_EXCHANGE_URL", Description: "with SQLENGINE_AUTH=token-exchange: the identity provider's token endpoint (https; http only on a loopback host)"},
+	{Name: "SQLENGINE_TOKEN_EXCHANGE_CLIENT_ID", Description: "with SQLENGINE_AUTH=token-exchange: sqlmcp's client id at the identity provider"},
+	{Name: "SQLENGINE_TOKEN_EXCHANGE_CLIENT_SECRET", Secret: true, Description: "with SQLENGINE_AUTH=token-exchange: sqlmcp's client secret at the identity provider"},
+	{Name: "SQLENGINE_TOKEN_EXCHANGE_AUDIENCE", Description: "with SQLENGINE_AUTH=token-exchange: Trino's audience (its http-server.authentication.jwt.required-audience)"},
+	{Name: "SQLENGINE_TOKEN_EXCHANGE_SCOPE", Description: "with SQLENGINE_AUTH=token-exchange: scope asked for in the exchange (optional)"},
 	{Name: "SQLENGINE_PROFILE", Description: "connection profile of ~/.config/sqlengine/config.json|yaml to use"},
 }, tasks.Vars...)
 
@@ -139,8 +156,114 @@ func Read(r *envconfig.Reader, getenv func(string) string) (Config, error) {
 	if conn.Schema != "" && conn.Catalog == "" {
 		r.Fail("SQLENGINE_SCHEMA", conn.Schema, "a schema only together with SQLENGINE_CATALOG")
 	}
-	if oauth, _ := envconfig.ParseBool(r.Lookup("OAUTH_ENABLED")); c.Impersonation && !oauth {
+	oauth, _ := envconfig.ParseBool(r.Lookup("OAUTH_ENABLED"))
+	if c.Impersonation && !oauth {
 		r.Fail("SQLENGINE_ENABLE_IMPERSONATION", "true", "true only with OAUTH_ENABLED=true on the HTTP transport (the caller comes from the token)")
 	}
+	readAuth(r, &c, conn.Password, oauth)
 	return c, nil
+}
+
+// readAuth reads SQLENGINE_AUTH and the variables of its mode into c,
+// recording every problem in r.
+func readAuth(r *envconfig.Reader, c *Config, password string, oauth bool) {
+	mode, err := trinoauth.ParseMode(r.Lookup("SQLENGINE_AUTH"))
+	if err != nil {
+		r.Fail("SQLENGINE_AUTH", r.Lookup("SQLENGINE_AUTH"), "password, jwt, token-exchange or external")
+		return
+	}
+	c.Auth = mode
+	jwtValue, jwtFile := r.Secret("SQLENGINE_JWT"), r.String("SQLENGINE_JWT_FILE", "")
+	exURL := r.String("SQLENGINE_TOKEN_EXCHANGE_URL", "")
+	exID, exSecret := r.String("SQLENGINE_TOKEN_EXCHANGE_CLIENT_ID", ""), r.Secret("SQLENGINE_TOKEN_EXCHANGE_CLIENT_SECRET")
+	exAud, exScope := r.String("SQLENGINE_TOKEN_EXCHANGE_AUDIENCE", ""), r.String("SQLENGINE_TOKEN_EXCHANGE_SCOPE", "")
+	if mode != trinoauth.ModeJWT {
+		if jwtValue != "" {
+			r.FailSecret("SQLENGINE_JWT", jwtValue, "only with SQLENGINE_AUTH=jwt")
+		}
+		if jwtFile != "" {
+			r.Fail("SQLENGINE_JWT_FILE", jwtFile, "only with SQLENGINE_AUTH=jwt")
+		}
+	}
+	if mode != trinoauth.ModeTokenExchange {
+		for _, n := range []string{"SQLENGINE_TOKEN_EXCHANGE_URL", "SQLENGINE_TOKEN_EXCHANGE_CLIENT_ID", "SQLENGINE_TOKEN_EXCHANGE_AUDIENCE", "SQLENGINE_TOKEN_EXCHANGE_SCOPE"} {
+			if v := r.Lookup(n); v != "" {
+				r.Fail(n, v, "only with SQLENGINE_AUTH=token-exchange")
+			}
+		}
+		if exSecret != "" {
+			r.FailSecret("SQLENGINE_TOKEN_EXCHANGE_CLIENT_SECRET", exSecret, "only with SQLENGINE_AUTH=token-exchange")
+		}
+	}
+	if mode == trinoauth.ModePassword {
+		return
+	}
+	if password != "" {
+		r.FailSecret("SQLENGINE_PASSWORD", password, "empty with SQLENGINE_AUTH="+string(mode)+" (Trino gets a bearer token instead of a password)")
+	}
+	if !strings.HasPrefix(c.Engine.URL(), "https:") {
+		r.Fail("SQLENGINE_AUTH", string(mode), "password, or set SQLENGINE_SSL=true: a bearer token is a credential and only goes over TLS (Trino authenticates only over HTTPS)")
+	}
+	switch mode {
+	case trinoauth.ModeExternal:
+		r.Fail("SQLENGINE_AUTH", string(mode), "password, jwt or token-exchange in the MCP server (external is browser login for the SQL shell: set it in a connection profile)")
+	case trinoauth.ModeJWT:
+		src, err := trinoauth.LoadJWT(jwtValue, jwtFile)
+		if err != nil {
+			if jwtFile != "" {
+				r.Fail("SQLENGINE_JWT_FILE", jwtFile, "a readable file holding one JWT, without group/other permissions ("+err.Error()+")")
+			} else {
+				r.FailSecret("SQLENGINE_JWT", jwtValue, "exactly one of SQLENGINE_JWT or SQLENGINE_JWT_FILE, holding one JWT ("+err.Error()+")")
+			}
+			return
+		}
+		c.Engine.Token = src
+	case trinoauth.ModeTokenExchange:
+		if !oauth {
+			r.Fail("SQLENGINE_AUTH", string(mode), "token-exchange only with OAUTH_ENABLED=true on the HTTP transport (the caller's access token is what is exchanged)")
+		}
+		if p := r.Lookup("OAUTH_PROVIDER"); p == "hmac" {
+			r.Fail("SQLENGINE_AUTH", string(mode), "token-exchange only with an identity provider (OAUTH_PROVIDER oidc, okta, google or azure): hmac tokens cannot be exchanged")
+		}
+		if c.Impersonation {
+			r.Fail("SQLENGINE_ENABLE_IMPERSONATION", "true", "false with SQLENGINE_AUTH=token-exchange: the Trino principal comes from the exchanged token; impersonation is for password and jwt")
+		}
+		if exURL == "" {
+			r.Fail("SQLENGINE_TOKEN_EXCHANGE_URL", "", "required with SQLENGINE_AUTH=token-exchange: the identity provider's token endpoint")
+		} else if !exchangeURLOK(exURL) {
+			r.Fail("SQLENGINE_TOKEN_EXCHANGE_URL", exURL, "an https URL (http only on a loopback host) without credentials, query or fragment")
+		}
+		if exID == "" {
+			r.Fail("SQLENGINE_TOKEN_EXCHANGE_CLIENT_ID", "", "required with SQLENGINE_AUTH=token-exchange: sqlmcp's client id at the identity provider")
+		}
+		if exSecret == "" {
+			r.FailSecret("SQLENGINE_TOKEN_EXCHANGE_CLIENT_SECRET", "", "required with SQLENGINE_AUTH=token-exchange: sqlmcp's client secret at the identity provider")
+		}
+		if exAud == "" {
+			r.Fail("SQLENGINE_TOKEN_EXCHANGE_AUDIENCE", "", "required with SQLENGINE_AUTH=token-exchange: Trino's audience (http-server.authentication.jwt.required-audience)")
+		}
+		c.Exchanger = &trinoauth.Exchanger{URL: exURL, ClientID: exID, ClientSecret: exSecret, Audience: exAud, Scope: exScope}
+		c.Engine.Token = c.Exchanger
+		c.Engine.TokenPerCaller = true
+	}
+}
+
+// exchangeURLOK accepts https URLs, and http on a loopback host.
+func exchangeURLOK(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return false
+	}
+	switch u.Scheme {
+	case "https":
+		return true
+	case "http":
+		h := u.Hostname()
+		if h == "localhost" {
+			return true
+		}
+		ip := net.ParseIP(h)
+		return ip != nil && ip.IsLoopback()
+	}
+	return false
 }

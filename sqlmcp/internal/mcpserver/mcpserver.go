@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinoauth"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
 )
 
@@ -137,6 +138,11 @@ func (t *Tools) caller(ctx context.Context) (context.Context, error) {
 				"impersonation (SQLENGINE_ENABLE_IMPERSONATION) needs OAuth on the HTTP transport")
 		}
 		return ctx, nil
+	}
+	if tok, ok := httpauth.AccessTokenFromContext(ctx); ok {
+		// The subject of a token exchange (SQLENGINE_AUTH=token-exchange):
+		// only ever sent to the identity provider, never to Trino.
+		ctx = trinoauth.WithSubjectToken(ctx, tok)
 	}
 	principal := cmp.Or(id.Username, id.Email, id.Subject)
 	eid := engine.Identity{Principal: principal, Subject: id.Subject, Email: id.Email}
