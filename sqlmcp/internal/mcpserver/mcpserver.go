@@ -24,8 +24,8 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
-	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinoauth"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinoauth"
 )
 
 // Options are the server's safety settings.
