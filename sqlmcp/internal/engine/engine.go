@@ -105,11 +105,22 @@ type Config struct {
 	// without a caller, and a 401 forgets the caller's cached token.
 	Token          trinoauth.TokenSource
 	TokenPerCaller bool
+	// External, when set, turns on Trino's external (browser)
+	// authentication (the SQL shell's auth: external).
+	External *External
 
 	// Transport, when set, is the HTTP round tripper under the engine's own
 	// (tests use it to observe traffic). TLS settings above are ignored
 	// then; configure them on the transport.
 	Transport http.RoundTripper
+}
+
+// External is Trino's external authentication: the driver runs the
+// x_redirect_server / x_token_server handshake, Redirect shows the sign-in
+// URL, Cache keeps the token between runs.
+type External struct {
+	Redirect trino.RedirectHandler
+	Cache    trino.TokenCache
 }
 
 // URL returns the coordinator's base URL (without credentials).
@@ -225,6 +236,14 @@ func New(cfg Config) (*Client, error) {
 		HTTPClient: hc,
 
 		RequestRetryTimeout: &cfg.RetryTimeout,
+	}
+	if cfg.External != nil {
+		if scheme != "https" {
+			return nil, errors.New("external authentication needs TLS: enable SSL (https)")
+		}
+		tc.ExternalAuthentication = true
+		tc.RedirectHandler = cfg.External.Redirect
+		tc.TokenCache = cfg.External.Cache
 	}
 	conn, err := trino.NewConnector(tc)
 	if err != nil {
