@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -69,23 +70,44 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		// door, not later inside a tool.
 		cfg.Auth.RequiredIdentity = own.ImpersonationField
 	}
-	eng, err := engine.New(own.Engine)
-	if err != nil {
-		return p.ConfigError(stderr, err)
-	}
-	defer eng.Close()
-	logger.Info("engine configured", "url", own.Engine.URL(), "user", own.Engine.User, "catalog", own.Engine.Catalog, "schema", own.Engine.Schema,
-		"profile", own.Profile, "allow_writes", own.AllowWrites, "allowed_schemas", len(own.AllowedSchemas.Schemas()), "impersonation", own.Impersonation)
-	go func() {
-		// An engine that is down does not stop the server; say so early.
-		if err := eng.Ping(ctx); err != nil && ctx.Err() == nil {
-			logger.Warn("the engine does not answer yet; calls will fail until it does", "error", err.Error())
+	var clusters []mcpserver.Cluster
+	for _, cl := range own.Clusters {
+		eng, err := engine.New(cl.Engine)
+		if err != nil {
+			if own.Fleet != nil && own.Fleet.Named {
+				err = fmt.Errorf("cluster %s: %w", cl.Name, err)
+			}
+			return p.ConfigError(stderr, err)
 		}
-	}()
+		defer eng.Close()
+		clusters = append(clusters, mcpserver.Cluster{Name: cl.Name, Engine: eng, Scope: cl.AllowedSchemas, Auth: string(cl.Auth)})
+		logger.Info("engine configured", "cluster", cl.Name, "url", cl.Engine.URL(), "user", cl.Engine.User, "catalog", cl.Engine.Catalog, "schema", cl.Engine.Schema,
+			"profile", cl.Profile, "allow_writes", own.AllowWrites, "allowed_schemas", len(cl.AllowedSchemas.Schemas()), "impersonation", own.Impersonation, "auth", string(cl.Auth))
+		go func() {
+			// An engine that is down does not stop the server; say so early.
+			if err := eng.Ping(ctx); err != nil && ctx.Err() == nil {
+				logger.Warn("the engine does not answer yet; calls will fail until it does", "cluster", cl.Name, "error", err.Error())
+			}
+		}()
+	}
+	eng := clusters[0].Engine
+	// GET /readyz: every cluster's engine answers now.
+	ready := func(ctx context.Context) error {
+		var errs []error
+		for _, cl := range clusters {
+			if err := cl.Engine.Ping(ctx); err != nil {
+				if len(clusters) > 1 {
+					err = fmt.Errorf("cluster %s: %w", cl.Name, err)
+				}
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
 
 	opts := mcpserver.ServerOptions()
 	// GET /readyz: the engine answers now.
-	so := serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, Ready: eng.Ping}
+	so := serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, Ready: ready}
 	var keeper *tasks.Keeper
 	if cfg.Transport == "http" {
 		// execute_query is offered as a task over HTTP, where a client's
@@ -95,10 +117,17 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		so.WrapMCP = keeper.Wrap
 	}
 	s := serve.NewServer(p.Name, p.Version, opts...)
-	// Each query: metric, span and X-Trino-Trace-Token.
-	eng.SetRecorder(s.BackendRecorder("trino", ""))
-	// Trino's own queued, execution and CPU time of each query, on the same /metrics.
-	eng.SetEngineTimes(engine.NewEngineTimes(s.Metrics.Registry(), p.Name))
+	times := engine.NewEngineTimes(s.Metrics.Registry(), p.Name)
+	for _, cl := range clusters {
+		backend := ""
+		if len(clusters) > 1 {
+			backend = cl.Name
+		}
+		// Each query: metric, span and X-Trino-Trace-Token.
+		cl.Engine.SetRecorder(s.BackendRecorder("trino", backend))
+		// Trino's own queued, execution and CPU time of each query, on the same /metrics.
+		cl.Engine.SetEngineTimes(times)
+	}
 	calls, err := p.Pipeline(s, cfg, stderr, logger) // opens MCP_AUDIT_LOG; an unwritable file stops the start
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
@@ -114,6 +143,8 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		MaxRowsCeiling:     own.MaxRowsCeiling,
 		Impersonation:      own.Impersonation,
 		ImpersonationField: own.ImpersonationField,
+		Clusters:           clusters,
+		Fleet:              own.Fleet,
 	}, logger).Register(calls)
 	return p.Serve(ctx, s, cfg, so, stderr)
 }

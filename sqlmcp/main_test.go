@@ -253,6 +253,24 @@ func TestConfigurationErrorsExit2(t *testing.T) {
 		{[]string{"SQLENGINE_ENABLE_IMPERSONATION=true"}, []string{"OAUTH_ENABLED"}},
 		{[]string{"SQLENGINE_PASSWORD=hunter2"}, []string{"SQLENGINE_PASSWORD", "SQLENGINE_SSL=true"}},
 		{[]string{"SQLENGINE_PROFILE=nope"}, []string{"nope", "no such profile"}},
+		// SQLENGINE_AUTH and its variables, every problem at once.
+		{[]string{"SQLENGINE_AUTH=kerberos"}, []string{"SQLENGINE_AUTH", "token-exchange"}},
+		{[]string{"SQLENGINE_AUTH=token-exchange"}, []string{"OAUTH_ENABLED", "SQLENGINE_SSL=true", "SQLENGINE_TOKEN_EXCHANGE_URL", "SQLENGINE_TOKEN_EXCHANGE_CLIENT_ID",
+			"SQLENGINE_TOKEN_EXCHANGE_CLIENT_SECRET", "SQLENGINE_TOKEN_EXCHANGE_AUDIENCE"}},
+		{[]string{"SQLENGINE_AUTH=token-exchange", "SQLENGINE_SSL=true", "OAUTH_ENABLED=true", "OAUTH_PROVIDER=hmac", "JWT_SECRET=" + jwtSecret,
+			"SQLENGINE_ENABLE_IMPERSONATION=true", "SQLENGINE_TOKEN_EXCHANGE_URL=http://idp.example.com/token",
+			"SQLENGINE_TOKEN_EXCHANGE_CLIENT_ID=c", "SQLENGINE_TOKEN_EXCHANGE_CLIENT_SECRET=hunter2", "SQLENGINE_TOKEN_EXCHANGE_AUDIENCE=trino"},
+			[]string{"hmac tokens cannot be exchanged", "impersonation is for password and jwt", "SQLENGINE_TOKEN_EXCHANGE_URL", "loopback"}},
+		{[]string{"SQLENGINE_AUTH=external", "SQLENGINE_SSL=true"}, []string{"SQL shell"}},
+		{[]string{"SQLENGINE_AUTH=jwt", "SQLENGINE_SSL=true", "SQLENGINE_PASSWORD=hunter2"}, []string{"SQLENGINE_PASSWORD", "SQLENGINE_JWT"}},
+		{[]string{"SQLENGINE_JWT=hunter2"}, []string{"SQLENGINE_JWT", "only with SQLENGINE_AUTH=jwt"}},
+		{[]string{"SQLENGINE_TOKEN_EXCHANGE_CLIENT_SECRET=hunter2"}, []string{"only with SQLENGINE_AUTH=token-exchange"}},
+		// SQLENGINE_CLUSTERS: names and per-cluster variables.
+		{[]string{"SQLENGINE_CLUSTERS=prod,PROD"}, []string{"SQLENGINE_CLUSTERS", "distinct"}},
+		{[]string{"SQLENGINE_CLUSTERS=prod,../dev"}, []string{"SQLENGINE_CLUSTERS", "../dev"}},
+		{[]string{"SQLENGINE_CLUSTERS=prod,dev", "SQLENGINE_DEV_PORT=eighty"}, []string{"cluster dev", "SQLENGINE_DEV_PORT"}},
+		{[]string{"SQLENGINE_CLUSTERS=prod,dev", "SQLENGINE_PROD_ALLOWED_SCHEMAS=sales"}, []string{"cluster prod", "SQLENGINE_PROD_ALLOWED_SCHEMAS"}},
+		{[]string{"SQLENGINE_CLUSTERS=prod,dev", "SQLENGINE_DEV_AUTH=jwt", "SQLENGINE_DEV_PASSWORD=hunter2", "SQLENGINE_DEV_SSL=true"}, []string{"cluster dev", "SQLENGINE_DEV_PASSWORD"}},
 	} {
 		out, code := runBinary(t, bin, append([]string{"XDG_CONFIG_HOME=" + t.TempDir()}, tc.env...), "serve")
 		if code != 2 {

@@ -137,6 +137,19 @@ func IdentityFromContext(ctx context.Context) (*Identity, bool) {
 	return id, ok && id != nil
 }
 
+type accessTokenKey struct{}
+
+// AccessTokenFromContext returns the caller's access token as issued by the
+// identity provider, when the request carried one (native mode: the bearer
+// token the middleware verified). It is for exchanging at that provider
+// (RFC 8693) only: never log it, never forward it to another service. In
+// proxy mode the bearer is this server's own token, which the provider
+// cannot exchange, so there is none.
+func AccessTokenFromContext(ctx context.Context) (string, bool) {
+	t, ok := ctx.Value(accessTokenKey{}).(string)
+	return t, ok && t != ""
+}
+
 // Layer validates tokens and serves the OAuth endpoints.
 type Layer struct {
 	cfg     Config

@@ -30,7 +30,7 @@ func (l *Layer) Verify(ctx context.Context, token string) (*Identity, error) {
 	switch {
 	case l.hmac != nil:
 		claims, exp, err = l.hmac.verify(token)
-	case l.own != nil && (headerAlg(token) == "HS256" || len(l.oidc.audiences) == 0):
+	case l.ownToken(token):
 		// Proxy mode: a token this server issued. Provider tokens are
 		// accepted too when OIDC_AUDIENCE says which audience they carry.
 		claims, exp, err = l.own.verify(token)
@@ -50,6 +50,12 @@ func (l *Layer) Verify(ctx context.Context, token string) (*Identity, error) {
 	}
 	l.cache.put(key, id, exp, now)
 	return id, nil
+}
+
+// ownToken reports whether token is to be verified as one this server
+// issued (proxy mode) rather than as the provider's.
+func (l *Layer) ownToken(token string) bool {
+	return l.hmac == nil && l.own != nil && (headerAlg(token) == "HS256" || len(l.oidc.audiences) == 0)
 }
 
 // errNoToken means the request carried no bearer credentials at all.
@@ -84,7 +90,11 @@ func (l *Layer) Protect(next http.Handler) http.Handler {
 			l.reject(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(ContextWithIdentity(r.Context(), id)))
+		ctx := ContextWithIdentity(r.Context(), id)
+		if l.hmac == nil && !l.ownToken(token) {
+			ctx = context.WithValue(ctx, accessTokenKey{}, token)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +21,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/profile"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinoauth"
 )
 
 // session is the connection a command or the shell works with.
@@ -57,18 +63,79 @@ func (a *app) connect() (*session, error) {
 	if err := reachable(a.ctx, conn); err != nil {
 		return nil, err
 	}
-	client, err := engine.New(engine.Config{
+	ecfg := engine.Config{
 		Host: conn.Host, Port: conn.Port, User: conn.User, Password: conn.Password,
 		Catalog: conn.Catalog, Schema: conn.Schema,
 		SSL: conn.SSL, SSLInsecure: conn.Insecure,
 		Source:         source,
 		QueryTimeout:   timeout,
 		QueryMaxMemory: maxMemory,
-	})
+	}
+	if err := a.auth(&ecfg, conn); err != nil {
+		return nil, err
+	}
+	client, err := engine.New(ecfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s:%d: %w", conn.Host, conn.Port, err)
 	}
 	return &session{client: client, conn: conn, catalog: conn.Catalog, schema: conn.Schema, allowWrites: allowWrites, scope: scope}, nil
+}
+
+// openBrowser opens u in the user's browser when the system has a
+// launcher; the printed URL remains when it does not. Tests replace it with
+// a headless step.
+var openBrowser = func(ctx context.Context, u *url.URL) error {
+	name := map[string]string{"darwin": "open", "windows": "rundll32"}[runtime.GOOS]
+	args := []string{u.String()}
+	switch runtime.GOOS {
+	case "darwin":
+	case "windows":
+		args = []string{"url.dll,FileProtocolHandler", u.String()}
+	default:
+		name = "xdg-open"
+	}
+	if _, err := exec.LookPath(name); err != nil {
+		return err
+	}
+	cmd := exec.Command(name, args...)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait()
+	return nil
+}
+
+// auth sets how the shell authenticates to Trino from the profile's auth
+// (or SQLENGINE_AUTH): password, jwt (jwt_file, or SQLENGINE_JWT) or
+// external (Trino's browser login, the token kept per profile, mode 0600,
+// under the user's configuration directory).
+func (a *app) auth(cfg *engine.Config, conn profile.Connection) error {
+	mode, err := trinoauth.ParseMode(conn.Auth)
+	if err != nil {
+		return fmt.Errorf("auth %q: %w", conn.Auth, err)
+	}
+	switch mode {
+	case trinoauth.ModeJWT:
+		src, err := trinoauth.LoadJWT(a.getenv("SQLENGINE_JWT"), conn.JWTFile)
+		if err != nil {
+			return fmt.Errorf("auth jwt: %w", err)
+		}
+		cfg.Token = src
+	case trinoauth.ModeExternal:
+		dir := ""
+		if x := a.getenv("XDG_CONFIG_HOME"); x != "" {
+			dir = filepath.Join(x, "sqlmcp", "tokens")
+		}
+		name := cmp.Or(conn.Profile, "default")
+		cache, err := trinoauth.NewFileTokenCache(dir, name)
+		if err != nil {
+			return fmt.Errorf("auth external: %w", err)
+		}
+		cfg.External = &engine.External{Redirect: trinoauth.PrintRedirect(a.stderr, openBrowser), Cache: cache}
+	case trinoauth.ModeTokenExchange:
+		return errors.New("auth token-exchange is for the MCP server (each caller's OAuth token); in the shell use password, jwt or external")
+	}
+	return nil
 }
 
 // reachable checks that the coordinator's port accepts connections, so an

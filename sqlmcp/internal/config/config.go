@@ -8,6 +8,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/profile"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinoauth"
 )
 
 // Impersonation fields and the token claims they read.
@@ -40,6 +43,18 @@ type Config struct {
 
 	Impersonation      bool
 	ImpersonationField string // FieldUsername, FieldEmail or FieldSubject
+
+	// Auth is how sqlmcp authenticates to Trino (SQLENGINE_AUTH); the
+	// token source it needs is Engine.Token (nil with password).
+	Auth trinoauth.Mode
+	// Exchanger is Engine.Token with token-exchange (nil otherwise).
+	Exchanger *trinoauth.Exchanger
+
+	// Clusters are the Trino clusters (SQLENGINE_CLUSTERS; one, named
+	// envconfig.DefaultName, without it), the default first. Engine,
+	// AllowedSchemas, Auth, Exchanger and Profile above are the first's.
+	Clusters []Cluster
+	Fleet    *envconfig.Fleet
 
 	// Profile is the connection profile used ("" when none) and where its
 	// name came from; ConfigPath is the profile file consulted.
@@ -68,6 +83,15 @@ var Vars = append([]envconfig.Var{
 	{Name: "SQLENGINE_QUERY_MAX_MEMORY", Default: "1GB", Description: "distributed memory one query may use on the engine (query_max_memory; B, kB, MB, GB, TB)"},
 	{Name: "SQLENGINE_ENABLE_IMPERSONATION", Default: "false", Description: "with OAuth on HTTP, run each query as the caller (X-Trino-User)"},
 	{Name: "SQLENGINE_IMPERSONATION_FIELD", Default: "username", Description: "claim used as the engine user: username (preferred_username), email or subject (sub)"},
+	{Name: "SQLENGINE_AUTH", Default: "password", Description: "how sqlmcp authenticates to Trino: password, jwt (a static JWT), token-exchange (each caller's OAuth token exchanged for one for Trino, RFC 8693) or external (SQL shell only)"},
+	{Name: "SQLENGINE_JWT", Secret: true, Description: "with SQLENGINE_AUTH=jwt: the JWT sent to Trino as Authorization: Bearer"},
+	{Name: "SQLENGINE_JWT_FILE", Description: "with SQLENGINE_AUTH=jwt: a file (no group/other permissions) holding the JWT, instead of SQLENGINE_JWT"},
+	{Name: "SQLENGINE_TOKEN_EXCHANGE_URL", Description: "with SQLENGINE_AUTH=token-exchange: the identity provider's token endpoint (https; http only on a loopback host)"},
+	{Name: "SQLENGINE_TOKEN_EXCHANGE_CLIENT_ID", Description: "with SQLENGINE_AUTH=token-exchange: sqlmcp's client id at the identity provider"},
+	{Name: "SQLENGINE_TOKEN_EXCHANGE_CLIENT_SECRET", Secret: true, Description: "with SQLENGINE_AUTH=token-exchange: sqlmcp's client secret at the identity provider"},
+	{Name: "SQLENGINE_TOKEN_EXCHANGE_AUDIENCE", Description: "with SQLENGINE_AUTH=token-exchange: Trino's audience (its http-server.authentication.jwt.required-audience)"},
+	{Name: "SQLENGINE_TOKEN_EXCHANGE_SCOPE", Description: "with SQLENGINE_AUTH=token-exchange: scope asked for in the exchange (optional)"},
+	{Name: "SQLENGINE_CLUSTERS", Description: "comma-separated names of several Trino clusters; each reads SQLENGINE_<NAME>_<VAR> (HOST, PORT, USER, PASSWORD, CATALOG, SCHEMA, SSL, SSL_INSECURE, SCHEME, SOURCE, ALLOWED_SCHEMAS, MAX_RESULT_BYTES, QUERY_TIMEOUT, QUERY_MAX_MEMORY, PROFILE, AUTH, JWT, JWT_FILE, TOKEN_EXCHANGE_*) before SQLENGINE_<VAR>; the first is the default of a call without cluster"},
 	{Name: "SQLENGINE_PROFILE", Description: "connection profile of ~/.config/sqlengine/config.json|yaml to use"},
 }, tasks.Vars...)
 
@@ -81,13 +105,7 @@ func Read(r *envconfig.Reader, getenv func(string) string) (Config, error) {
 	var c Config
 	c.Tasks = tasks.FromEnv(r)
 
-	// Validate the connection variables here so that their problems are
-	// reported with the others; profile.Resolve applies the precedence.
-	r.Int("SQLENGINE_PORT", engine.DefaultPort, 1, 65535)
-	envSSL := r.Bool("SQLENGINE_SSL", false)
-	r.Bool("SQLENGINE_SSL_INSECURE", false)
-	scheme := r.Enum("SQLENGINE_SCHEME", "", "http", "https")
-
+	// Fleet-wide: what the tools' schemas and the caller rules depend on.
 	c.AllowWrites = r.Bool("SQLENGINE_ALLOW_WRITE_QUERIES", false)
 	ceiling := r.Int("SQLENGINE_MAX_ROWS_CEILING", 10000, 1, 10_000_000)
 	c.MaxRows = r.Int("SQLENGINE_MAX_ROWS", engine.DefaultMaxRows, 1, 10_000_000)
@@ -95,6 +113,79 @@ func Read(r *envconfig.Reader, getenv func(string) string) (Config, error) {
 	if c.MaxRows > ceiling {
 		r.Fail("SQLENGINE_MAX_ROWS", r.Lookup("SQLENGINE_MAX_ROWS"), fmt.Sprintf("at most SQLENGINE_MAX_ROWS_CEILING (%d)", ceiling))
 	}
+	c.Impersonation = r.Bool("SQLENGINE_ENABLE_IMPERSONATION", false)
+	c.ImpersonationField = r.Enum("SQLENGINE_IMPERSONATION_FIELD", FieldUsername, FieldUsername, FieldEmail, FieldSubject)
+	oauth, _ := envconfig.ParseBool(r.Lookup("OAUTH_ENABLED"))
+	if c.Impersonation && !oauth {
+		r.Fail("SQLENGINE_ENABLE_IMPERSONATION", "true", "true only with OAUTH_ENABLED=true on the HTTP transport (the caller comes from the token)")
+	}
+
+	fleet := Clusters.Read(r)
+	c.Fleet = fleet
+	var firstErr error
+	for _, name := range fleet.Names {
+		m := fleet.Member(name)
+		cl, err := readCluster(m, c.MaxRows, c.AllowWrites, c.Impersonation, oauth, !fleet.Named)
+		m.Done()
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		c.Clusters = append(c.Clusters, cl)
+	}
+	if len(c.Clusters) == 0 { // every name refused: recorded in r
+		c.Clusters = []Cluster{{Name: envconfig.DefaultName, AllowedSchemas: &sqlguard.Scope{}}}
+	}
+	first := c.Clusters[0]
+	c.Engine, c.AllowedSchemas, c.Auth, c.Exchanger = first.Engine, first.AllowedSchemas, first.Auth, first.Exchanger
+	c.Profile, c.ProfileFrom, c.ConfigPath = first.Profile, first.ProfileFrom, first.ConfigPath
+	if firstErr != nil {
+		if r.Err() != nil {
+			r.Report(firstErr)
+			return c, nil
+		}
+		return c, firstErr
+	}
+	return c, nil
+}
+
+// Clusters is sqlmcp's member grammar: SQLENGINE_CLUSTERS=prod,dev and,
+// per cluster, SQLENGINE_<NAME>_<VAR> for each of ClusterVars, falling
+// back to SQLENGINE_<VAR>. A call without cluster uses the first one.
+var Clusters = envconfig.Members{Prefix: "SQLENGINE", List: "CLUSTERS", Noun: "cluster", Own: ClusterVars, Target: envconfig.FirstMember}
+
+// ClusterVars are the variables a cluster may set for itself.
+var ClusterVars = []string{
+	"SQLENGINE_HOST", "SQLENGINE_PORT", "SQLENGINE_USER", "SQLENGINE_PASSWORD",
+	"SQLENGINE_CATALOG", "SQLENGINE_SCHEMA", "SQLENGINE_SSL", "SQLENGINE_SSL_INSECURE", "SQLENGINE_SCHEME",
+	"SQLENGINE_SOURCE", "SQLENGINE_ALLOWED_SCHEMAS", "SQLENGINE_MAX_RESULT_BYTES", "SQLENGINE_QUERY_TIMEOUT",
+	"SQLENGINE_QUERY_MAX_MEMORY", "SQLENGINE_PROFILE",
+	"SQLENGINE_AUTH", "SQLENGINE_JWT", "SQLENGINE_JWT_FILE", "SQLENGINE_TOKEN_EXCHANGE_URL",
+	"SQLENGINE_TOKEN_EXCHANGE_CLIENT_ID", "SQLENGINE_TOKEN_EXCHANGE_CLIENT_SECRET",
+	"SQLENGINE_TOKEN_EXCHANGE_AUDIENCE", "SQLENGINE_TOKEN_EXCHANGE_SCOPE",
+}
+
+// Cluster is one Trino cluster's configuration.
+type Cluster struct {
+	Name           string // envconfig.DefaultName without SQLENGINE_CLUSTERS
+	Engine         engine.Config
+	AllowedSchemas *sqlguard.Scope
+	Auth           trinoauth.Mode
+	Exchanger      *trinoauth.Exchanger // with token-exchange
+
+	Profile, ProfileFrom, ConfigPath string
+}
+
+// readCluster reads one cluster's variables through m (its own, else the
+// shared ones).
+func readCluster(m *envconfig.Member, maxRows int, allowWrites, impersonation, oauth, strict bool) (Cluster, error) {
+	r := m.Reader
+	cl := Cluster{Name: m.Name}
+	// Validate the connection variables here so that their problems are
+	// reported with the others; profile.Resolve applies the precedence.
+	r.Int("SQLENGINE_PORT", engine.DefaultPort, 1, 65535)
+	envSSL := r.Bool("SQLENGINE_SSL", false)
+	r.Bool("SQLENGINE_SSL_INSECURE", false)
+	scheme := r.Enum("SQLENGINE_SCHEME", "", "http", "https")
 	maxBytes := r.Int64("SQLENGINE_MAX_RESULT_BYTES", engine.DefaultMaxResultBytes, 1024, 1<<34)
 	timeout := r.Duration("SQLENGINE_QUERY_TIMEOUT", engine.DefaultQueryTimeout, time.Second)
 	maxMemory := r.String("SQLENGINE_QUERY_MAX_MEMORY", engine.DefaultQueryMaxMemory)
@@ -102,45 +193,145 @@ func Read(r *envconfig.Reader, getenv func(string) string) (Config, error) {
 		r.Fail("SQLENGINE_QUERY_MAX_MEMORY", maxMemory, "a data size of at least 1MB such as 512MB or 2GB")
 	}
 	source := r.String("SQLENGINE_SOURCE", engine.DefaultSource)
-	c.Impersonation = r.Bool("SQLENGINE_ENABLE_IMPERSONATION", false)
-	c.ImpersonationField = r.Enum("SQLENGINE_IMPERSONATION_FIELD", FieldUsername, FieldUsername, FieldEmail, FieldSubject)
 	scope, err := sqlguard.ParseScope(r.List("SQLENGINE_ALLOWED_SCHEMAS", nil))
 	if err != nil {
 		r.Fail("SQLENGINE_ALLOWED_SCHEMAS", r.Lookup("SQLENGINE_ALLOWED_SCHEMAS"), "comma-separated catalog.schema names ("+err.Error()+")")
 		scope = &sqlguard.Scope{}
 	}
-	c.AllowedSchemas = scope
+	cl.AllowedSchemas = scope
 
-	conn, perr := profile.Resolve(getenv, profile.Flags{})
+	conn, perr := profile.Resolve(r.Secret, profile.Flags{})
 	var envErr *profile.EnvError
 	if perr != nil && !errors.As(perr, &envErr) { // env problems are already recorded
-		if r.Err() != nil {
-			r.Report(perr)
-			return c, nil
-		}
-		return c, perr
+		return cl, perr
 	}
-	c.Profile, c.ProfileFrom, c.ConfigPath = conn.Profile, conn.ProfileFrom, conn.ConfigPath
-	c.Engine = engine.Config{
+	cl.Profile, cl.ProfileFrom, cl.ConfigPath = conn.Profile, conn.ProfileFrom, conn.ConfigPath
+	cl.Engine = engine.Config{
 		Host: conn.Host, Port: conn.Port, User: conn.User, Password: conn.Password,
 		Catalog: conn.Catalog, Schema: conn.Schema,
 		SSL: conn.SSL, SSLInsecure: conn.Insecure, Scheme: scheme,
-		Source: source, MaxRows: c.MaxRows, MaxResultBytes: maxBytes, QueryTimeout: timeout,
+		Source: source, MaxRows: maxRows, MaxResultBytes: maxBytes, QueryTimeout: timeout,
 		QueryMaxMemory: maxMemory,
 		// Defence in depth for a read-only server: the engine refuses writes too.
-		ReadOnlyTransactions: !c.AllowWrites,
+		ReadOnlyTransactions: !allowWrites,
 	}
 	switch {
 	case scheme == "http" && r.Lookup("SQLENGINE_SSL") != "" && envSSL:
 		r.Fail("SQLENGINE_SCHEME", scheme, "https, or unset, when SQLENGINE_SSL=true")
-	case conn.Password != "" && !strings.HasPrefix(c.Engine.URL(), "https:"):
+	case conn.Password != "" && !strings.HasPrefix(cl.Engine.URL(), "https:"):
 		r.FailSecret("SQLENGINE_PASSWORD", conn.Password, "a password only with TLS: set SQLENGINE_SSL=true (or ssl.enabled in the profile)")
 	}
 	if conn.Schema != "" && conn.Catalog == "" {
 		r.Fail("SQLENGINE_SCHEMA", conn.Schema, "a schema only together with SQLENGINE_CATALOG")
 	}
-	if oauth, _ := envconfig.ParseBool(r.Lookup("OAUTH_ENABLED")); c.Impersonation && !oauth {
-		r.Fail("SQLENGINE_ENABLE_IMPERSONATION", "true", "true only with OAUTH_ENABLED=true on the HTTP transport (the caller comes from the token)")
+	readAuth(r, &cl, conn.Password, oauth, impersonation, strict)
+	return cl, nil
+}
+
+// readAuth reads SQLENGINE_AUTH and the variables of its mode into c,
+// recording every problem in r.
+//
+// strict (one unnamed cluster) refuses variables of another mode; with
+// SQLENGINE_CLUSTERS the shared ones are the defaults of the clusters
+// using that mode, so one cluster's mode does not refuse them.
+func readAuth(r *envconfig.Reader, c *Cluster, password string, oauth, impersonation, strict bool) {
+	mode, err := trinoauth.ParseMode(r.Lookup("SQLENGINE_AUTH"))
+	if err != nil {
+		r.Fail("SQLENGINE_AUTH", r.Lookup("SQLENGINE_AUTH"), "password, jwt, token-exchange or external")
+		return
 	}
-	return c, nil
+	c.Auth = mode
+	jwtValue, jwtFile := r.Secret("SQLENGINE_JWT"), r.String("SQLENGINE_JWT_FILE", "")
+	exURL := r.String("SQLENGINE_TOKEN_EXCHANGE_URL", "")
+	exID, exSecret := r.String("SQLENGINE_TOKEN_EXCHANGE_CLIENT_ID", ""), r.Secret("SQLENGINE_TOKEN_EXCHANGE_CLIENT_SECRET")
+	exAud, exScope := r.String("SQLENGINE_TOKEN_EXCHANGE_AUDIENCE", ""), r.String("SQLENGINE_TOKEN_EXCHANGE_SCOPE", "")
+	if mode != trinoauth.ModeJWT && strict {
+		if jwtValue != "" {
+			r.FailSecret("SQLENGINE_JWT", jwtValue, "only with SQLENGINE_AUTH=jwt")
+		}
+		if jwtFile != "" {
+			r.Fail("SQLENGINE_JWT_FILE", jwtFile, "only with SQLENGINE_AUTH=jwt")
+		}
+	}
+	if mode != trinoauth.ModeTokenExchange && strict {
+		for _, n := range []string{"SQLENGINE_TOKEN_EXCHANGE_URL", "SQLENGINE_TOKEN_EXCHANGE_CLIENT_ID", "SQLENGINE_TOKEN_EXCHANGE_AUDIENCE", "SQLENGINE_TOKEN_EXCHANGE_SCOPE"} {
+			if v := r.Lookup(n); v != "" {
+				r.Fail(n, v, "only with SQLENGINE_AUTH=token-exchange")
+			}
+		}
+		if exSecret != "" {
+			r.FailSecret("SQLENGINE_TOKEN_EXCHANGE_CLIENT_SECRET", exSecret, "only with SQLENGINE_AUTH=token-exchange")
+		}
+	}
+	if mode == trinoauth.ModePassword {
+		return
+	}
+	if password != "" {
+		r.FailSecret("SQLENGINE_PASSWORD", password, "empty with SQLENGINE_AUTH="+string(mode)+" (Trino gets a bearer token instead of a password)")
+	}
+	if !strings.HasPrefix(c.Engine.URL(), "https:") {
+		r.Fail("SQLENGINE_AUTH", string(mode), "password, or set SQLENGINE_SSL=true: a bearer token is a credential and only goes over TLS (Trino authenticates only over HTTPS)")
+	}
+	switch mode {
+	case trinoauth.ModeExternal:
+		r.Fail("SQLENGINE_AUTH", string(mode), "password, jwt or token-exchange in the MCP server (external is browser login for the SQL shell: set it in a connection profile)")
+	case trinoauth.ModeJWT:
+		src, err := trinoauth.LoadJWT(jwtValue, jwtFile)
+		if err != nil {
+			if jwtFile != "" {
+				r.Fail("SQLENGINE_JWT_FILE", jwtFile, "a readable file holding one JWT, without group/other permissions ("+err.Error()+")")
+			} else {
+				r.FailSecret("SQLENGINE_JWT", jwtValue, "exactly one of SQLENGINE_JWT or SQLENGINE_JWT_FILE, holding one JWT ("+err.Error()+")")
+			}
+			return
+		}
+		c.Engine.Token = src
+	case trinoauth.ModeTokenExchange:
+		if !oauth {
+			r.Fail("SQLENGINE_AUTH", string(mode), "token-exchange only with OAUTH_ENABLED=true on the HTTP transport (the caller's access token is what is exchanged)")
+		}
+		if p := r.Lookup("OAUTH_PROVIDER"); p == "hmac" {
+			r.Fail("SQLENGINE_AUTH", string(mode), "token-exchange only with an identity provider (OAUTH_PROVIDER oidc, okta, google or azure): hmac tokens cannot be exchanged")
+		}
+		if impersonation {
+			r.Fail("SQLENGINE_ENABLE_IMPERSONATION", "true", "false with SQLENGINE_AUTH=token-exchange: the Trino principal comes from the exchanged token; impersonation is for password and jwt")
+		}
+		if exURL == "" {
+			r.Fail("SQLENGINE_TOKEN_EXCHANGE_URL", "", "required with SQLENGINE_AUTH=token-exchange: the identity provider's token endpoint")
+		} else if !exchangeURLOK(exURL) {
+			r.Fail("SQLENGINE_TOKEN_EXCHANGE_URL", exURL, "an https URL (http only on a loopback host) without credentials, query or fragment")
+		}
+		if exID == "" {
+			r.Fail("SQLENGINE_TOKEN_EXCHANGE_CLIENT_ID", "", "required with SQLENGINE_AUTH=token-exchange: sqlmcp's client id at the identity provider")
+		}
+		if exSecret == "" {
+			r.FailSecret("SQLENGINE_TOKEN_EXCHANGE_CLIENT_SECRET", "", "required with SQLENGINE_AUTH=token-exchange: sqlmcp's client secret at the identity provider")
+		}
+		if exAud == "" {
+			r.Fail("SQLENGINE_TOKEN_EXCHANGE_AUDIENCE", "", "required with SQLENGINE_AUTH=token-exchange: Trino's audience (http-server.authentication.jwt.required-audience)")
+		}
+		c.Exchanger = &trinoauth.Exchanger{URL: exURL, ClientID: exID, ClientSecret: exSecret, Audience: exAud, Scope: exScope}
+		c.Engine.Token = c.Exchanger
+		c.Engine.TokenPerCaller = true
+	}
+}
+
+// exchangeURLOK accepts https URLs, and http on a loopback host.
+func exchangeURLOK(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return false
+	}
+	switch u.Scheme {
+	case "https":
+		return true
+	case "http":
+		h := u.Hostname()
+		if h == "localhost" {
+			return true
+		}
+		ip := net.ParseIP(h)
+		return ip != nil && ip.IsLoopback()
+	}
+	return false
 }

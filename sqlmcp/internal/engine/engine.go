@@ -23,6 +23,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -35,6 +36,8 @@ import (
 	"github.com/trinodb/trino-go-client/trino"
 
 	"github.com/mcpfleet/mcpfleet/shared/backendcall"
+
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinoauth"
 )
 
 // Defaults applied by New to zero fields of Config.
@@ -95,10 +98,29 @@ type Config struct {
 	// them from then on.
 	ReadOnlyTransactions bool
 
+	// Token, when set, is where the bearer token sent to Trino comes from
+	// (SQLENGINE_AUTH jwt or token-exchange): every request of a query (the
+	// submit, each page, the cancelling DELETE) carries it. TokenPerCaller
+	// says it is the caller's own (token exchange): then no request goes
+	// without a caller, and a 401 forgets the caller's cached token.
+	Token          trinoauth.TokenSource
+	TokenPerCaller bool
+	// External, when set, turns on Trino's external (browser)
+	// authentication (the SQL shell's auth: external).
+	External *External
+
 	// Transport, when set, is the HTTP round tripper under the engine's own
 	// (tests use it to observe traffic). TLS settings above are ignored
 	// then; configure them on the transport.
 	Transport http.RoundTripper
+}
+
+// External is Trino's external authentication: the driver runs the
+// x_redirect_server / x_token_server handshake, Redirect shows the sign-in
+// URL, Cache keeps the token between runs.
+type External struct {
+	Redirect trino.RedirectHandler
+	Cache    trino.TokenCache
 }
 
 // URL returns the coordinator's base URL (without credentials).
@@ -191,6 +213,20 @@ func New(cfg Config) (*Client, error) {
 		}
 		base = t
 	}
+	if cfg.Token != nil {
+		if scheme != "https" {
+			return nil, errors.New("a bearer token is only sent over TLS: enable SSL (https) or use SQLENGINE_AUTH=password")
+		}
+		if cfg.Password != "" {
+			return nil, errors.New("a password and a bearer token cannot both be sent: remove the password")
+		}
+		base = &trinoauth.Transport{Base: base, Source: cfg.Token, ServiceUser: cfg.User}
+		br := &bearerRefusal{base: base}
+		if f, ok := cfg.Token.(interface{ Forget(string) }); ok && cfg.TokenPerCaller {
+			br.forget = f.Forget
+		}
+		base = br
+	}
 	hc := &http.Client{Transport: &requestTransport{base: base}}
 	tc := &trino.Config{
 		ServerURI:  u.String(),
@@ -200,6 +236,14 @@ func New(cfg Config) (*Client, error) {
 		HTTPClient: hc,
 
 		RequestRetryTimeout: &cfg.RetryTimeout,
+	}
+	if cfg.External != nil {
+		if scheme != "https" {
+			return nil, errors.New("external authentication needs TLS: enable SSL (https)")
+		}
+		tc.ExternalAuthentication = true
+		tc.RedirectHandler = cfg.External.Redirect
+		tc.TokenCache = cfg.External.Cache
 	}
 	conn, err := trino.NewConnector(tc)
 	if err != nil {
@@ -248,10 +292,94 @@ func (c *Client) Ping(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.cfg.TokenPerCaller {
+		// No caller at start-up or on /readyz: only check that the
+		// coordinator answers (GET /v1/info is not authenticated in Trino).
+		return c.info(ctx)
+	}
 	if err := c.db.PingContext(ctx); err != nil {
 		return classify(err, "reach the Trino coordinator at "+c.cfg.URL())
 	}
 	return nil
+}
+
+// info checks that the coordinator answers GET /v1/info, without
+// credentials.
+func (c *Client) info(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.cfg.URL()+"/v1/info", nil)
+	if err != nil {
+		return err
+	}
+	base := c.cfg.Transport
+	if t, ok := c.http.Transport.(*requestTransport); ok {
+		base = t.base
+	}
+	if at, ok := base.(*bearerRefusal); ok {
+		base = at.base
+	}
+	if at, ok := base.(*trinoauth.Transport); ok {
+		base = at.Base // unauthenticated: there is no caller to speak for
+	}
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(req)
+	if err != nil {
+		return classify(&fatalTransportError{err: err}, "reach the Trino coordinator at "+c.cfg.URL())
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return classify(&trino.ErrQueryFailed{StatusCode: resp.StatusCode, Reason: errors.New(resp.Status)}, "reach the Trino coordinator at "+c.cfg.URL())
+	}
+	return nil
+}
+
+// bearerRefusal turns Trino refusing the bearer token (401) into a
+// tokenRefused error and, with token exchange, drops the caller's exchanged
+// token, so that the next call exchanges again instead of reusing it. The
+// request is never retried as anyone else.
+type bearerRefusal struct {
+	base   http.RoundTripper
+	forget func(subject string) // nil: a static token
+}
+
+func (f *bearerRefusal) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := f.base.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		return resp, err
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	resp.Body.Close()
+	if sub, ok := trinoauth.SubjectToken(req.Context()); ok && f.forget != nil {
+		f.forget(sub)
+	}
+	return nil, &tokenRefused{reason: printable(string(body))}
+}
+
+// tokenRefused is Trino answering 401 to a bearer token.
+type tokenRefused struct{ reason string }
+
+func (e *tokenRefused) Error() string {
+	if e.reason == "" {
+		return "Trino refused the bearer token (401)"
+	}
+	return "Trino refused the bearer token (401): " + e.reason
+}
+
+// printable is Trino's reason for a 401 (its answer's text, which never
+// holds the token) on one line, cut to 200 bytes.
+func printable(v string) string {
+	v = strings.Join(strings.Fields(v), " ")
+	v = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, v)
+	if len(v) > 200 {
+		v = v[:200]
+	}
+	return v
 }
 
 var dataSizeRE = regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*(B|kB|KB|MB|GB|TB|PB)$`)

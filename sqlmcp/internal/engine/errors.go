@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/trinodb/trino-go-client/trino"
+
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinoauth"
 )
 
 // TrinoError is the engine's own account of a failed query, kept for
@@ -60,6 +62,9 @@ func classify(err error, op string) error {
 	if errors.Is(err, trino.ErrQueryCancelled) {
 		return newError(Canceled, op, err, "")
 	}
+	if e := authFailure(err); e != nil {
+		return e
+	}
 	if kind, cause, hint, ok := transportFailure(err); ok {
 		return newError(kind, op, cause, hint)
 	}
@@ -83,6 +88,10 @@ func (e *fatalTransportError) Error() string { return e.err.Error() }
 // shortly: only a refused or reset connection and timeouts (the coordinator
 // is restarting), never a name that does not resolve or a TLS failure.
 func healable(err error) bool {
+	var xe *trinoauth.ExchangeError
+	if errors.As(err, &xe) || errors.Is(err, trinoauth.ErrNoSubjectToken) || errors.As(err, new(*tokenRefused)) {
+		return false // asking the provider again now gets the same answer
+	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
 		return dnsErr.IsTimeout || dnsErr.IsTemporary && !dnsErr.IsNotFound
@@ -158,6 +167,35 @@ func transportFailure(err error) (kind Kind, cause error, hint string, ok bool) 
 		return Unavailable, errors.New(innermost(err)), "check that Trino is running and reachable at SQLENGINE_HOST and SQLENGINE_PORT", true
 	}
 	return 0, nil, "", false
+}
+
+// authFailure is the error of a bearer token that could not be obtained
+// (SQLENGINE_AUTH=token-exchange), or nil. No request was sent to Trino.
+func authFailure(err error) error {
+	var fatal *fatalTransportError
+	if errors.As(err, &fatal) {
+		err = fatal.err
+	}
+	const op = "exchange the caller's token for a Trino token"
+	var xe *trinoauth.ExchangeError
+	switch {
+	case errors.As(err, &xe):
+		kind := Permission
+		hint := "sign in again, or allow sqlmcp's client (SQLENGINE_TOKEN_EXCHANGE_CLIENT_ID) to exchange tokens for Trino's audience (SQLENGINE_TOKEN_EXCHANGE_AUDIENCE) at the provider"
+		if xe.Status >= 500 || xe.Status == 0 {
+			kind = Unavailable
+			hint = "the identity provider is failing; retry later or check SQLENGINE_TOKEN_EXCHANGE_URL"
+		}
+		return newError(kind, op, xe, hint)
+	case errors.As(err, new(*tokenRefused)):
+		var tr *tokenRefused
+		errors.As(err, &tr)
+		return newError(Permission, "authenticate to Trino with a bearer token", tr,
+			"Trino's http-server.authentication.jwt settings (key-file, required-issuer, required-audience, principal-field) must match the provider, SQLENGINE_TOKEN_EXCHANGE_AUDIENCE or the token of SQLENGINE_JWT; sign in again if the token expired")
+	case errors.Is(err, trinoauth.ErrNoSubjectToken):
+		return newError(Permission, op, trinoauth.ErrNoSubjectToken, "sign in (OAuth) first; no query runs as the service user instead")
+	}
+	return nil
 }
 
 // innermost is the text of the deepest error in err's chain, on one line:

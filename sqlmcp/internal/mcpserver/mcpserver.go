@@ -18,12 +18,14 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinoauth"
 )
 
 // Options are the server's safety settings.
@@ -38,6 +40,21 @@ type Options struct {
 	// FieldSubject) selects.
 	Impersonation      bool
 	ImpersonationField string
+
+	// Clusters are the Trino clusters of SQLENGINE_CLUSTERS, the default
+	// first, and Fleet resolves a call's cluster argument. Without them
+	// New's engine and Scope are the one cluster, and tools take no
+	// cluster argument.
+	Clusters []Cluster
+	Fleet    *envconfig.Fleet
+}
+
+// Cluster is one named Trino cluster the tools serve.
+type Cluster struct {
+	Name   string
+	Engine *engine.Client
+	Scope  *sqlguard.Scope // nil or empty: every schema
+	Auth   string          // SQLENGINE_<NAME>_AUTH, for list_clusters
 }
 
 // Tools serves the engine over MCP.
@@ -45,6 +62,9 @@ type Tools struct {
 	eng    *engine.Client
 	opts   Options
 	logger *slog.Logger
+
+	cluster string            // this view's cluster ("" with one unnamed cluster)
+	byName  map[string]*Tools // the per-cluster views, when named
 }
 
 // New returns the tools over eng.
@@ -61,7 +81,42 @@ func New(eng *engine.Client, opts Options, logger *slog.Logger) *Tools {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Tools{eng: eng, opts: opts, logger: logger}
+	t := &Tools{eng: eng, opts: opts, logger: logger}
+	if opts.Fleet != nil && opts.Fleet.Named && len(opts.Clusters) > 0 {
+		t.byName = map[string]*Tools{}
+		for _, cl := range opts.Clusters {
+			o := opts
+			o.Scope = cl.Scope
+			t.byName[cl.Name] = &Tools{eng: cl.Engine, opts: o, logger: logger.With("cluster", cl.Name), cluster: cl.Name}
+		}
+		def := t.byName[opts.Clusters[0].Name]
+		t.eng, t.opts.Scope, t.cluster = def.eng, def.opts.Scope, def.cluster
+	}
+	return t
+}
+
+// clusterArg is the optional cluster argument every tool takes when
+// several clusters are configured (SQLENGINE_CLUSTERS); its enum names
+// them. With one unnamed cluster the schema has no cluster.
+type clusterArg struct {
+	Cluster *string `json:"cluster,omitempty"`
+}
+
+// on returns the view of the cluster a call names (the default one when it
+// names none). A name that is not configured exactly (case, spaces,
+// look-alikes) selects nothing and no request is made.
+func (t *Tools) on(tool string, a clusterArg) (*Tools, error) {
+	if a.Cluster == nil {
+		return t, nil
+	}
+	if t.byName == nil {
+		return nil, mcperr.New(mcperr.Invalid, tool+": this server has one Trino cluster and takes no cluster argument", nil, "omit cluster")
+	}
+	names, err := t.opts.Fleet.Select(*a.Cluster)
+	if err != nil {
+		return nil, mcperr.New(mcperr.Invalid, tool+": "+err.Error(), nil, "see list_clusters")
+	}
+	return t.byName[names[0]], nil
 }
 
 // ServerOptions are the mcp-go options the tools rely on.
@@ -138,6 +193,11 @@ func (t *Tools) caller(ctx context.Context) (context.Context, error) {
 		}
 		return ctx, nil
 	}
+	if tok, ok := httpauth.AccessTokenFromContext(ctx); ok {
+		// The subject of a token exchange (SQLENGINE_AUTH=token-exchange):
+		// only ever sent to the identity provider, never to Trino.
+		ctx = trinoauth.WithSubjectToken(ctx, tok)
+	}
 	principal := cmp.Or(id.Username, id.Email, id.Subject)
 	eid := engine.Identity{Principal: principal, Subject: id.Subject, Email: id.Email}
 	if t.opts.Impersonation {
@@ -199,9 +259,13 @@ func (t *Tools) inSchema(ctx context.Context, catalog, schema string) (context.C
 // ExecuteResult is the output of execute_query.
 type ExecuteResult = engine.Result
 
-func (t *Tools) listCatalogs(ctx context.Context, _ struct{}) (*mcp.CallToolResult, error) {
+func (t *Tools) listCatalogs(ctx context.Context, in clusterArg) (*mcp.CallToolResult, error) {
 	const tool = "list_catalogs"
-	ctx, err := t.caller(ctx)
+	t, err := t.on(tool, in)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
+	ctx, err = t.caller(ctx)
 	if err != nil {
 		return t.fail(ctx, tool, err)
 	}
@@ -220,6 +284,10 @@ func (t *Tools) listCatalogs(ctx context.Context, _ struct{}) (*mcp.CallToolResu
 
 func (t *Tools) listSchemas(ctx context.Context, in schemasIn) (*mcp.CallToolResult, error) {
 	const tool = "list_schemas"
+	t, err := t.on(tool, in.clusterArg)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
 	if err := checkName(tool, "catalog", in.Catalog); err != nil {
 		return t.fail(ctx, tool, err)
 	}
@@ -228,7 +296,7 @@ func (t *Tools) listSchemas(ctx context.Context, in schemasIn) (*mcp.CallToolRes
 		return t.fail(ctx, tool, &sqlguard.Refusal{What: "catalog " + catalog, Why: "no schema of it is in " + sqlguard.SettingAllowedSchemas,
 			Allow: "list an allowed catalog (see list_catalogs), or add its schemas to " + sqlguard.SettingAllowedSchemas})
 	}
-	ctx, err := t.caller(ctx)
+	ctx, err = t.caller(ctx)
 	if err != nil {
 		return t.fail(ctx, tool, err)
 	}
@@ -247,6 +315,10 @@ func (t *Tools) listSchemas(ctx context.Context, in schemasIn) (*mcp.CallToolRes
 
 func (t *Tools) listTables(ctx context.Context, in tablesIn) (*mcp.CallToolResult, error) {
 	const tool = "list_tables"
+	t, err := t.on(tool, in.clusterArg)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
 	if err := cmp.Or(checkName(tool, "catalog", in.Catalog), checkName(tool, "schema", in.Schema)); err != nil {
 		return t.fail(ctx, tool, err)
 	}
@@ -263,6 +335,10 @@ func (t *Tools) listTables(ctx context.Context, in tablesIn) (*mcp.CallToolResul
 
 func (t *Tools) getTableSchema(ctx context.Context, in tableSchemaIn) (*mcp.CallToolResult, error) {
 	const tool = "get_table_schema"
+	t, err := t.on(tool, in.clusterArg)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
 	if err := notBlank(tool, "table", in.Table); err != nil {
 		return t.fail(ctx, tool, err)
 	}
@@ -299,7 +375,7 @@ func (t *Tools) getTableSchema(ctx context.Context, in tableSchemaIn) (*mcp.Call
 			}
 		}
 	}
-	ctx, catalog, schema, err := t.inSchema(ctx, catalog, schema)
+	ctx, catalog, schema, err = t.inSchema(ctx, catalog, schema)
 	if err != nil {
 		return t.fail(ctx, tool, err)
 	}
@@ -312,6 +388,10 @@ func (t *Tools) getTableSchema(ctx context.Context, in tableSchemaIn) (*mcp.Call
 
 func (t *Tools) explainQuery(ctx context.Context, in explainIn) (*mcp.CallToolResult, error) {
 	const tool = "explain_query"
+	t, err := t.on(tool, in.clusterArg)
+	if err != nil {
+		return mcperr.ToolResult(err), nil
+	}
 	if err := notBlank(tool, "query", in.Query); err != nil {
 		return t.fail(ctx, tool, err)
 	}

@@ -24,6 +24,10 @@ import (
 // before anyone is asked.
 func (t *Tools) planExecute(ctx context.Context, in executeIn) (toolcall.Plan, error) {
 	const tool = "execute_query"
+	t, err := t.on(tool, in.clusterArg)
+	if err != nil {
+		return toolcall.Plan{}, err
+	}
 	if err := notBlank(tool, "query", in.Query); err != nil {
 		return toolcall.Plan{}, t.failure(ctx, tool, err)
 	}

@@ -1,6 +1,8 @@
 package mcpserver
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -16,6 +18,7 @@ import (
 // any request is made (checkName).
 
 type executeIn struct {
+	clusterArg
 	Query string `json:"query" jsonschema:"one Trino SQL statement (a single trailing ';' is allowed)" minLength:"1"`
 	// The bound and the description name the operator's ceiling (Schema).
 	Limit   int    `json:"limit,omitempty" minimum:"1"`
@@ -24,22 +27,26 @@ type executeIn struct {
 }
 
 type schemasIn struct {
+	clusterArg
 	Catalog string `json:"catalog,omitempty" jsonschema:"catalog to list (default: the configured catalog)"`
 }
 
 type tablesIn struct {
+	clusterArg
 	Catalog string `json:"catalog,omitempty" jsonschema:"catalog (default: the configured catalog)"`
 	Schema  string `json:"schema,omitempty" jsonschema:"schema (default: the configured schema)"`
 	Pattern string `json:"pattern,omitempty" jsonschema:"SQL LIKE pattern on table names, e.g. order% (default: all)"`
 }
 
 type tableSchemaIn struct {
+	clusterArg
 	Table   string `json:"table" jsonschema:"the table: one name as it is when catalog or schema is given; otherwise table, schema.table or catalog.schema.table, with parts containing dots or quotes in double quotes (\"my.table\")" minLength:"1"`
 	Catalog string `json:"catalog,omitempty" jsonschema:"catalog when the table name does not give one (default: the configured catalog); when catalog or schema is given, table is taken as one name"`
 	Schema  string `json:"schema,omitempty" jsonschema:"schema when the table name does not give one (default: the configured schema); when catalog or schema is given, table is taken as one name"`
 }
 
 type explainIn struct {
+	clusterArg
 	Query string `json:"query" jsonschema:"the statement to plan; nothing is executed" minLength:"1"`
 	// The accepted values are the engine's (Schema).
 	Type   string `json:"type,omitempty" jsonschema:"plan type (default LOGICAL)"`
@@ -77,27 +84,87 @@ func (t *Tools) Register(calls *toolcall.Pipeline) {
 		exec.Description += " Statements that change data are allowed on this server. Each call is classified: SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE and EXPLAIN are read (run at once); " +
 			"INSERT and CREATE are change; DELETE, UPDATE, MERGE, DROP, TRUNCATE, ALTER, CREATE OR REPLACE and any other writing statement are destructive."
 		exec.Effect = toolcall.Effect{Title: "Run SQL", Most: toolcall.Destructive}
-		toolcall.AddChange(calls, exec, t.planExecute, toolcall.AsTask())
+		toolcall.AddChange(calls, t.withCluster(exec), t.planExecute, toolcall.AsTask())
 	} else {
 		exec.Description += " Only read-only statements run (SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE, EXPLAIN)."
-		toolcall.AddRead(calls, exec, t.executeQuery, toolcall.AsTask())
+		toolcall.AddRead(calls, t.withCluster(exec), t.executeQuery, toolcall.AsTask())
 	}
 
-	toolcall.AddRead(calls, toolcall.Tool{Name: "list_catalogs", Description: "List the engine's catalogs.",
-		Effect: read("List catalogs"), Options: output(catalogsOutput)}, t.listCatalogs)
-	toolcall.AddRead(calls, toolcall.Tool{Name: "list_schemas", Description: "List the schemas of a catalog.",
-		Effect: read("List schemas"), Options: output(schemasOutput)}, t.listSchemas)
-	toolcall.AddRead(calls, toolcall.Tool{Name: "list_tables", Description: "List the tables and views of a schema, optionally filtered by a SQL LIKE pattern.",
-		Effect: read("List tables"), Options: output(tablesOutput)}, t.listTables)
-	toolcall.AddRead(calls, toolcall.Tool{Name: "get_table_schema", Description: "Describe a table's columns: name, type, nullability, comment and extra information, in column order.",
-		Effect: read("Describe table"), Options: output(tableSchemaOutput)}, t.getTableSchema)
-	toolcall.AddRead(calls, toolcall.Tool{Name: "explain_query", Description: "Show the engine's plan for a statement without executing it: LOGICAL, DISTRIBUTED, VALIDATE or IO, as TEXT, JSON or GRAPHVIZ.",
+	toolcall.AddRead(calls, t.withCluster(toolcall.Tool{Name: "list_catalogs", Description: "List the engine's catalogs.",
+		Effect: read("List catalogs"), Options: output(catalogsOutput)}), t.listCatalogs)
+	toolcall.AddRead(calls, t.withCluster(toolcall.Tool{Name: "list_schemas", Description: "List the schemas of a catalog.",
+		Effect: read("List schemas"), Options: output(schemasOutput)}), t.listSchemas)
+	toolcall.AddRead(calls, t.withCluster(toolcall.Tool{Name: "list_tables", Description: "List the tables and views of a schema, optionally filtered by a SQL LIKE pattern.",
+		Effect: read("List tables"), Options: output(tablesOutput)}), t.listTables)
+	toolcall.AddRead(calls, t.withCluster(toolcall.Tool{Name: "get_table_schema", Description: "Describe a table's columns: name, type, nullability, comment and extra information, in column order.",
+		Effect: read("Describe table"), Options: output(tableSchemaOutput)}), t.getTableSchema)
+	if t.byName != nil {
+		toolcall.AddRead(calls, toolcall.Tool{Name: "list_clusters", Description: "List the Trino clusters this server can query (the cluster argument of every tool), the default first: coordinator URL, default catalog and schema, how sqlmcp authenticates and the allowed schemas.",
+			Effect: read("List clusters"), Options: output(clustersOutput)}, t.listClusters)
+	}
+	toolcall.AddRead(calls, t.withCluster(toolcall.Tool{Name: "explain_query", Description: "Show the engine's plan for a statement without executing it: LOGICAL, DISTRIBUTED, VALIDATE or IO, as TEXT, JSON or GRAPHVIZ.",
 		Effect: read("Explain SQL"), Options: output(explainOutput),
 		Schema: func(s *jsonschema.Schema) {
 			s.Properties["type"].Enum = enum(engine.ExplainTypes)
 			s.Properties["format"].Enum = enum(engine.ExplainFormats)
-		}}, t.explainQuery)
+		}}), t.explainQuery)
 }
+
+// withCluster completes tool's schema with the cluster argument: an enum
+// of the configured clusters when SQLENGINE_CLUSTERS names them, and no
+// such argument with one unnamed cluster (the surface is then as it was).
+func (t *Tools) withCluster(tool toolcall.Tool) toolcall.Tool {
+	own := tool.Schema
+	tool.Schema = func(s *jsonschema.Schema) {
+		if own != nil {
+			own(s)
+		}
+		if t.byName == nil {
+			delete(s.Properties, "cluster")
+			return
+		}
+		p := s.Properties["cluster"]
+		p.Description = fmt.Sprintf("Trino cluster to use, as named in SQLENGINE_CLUSTERS (see list_clusters); omit for the default cluster (%s)", t.opts.Clusters[0].Name)
+		p.Enum = nil
+		for _, cl := range t.opts.Clusters {
+			p.Enum = append(p.Enum, cl.Name)
+		}
+	}
+	return tool
+}
+
+// listClusters answers list_clusters.
+func (t *Tools) listClusters(ctx context.Context, _ struct{}) (*mcp.CallToolResult, error) {
+	out := []map[string]any{}
+	for i, cl := range t.opts.Clusters {
+		cfg := cl.Engine.Config()
+		schemas := []string{}
+		if cl.Scope != nil {
+			for _, n := range cl.Scope.Schemas() {
+				schemas = append(schemas, n.Catalog+"."+n.Schema)
+			}
+		}
+		out = append(out, map[string]any{
+			"name": cl.Name, "default": i == 0, "url": cfg.URL(), "catalog": cfg.Catalog, "schema": cfg.Schema,
+			"auth": cmp.Or(cl.Auth, "password"), "allowed_schemas": schemas,
+		})
+	}
+	return result(map[string]any{"clusters": out})
+}
+
+const clustersOutput = `{"type": "object", "additionalProperties": false, "required": ["clusters"],
+	"properties": {
+		"clusters": {"type": "array", "description": "the configured clusters, the default first",
+			"items": {"type": "object", "additionalProperties": false,
+				"required": ["name", "default", "url", "catalog", "schema", "auth", "allowed_schemas"],
+				"properties": {
+					"name": {"type": "string", "description": "the value of the cluster argument"},
+					"default": {"type": "boolean", "description": "true for the cluster a call without cluster uses"},
+					"url": {"type": "string", "description": "the coordinator"},
+					"catalog": {"type": "string", "description": "default catalog (empty for none)"},
+					"schema": {"type": "string", "description": "default schema (empty for none)"},
+					"auth": {"type": "string", "description": "how sqlmcp authenticates: password, jwt or token-exchange"},
+					"allowed_schemas": {"type": "array", "items": {"type": "string"}, "description": "catalog.schema names queries are confined to (empty: every schema)"}}}}}}`
 
 func enum(values []string) []any {
 	out := make([]any, len(values))

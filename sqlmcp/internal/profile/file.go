@@ -56,6 +56,10 @@ type Profile struct {
 	Catalog  string `json:"catalog,omitempty" yaml:"catalog,omitempty"`
 	Schema   string `json:"schema,omitempty" yaml:"schema,omitempty"`
 	SSL      *SSL   `json:"ssl,omitempty" yaml:"ssl,omitempty"`
+	// Auth is how the shell authenticates to Trino: password (default),
+	// jwt (with JWTFile) or external (Trino's browser login).
+	Auth    string `json:"auth,omitempty" yaml:"auth,omitempty"`
+	JWTFile string `json:"jwt_file,omitempty" yaml:"jwt_file,omitempty"`
 }
 
 // Output holds display preferences of the command-line client.
@@ -444,7 +448,7 @@ func decodeProfile(t *tree, path string, line int) (Profile, error) {
 	if t.kind != treeObject {
 		return p, &FileError{Line: line, Field: path, Msg: "a profile must be an object of settings; found " + t.describe()}
 	}
-	err := fields(t, path, []string{"host", "port", "user", "password", "catalog", "schema", "ssl"}, func(key string, line int, v *tree) error {
+	err := fields(t, path, []string{"host", "port", "user", "password", "catalog", "schema", "ssl", "auth", "jwt_file"}, func(key string, line int, v *tree) error {
 		field := path + "." + key
 		var err error
 		switch key {
@@ -456,6 +460,12 @@ func decodeProfile(t *tree, path string, line int) (Profile, error) {
 			p.Password, err = str(v, field, line)
 		case "catalog":
 			p.Catalog, err = str(v, field, line)
+		case "auth":
+			if p.Auth, err = str(v, field, line); err == nil && p.Auth != "password" && p.Auth != "jwt" && p.Auth != "external" {
+				return &FileError{Line: line, Field: field, Msg: "must be password, jwt or external; found " + v.describe()}
+			}
+		case "jwt_file":
+			p.JWTFile, err = str(v, field, line)
 		case "schema":
 			p.Schema, err = str(v, field, line)
 		case "port":

@@ -63,6 +63,9 @@ type Connection struct {
 	Schema   string
 	SSL      bool
 	Insecure bool
+	// Auth and JWTFile: the profile's auth and jwt_file (SQLENGINE_AUTH and
+	// SQLENGINE_JWT_FILE when it sets none).
+	Auth, JWTFile string
 
 	Profile     string            // the profile used, "" when none
 	ProfileFrom string            // FromFlag, FromEnv, FromCurrent, FromDefault or ""
@@ -153,6 +156,8 @@ func ResolveWith(cfg *Config, getenv func(string) string, flags Flags) (Connecti
 	c.User = pickStr("user", flags.User, p.User, EnvUser, DefaultUser)
 	c.Catalog = pickStr("catalog", flags.Catalog, p.Catalog, EnvCatalog, "")
 	c.Schema = pickStr("schema", flags.Schema, p.Schema, EnvSchema, "")
+	c.Auth = pickStr("auth", nil, p.Auth, "SQLENGINE_AUTH", "")
+	c.JWTFile = pickStr("jwt_file", nil, p.JWTFile, "SQLENGINE_JWT_FILE", "")
 
 	switch {
 	case flags.Port != nil:
