@@ -107,13 +107,17 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 	defer calls.Close()
 	calls.OfferTasks(keeper)
 	defer keeper.Stop() // after serving: a task still running is cancelled, its query ended
-	mcpserver.New(eng, mcpserver.Options{
+	tools := mcpserver.New(eng, mcpserver.Options{
 		AllowWrites:        own.AllowWrites,
 		Scope:              own.AllowedSchemas,
 		MaxRows:            own.MaxRows,
 		MaxRowsCeiling:     own.MaxRowsCeiling,
 		Impersonation:      own.Impersonation,
 		ImpersonationField: own.ImpersonationField,
-	}, logger).Register(calls)
+		CursorTTL:          own.CursorTTL,
+		CursorsPerCaller:   own.CursorsPerCaller,
+	}, logger)
+	tools.Register(calls)
+	defer tools.Close() // open cursors: their engine queries are cancelled
 	return p.Serve(ctx, s, cfg, so, stderr)
 }

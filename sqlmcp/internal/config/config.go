@@ -41,6 +41,11 @@ type Config struct {
 	Impersonation      bool
 	ImpersonationField string // FieldUsername, FieldEmail or FieldSubject
 
+	// CursorTTL and CursorsPerCaller bound execute_query's open cursors
+	// (SQLENGINE_CURSOR_TTL, SQLENGINE_CURSORS_PER_CALLER).
+	CursorTTL        time.Duration
+	CursorsPerCaller int
+
 	// Profile is the connection profile used ("" when none) and where its
 	// name came from; ConfigPath is the profile file consulted.
 	Profile, ProfileFrom, ConfigPath string
@@ -68,6 +73,8 @@ var Vars = append([]envconfig.Var{
 	{Name: "SQLENGINE_QUERY_MAX_MEMORY", Default: "1GB", Description: "distributed memory one query may use on the engine (query_max_memory; B, kB, MB, GB, TB)"},
 	{Name: "SQLENGINE_ENABLE_IMPERSONATION", Default: "false", Description: "with OAuth on HTTP, run each query as the caller (X-Trino-User)"},
 	{Name: "SQLENGINE_IMPERSONATION_FIELD", Default: "username", Description: "claim used as the engine user: username (preferred_username), email or subject (sub)"},
+	{Name: "SQLENGINE_CURSOR_TTL", Default: "4m", Description: "how long a query with more rows stays open for fetch_more; then it is cancelled on the engine (keep it below Trino's query.client.timeout, default 5m, and raise both together)"},
+	{Name: "SQLENGINE_CURSORS_PER_CALLER", Default: "8", Description: "open cursors one caller may hold; a new one beyond it ends that caller's least recently used"},
 	{Name: "SQLENGINE_PROFILE", Description: "connection profile of ~/.config/sqlengine/config.json|yaml to use"},
 }, tasks.Vars...)
 
@@ -102,6 +109,8 @@ func Read(r *envconfig.Reader, getenv func(string) string) (Config, error) {
 		r.Fail("SQLENGINE_QUERY_MAX_MEMORY", maxMemory, "a data size of at least 1MB such as 512MB or 2GB")
 	}
 	source := r.String("SQLENGINE_SOURCE", engine.DefaultSource)
+	c.CursorTTL = r.Duration("SQLENGINE_CURSOR_TTL", 4*time.Minute, time.Second)
+	c.CursorsPerCaller = r.Int("SQLENGINE_CURSORS_PER_CALLER", 8, 1, 1000)
 	c.Impersonation = r.Bool("SQLENGINE_ENABLE_IMPERSONATION", false)
 	c.ImpersonationField = r.Enum("SQLENGINE_IMPERSONATION_FIELD", FieldUsername, FieldUsername, FieldEmail, FieldSubject)
 	scope, err := sqlguard.ParseScope(r.List("SQLENGINE_ALLOWED_SCHEMAS", nil))

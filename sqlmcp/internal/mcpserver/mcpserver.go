@@ -14,6 +14,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -38,10 +39,17 @@ type Options struct {
 	// FieldSubject) selects.
 	Impersonation      bool
 	ImpersonationField string
+
+	// CursorTTL is how long an open query waits for fetch_more before it
+	// is cancelled on the engine; CursorsPerCaller bounds the open
+	// queries of one identity.
+	CursorTTL        time.Duration
+	CursorsPerCaller int
 }
 
 // Tools serves the engine over MCP.
 type Tools struct {
+	curs   *cursors
 	eng    *engine.Client
 	opts   Options
 	logger *slog.Logger
@@ -61,7 +69,13 @@ func New(eng *engine.Client, opts Options, logger *slog.Logger) *Tools {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Tools{eng: eng, opts: opts, logger: logger}
+	if opts.CursorTTL <= 0 {
+		opts.CursorTTL = DefaultCursorTTL
+	}
+	if opts.CursorsPerCaller <= 0 {
+		opts.CursorsPerCaller = DefaultCursorsPerCaller
+	}
+	return &Tools{eng: eng, opts: opts, logger: logger, curs: newCursors(opts.CursorTTL, opts.CursorsPerCaller)}
 }
 
 // ServerOptions are the mcp-go options the tools rely on.
@@ -196,8 +210,8 @@ func (t *Tools) inSchema(ctx context.Context, catalog, schema string) (context.C
 	return ctx, catalog, schema, err
 }
 
-// ExecuteResult is the output of execute_query.
-type ExecuteResult = engine.Result
+// Close ends every open cursor, cancelling its engine query.
+func (t *Tools) Close() { t.curs.closeAll() }
 
 func (t *Tools) listCatalogs(ctx context.Context, _ struct{}) (*mcp.CallToolResult, error) {
 	const tool = "list_catalogs"

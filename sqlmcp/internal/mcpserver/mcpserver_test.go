@@ -58,8 +58,9 @@ func TestMain(m *testing.M) {
 }
 
 type harness struct {
-	c   *client.Client
-	eng *engine.Client
+	c     *client.Client
+	eng   *engine.Client
+	tools *mcpserver.Tools
 }
 
 func newHarness(t testing.TB, opts mcpserver.Options, mod func(*engine.Config)) *harness {
@@ -86,7 +87,9 @@ func newHarnessWith(t testing.TB, opts mcpserver.Options, mod func(*engine.Confi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	mcpserver.New(eng, opts, nil).Register(p)
+	tools := mcpserver.New(eng, opts, nil)
+	tools.Register(p)
+	t.Cleanup(tools.Close)
 	c, err := client.NewInProcessClient(s.MCPServer)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +104,7 @@ func newHarnessWith(t testing.TB, opts mcpserver.Options, mod func(*engine.Confi
 	if _, err := c.Initialize(context.Background(), init); err != nil {
 		t.Fatal(err)
 	}
-	return &harness{c: c, eng: eng}
+	return &harness{c: c, eng: eng, tools: tools}
 }
 
 // call runs a tool and returns the result's text and whether it is an error.
@@ -187,7 +190,7 @@ func TestToolsListAnnotations(t *testing.T) {
 				t.Errorf("writes=%v: %s readOnlyHint = %v", writes, tool.Name, *tool.Annotations.ReadOnlyHint)
 			}
 		}
-		if strings.Join(names, ",") != "execute_query,explain_query,get_table_schema,list_catalogs,list_schemas,list_tables" {
+		if strings.Join(names, ",") != "execute_query,explain_query,fetch_more,get_table_schema,list_catalogs,list_schemas,list_tables" {
 			t.Errorf("tools = %v", names)
 		}
 	}
