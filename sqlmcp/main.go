@@ -116,6 +116,8 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		ImpersonationField: own.ImpersonationField,
 		CursorTTL:          own.CursorTTL,
 		CursorsPerCaller:   own.CursorsPerCaller,
+		MaxScanBytes:       own.MaxScanBytes,
+		MaxScanRows:        own.MaxScanRows,
 	}, logger)
 	tools.Register(calls)
 	defer tools.Close() // open cursors: their engine queries are cancelled

@@ -45,6 +45,12 @@ type Options struct {
 	// queries of one identity.
 	CursorTTL        time.Duration
 	CursorsPerCaller int
+
+	// MaxScanBytes and MaxScanRows are the read budgets (0: none): a
+	// statement the engine estimates to read more, or whose estimate is
+	// unknown, is refused with the estimate before it runs.
+	MaxScanBytes int64
+	MaxScanRows  int64
 }
 
 // Tools serves the engine over MCP.
@@ -210,6 +216,13 @@ func (t *Tools) inSchema(ctx context.Context, catalog, schema string) (context.C
 	return ctx, catalog, schema, err
 }
 
+// budget is the budgets and whether est is within them, as shown in
+// explain_query and dry runs.
+func (t *Tools) budget(est *engine.Estimate) map[string]any {
+	over := t.overBudget(est)
+	return map[string]any{"max_scan_bytes": t.opts.MaxScanBytes, "max_scan_rows": t.opts.MaxScanRows, "within": over == "", "over": over}
+}
+
 // Close ends every open cursor, cancelling its engine query.
 func (t *Tools) Close() { t.curs.closeAll() }
 
@@ -344,6 +357,13 @@ func (t *Tools) explainQuery(ctx context.Context, in explainIn) (*mcp.CallToolRe
 	q := engine.Query{SQL: st.Inner}
 	if err := t.eng.CheckScope(ctx, t.opts.Scope, st, q); err != nil {
 		return t.fail(ctx, tool, err)
+	}
+	if strings.EqualFold(typ, ExplainEstimate) {
+		est, err := t.eng.Estimate(ctx, q)
+		if err != nil {
+			return t.fail(ctx, tool, err)
+		}
+		return result(map[string]any{"type": ExplainEstimate, "format": "JSON", "plan": estimateText(est), "estimate": est, "budget": t.budget(est)})
 	}
 	plan, err := t.eng.Explain(ctx, q, typ, format)
 	if err != nil {

@@ -54,8 +54,18 @@ func (t *Tools) planExecute(ctx context.Context, in executeIn) (toolcall.Plan, e
 	pl := toolcall.Plan{Class: stmt.Class, Target: target, Commands: []string{st.SQL}}
 	if stmt.Class == toolcall.Read {
 		pl.Describe = func(ctx context.Context) (toolcall.Preview, error) {
+			ctx, err := t.caller(ctx)
+			if err != nil {
+				return toolcall.Preview{}, err
+			}
+			// A dry run shows the engine's estimate and the budgets.
+			est, err := t.eng.Estimate(ctx, engine.Query{SQL: st.Inner, Catalog: q.Catalog, Schema: q.Schema})
+			if err != nil {
+				return toolcall.Preview{}, toMCP(err)
+			}
 			return toolcall.Preview{
-				Summary: fmt.Sprintf("Run a read-only %s statement on Trino at %s as user %s; it changes nothing.", stmt.Verb, target, t.engineUser(ctx)),
+				Summary: fmt.Sprintf("Run a read-only %s statement on Trino at %s as user %s; it changes nothing. %s.", stmt.Verb, target, t.engineUser(ctx), estimateText(est)),
+				State:   map[string]any{"estimate": est, "budget": t.budget(est)},
 				Effect:  "none: the statement only reads",
 			}, nil
 		}
@@ -105,6 +115,11 @@ func (t *Tools) runQuery(ctx context.Context, tool string, st *sqlguard.Statemen
 	}
 	if scope {
 		if err := t.eng.CheckScope(ctx, t.opts.Scope, st, q); err != nil {
+			return t.fail(ctx, tool, err)
+		}
+	}
+	if t.budgeted() {
+		if _, err := t.checkBudget(ctx, tool, st, q); err != nil {
 			return t.fail(ctx, tool, err)
 		}
 	}

@@ -111,10 +111,11 @@ func (t *Tools) Register(calls *toolcall.Pipeline) {
 		Effect: read("List tables"), Options: output(tablesOutput)}, t.listTables)
 	toolcall.AddRead(calls, toolcall.Tool{Name: "get_table_schema", Description: "Describe a table's columns: name, type, nullability, comment and extra information, in column order.",
 		Effect: read("Describe table"), Options: output(tableSchemaOutput)}, t.getTableSchema)
-	toolcall.AddRead(calls, toolcall.Tool{Name: "explain_query", Description: "Show the engine's plan for a statement without executing it: LOGICAL, DISTRIBUTED, VALIDATE or IO, as TEXT, JSON or GRAPHVIZ.",
+	toolcall.AddRead(calls, toolcall.Tool{Name: "explain_query", Description: "Show the engine's plan for a statement without executing it: LOGICAL, DISTRIBUTED, VALIDATE or IO, as TEXT, JSON or GRAPHVIZ; " +
+		"type estimate returns the engine's estimate of the rows and bytes it reads per table and in total (null when the engine does not know) and the server's read budgets.",
 		Effect: read("Explain SQL"), Options: output(explainOutput),
 		Schema: func(s *jsonschema.Schema) {
-			s.Properties["type"].Enum = enum(engine.ExplainTypes)
+			s.Properties["type"].Enum = append(enum(engine.ExplainTypes), ExplainEstimate)
 			s.Properties["format"].Enum = enum(engine.ExplainFormats)
 		}}, t.explainQuery)
 }
@@ -183,4 +184,6 @@ const explainOutput = `{"type": "object", "additionalProperties": false, "requir
 	"properties": {
 		"type": {"type": "string", "description": "plan type"},
 		"format": {"type": "string", "description": "plan format"},
-		"plan": {"type": "string", "description": "the engine's plan"}}}`
+		"plan": {"type": "string", "description": "the engine's plan (type estimate: the estimate in words)"},
+		"estimate": {"type": "object", "description": "type estimate: rows and bytes read per table and in total; null figures are unknown, never zero"},
+		"budget": {"type": "object", "description": "type estimate: SQLENGINE_MAX_SCAN_BYTES and SQLENGINE_MAX_SCAN_ROWS (0: none) and whether the estimate is within them"}}}`
