@@ -305,7 +305,7 @@ func TestExplainQuery(t *testing.T) {
 	}
 	// The schema's enum is the contract: other spellings are refused before
 	// anything runs, naming the accepted values.
-	h.refused(t, "explain_query", map[string]any{"query": "SELECT * FROM a", "type": "io"}, `argument "type" must be one of "LOGICAL", "DISTRIBUTED", "VALIDATE", "IO", got the string "io"`)
+	h.refused(t, "explain_query", map[string]any{"query": "SELECT * FROM a", "type": "io"}, `argument "type" must be one of "LOGICAL", "DISTRIBUTED", "VALIDATE", "IO", "estimate", got the string "io"`)
 	m = h.ok(t, "explain_query", map[string]any{"query": "SELECT * FROM a", "type": "IO", "format": "JSON"})
 	if !strings.Contains(m["plan"].(string), "mcpallowed") {
 		t.Errorf("IO plan = %v", m["plan"])
@@ -317,7 +317,7 @@ func TestExplainQuery(t *testing.T) {
 	// Planning a write executes nothing, so it is allowed even read-only.
 	h.ok(t, "explain_query", map[string]any{"query": "DELETE FROM a"})
 	h.refused(t, "explain_query", map[string]any{"query": "EXPLAIN ANALYZE DELETE FROM a"}, "refused")
-	h.refused(t, "explain_query", map[string]any{"query": "SELECT 1", "type": "PHYSICAL"}, `must be one of "LOGICAL", "DISTRIBUTED", "VALIDATE", "IO", got the string "PHYSICAL"`)
+	h.refused(t, "explain_query", map[string]any{"query": "SELECT 1", "type": "PHYSICAL"}, `must be one of "LOGICAL", "DISTRIBUTED", "VALIDATE", "IO", "estimate", got the string "PHYSICAL"`)
 }
 
 func TestAllowedSchemas(t *testing.T) {
