@@ -136,7 +136,7 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 	defer calls.Close()
 	calls.OfferTasks(keeper)
 	defer keeper.Stop() // after serving: a task still running is cancelled, its query ended
-	mcpserver.New(eng, mcpserver.Options{
+	tools := mcpserver.New(eng, mcpserver.Options{
 		AllowWrites:        own.AllowWrites,
 		Scope:              own.AllowedSchemas,
 		MaxRows:            own.MaxRows,
@@ -145,6 +145,12 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		ImpersonationField: own.ImpersonationField,
 		Clusters:           clusters,
 		Fleet:              own.Fleet,
-	}, logger).Register(calls)
+		CursorTTL:          own.CursorTTL,
+		CursorsPerCaller:   own.CursorsPerCaller,
+		MaxScanBytes:       own.MaxScanBytes,
+		MaxScanRows:        own.MaxScanRows,
+	}, logger)
+	tools.Register(calls)
+	defer tools.Close() // open cursors: their engine queries are cancelled
 	return p.Serve(ctx, s, cfg, so, stderr)
 }

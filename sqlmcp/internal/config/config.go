@@ -55,6 +55,12 @@ type Config struct {
 	// AllowedSchemas, Auth, Exchanger and Profile above are the first's.
 	Clusters []Cluster
 	Fleet    *envconfig.Fleet
+	// CursorTTL and CursorsPerCaller bound execute_query's open cursors
+	// (SQLENGINE_CURSOR_TTL, SQLENGINE_CURSORS_PER_CALLER).
+	CursorTTL        time.Duration
+	CursorsPerCaller int
+	// MaxScanBytes and MaxScanRows are the read budgets (0: none).
+	MaxScanBytes, MaxScanRows int64
 
 	// Profile is the connection profile used ("" when none) and where its
 	// name came from; ConfigPath is the profile file consulted.
@@ -92,6 +98,10 @@ var Vars = append([]envconfig.Var{
 	{Name: "SQLENGINE_TOKEN_EXCHANGE_AUDIENCE", Description: "with SQLENGINE_AUTH=token-exchange: Trino's audience (its http-server.authentication.jwt.required-audience)"},
 	{Name: "SQLENGINE_TOKEN_EXCHANGE_SCOPE", Description: "with SQLENGINE_AUTH=token-exchange: scope asked for in the exchange (optional)"},
 	{Name: "SQLENGINE_CLUSTERS", Description: "comma-separated names of several Trino clusters; each reads SQLENGINE_<NAME>_<VAR> (HOST, PORT, USER, PASSWORD, CATALOG, SCHEMA, SSL, SSL_INSECURE, SCHEME, SOURCE, ALLOWED_SCHEMAS, MAX_RESULT_BYTES, QUERY_TIMEOUT, QUERY_MAX_MEMORY, PROFILE, AUTH, JWT, JWT_FILE, TOKEN_EXCHANGE_*) before SQLENGINE_<VAR>; the first is the default of a call without cluster"},
+	{Name: "SQLENGINE_CURSOR_TTL", Default: "4m", Description: "how long a query with more rows stays open for fetch_more; then it is cancelled on the engine (keep it below Trino's query.client.timeout, default 5m, and raise both together)"},
+	{Name: "SQLENGINE_CURSORS_PER_CALLER", Default: "8", Description: "open cursors one caller may hold; a new one beyond it ends that caller's least recently used"},
+	{Name: "SQLENGINE_MAX_SCAN_BYTES", Default: "none", Description: "read budget: a statement the engine estimates to read more bytes (EXPLAIN (TYPE IO)), or whose estimate is unknown, is refused with the estimate (a data size such as 10GB)"},
+	{Name: "SQLENGINE_MAX_SCAN_ROWS", Default: "none", Description: "read budget in rows, judged like SQLENGINE_MAX_SCAN_BYTES"},
 	{Name: "SQLENGINE_PROFILE", Description: "connection profile of ~/.config/sqlengine/config.json|yaml to use"},
 }, tasks.Vars...)
 
@@ -113,6 +123,17 @@ func Read(r *envconfig.Reader, getenv func(string) string) (Config, error) {
 	if c.MaxRows > ceiling {
 		r.Fail("SQLENGINE_MAX_ROWS", r.Lookup("SQLENGINE_MAX_ROWS"), fmt.Sprintf("at most SQLENGINE_MAX_ROWS_CEILING (%d)", ceiling))
 	}
+	// Cursors and read budgets apply to every cluster alike.
+	c.CursorTTL = r.Duration("SQLENGINE_CURSOR_TTL", 4*time.Minute, time.Second)
+	c.CursorsPerCaller = r.Int("SQLENGINE_CURSORS_PER_CALLER", 8, 1, 1000)
+	if v := r.String("SQLENGINE_MAX_SCAN_BYTES", ""); v != "" && v != "none" {
+		n, err := engine.ParseDataSize(v)
+		if err != nil {
+			r.Fail("SQLENGINE_MAX_SCAN_BYTES", v, "a data size of at least 1MB such as 500GB, or none")
+		}
+		c.MaxScanBytes = n
+	}
+	c.MaxScanRows = r.Int64("SQLENGINE_MAX_SCAN_ROWS", 0, 0, 1<<62)
 	c.Impersonation = r.Bool("SQLENGINE_ENABLE_IMPERSONATION", false)
 	c.ImpersonationField = r.Enum("SQLENGINE_IMPERSONATION_FIELD", FieldUsername, FieldUsername, FieldEmail, FieldSubject)
 	oauth, _ := envconfig.ParseBool(r.Lookup("OAUTH_ENABLED"))

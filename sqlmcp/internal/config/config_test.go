@@ -156,3 +156,26 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	return c, err
 }
+
+// TestPagingAndBudgetVariables: the cursor and budget variables are read,
+// default to 4m, 8 and no budget, and bad values are named.
+func TestPagingAndBudgetVariables(t *testing.T) {
+	c, err := FromEnv(getenv(t))
+	if err != nil || c.CursorTTL != 4*time.Minute || c.CursorsPerCaller != 8 || c.MaxScanBytes != 0 || c.MaxScanRows != 0 {
+		t.Fatalf("defaults: %+v %v", c, err)
+	}
+	c, err = FromEnv(getenv(t, "SQLENGINE_CURSOR_TTL", "9m", "SQLENGINE_CURSORS_PER_CALLER", "3", "SQLENGINE_MAX_SCAN_BYTES", "10GB", "SQLENGINE_MAX_SCAN_ROWS", "5000000"))
+	if err != nil || c.CursorTTL != 9*time.Minute || c.CursorsPerCaller != 3 || c.MaxScanBytes != 10<<30 || c.MaxScanRows != 5_000_000 {
+		t.Fatalf("set: %+v %v", c, err)
+	}
+	for _, bad := range [][2]string{
+		{"SQLENGINE_CURSOR_TTL", "0s"}, {"SQLENGINE_CURSOR_TTL", "-1m"}, {"SQLENGINE_CURSOR_TTL", "soon"},
+		{"SQLENGINE_CURSORS_PER_CALLER", "0"}, {"SQLENGINE_CURSORS_PER_CALLER", "-2"}, {"SQLENGINE_CURSORS_PER_CALLER", "1001"}, {"SQLENGINE_CURSORS_PER_CALLER", "many"},
+		{"SQLENGINE_MAX_SCAN_BYTES", "10"}, {"SQLENGINE_MAX_SCAN_BYTES", "lots"}, {"SQLENGINE_MAX_SCAN_BYTES", "-1GB"}, {"SQLENGINE_MAX_SCAN_BYTES", "1XB"},
+		{"SQLENGINE_MAX_SCAN_ROWS", "-1"}, {"SQLENGINE_MAX_SCAN_ROWS", "1e9"}, {"SQLENGINE_MAX_SCAN_ROWS", "ten"},
+	} {
+		if _, err := FromEnv(getenv(t, bad[0], bad[1])); err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("%s=%q: %v", bad[0], bad[1], err)
+		}
+	}
+}

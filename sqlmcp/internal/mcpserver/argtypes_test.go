@@ -30,6 +30,7 @@ func TestWronglyTypedArguments(t *testing.T) {
 		"list_tables":      {"catalog": "sales", "schema": "mcpallowed"},
 		"get_table_schema": {"catalog": "sales", "schema": "mcpallowed", "table": "a"},
 		"explain_query":    {"query": "SELECT 1"},
+		"fetch_more":       {"cursor": "no-such-cursor"},
 	}
 	before := len(trino.Queries())
 	calls, covered := 0, 0

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -41,6 +42,18 @@ type Options struct {
 	Impersonation      bool
 	ImpersonationField string
 
+	// CursorTTL is how long an open query waits for fetch_more before it
+	// is cancelled on the engine; CursorsPerCaller bounds the open
+	// queries of one identity.
+	CursorTTL        time.Duration
+	CursorsPerCaller int
+
+	// MaxScanBytes and MaxScanRows are the read budgets (0: none): a
+	// statement the engine estimates to read more, or whose estimate is
+	// unknown, is refused with the estimate before it runs.
+	MaxScanBytes int64
+	MaxScanRows  int64
+
 	// Clusters are the Trino clusters of SQLENGINE_CLUSTERS, the default
 	// first, and Fleet resolves a call's cluster argument. Without them
 	// New's engine and Scope are the one cluster, and tools take no
@@ -59,6 +72,7 @@ type Cluster struct {
 
 // Tools serves the engine over MCP.
 type Tools struct {
+	curs   *cursors
 	eng    *engine.Client
 	opts   Options
 	logger *slog.Logger
@@ -81,13 +95,20 @@ func New(eng *engine.Client, opts Options, logger *slog.Logger) *Tools {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	t := &Tools{eng: eng, opts: opts, logger: logger}
+	if opts.CursorTTL <= 0 {
+		opts.CursorTTL = DefaultCursorTTL
+	}
+	if opts.CursorsPerCaller <= 0 {
+		opts.CursorsPerCaller = DefaultCursorsPerCaller
+	}
+	// One cursor store for every cluster: a cursor names its own query.
+	t := &Tools{eng: eng, opts: opts, logger: logger, curs: newCursors(opts.CursorTTL, opts.CursorsPerCaller)}
 	if opts.Fleet != nil && opts.Fleet.Named && len(opts.Clusters) > 0 {
 		t.byName = map[string]*Tools{}
 		for _, cl := range opts.Clusters {
 			o := opts
 			o.Scope = cl.Scope
-			t.byName[cl.Name] = &Tools{eng: cl.Engine, opts: o, logger: logger.With("cluster", cl.Name), cluster: cl.Name}
+			t.byName[cl.Name] = &Tools{eng: cl.Engine, opts: o, logger: logger.With("cluster", cl.Name), cluster: cl.Name, curs: t.curs}
 		}
 		def := t.byName[opts.Clusters[0].Name]
 		t.eng, t.opts.Scope, t.cluster = def.eng, def.opts.Scope, def.cluster
@@ -256,8 +277,15 @@ func (t *Tools) inSchema(ctx context.Context, catalog, schema string) (context.C
 	return ctx, catalog, schema, err
 }
 
-// ExecuteResult is the output of execute_query.
-type ExecuteResult = engine.Result
+// budget is the budgets and whether est is within them, as shown in
+// explain_query and dry runs.
+func (t *Tools) budget(est *engine.Estimate) map[string]any {
+	over := t.overBudget(est)
+	return map[string]any{"max_scan_bytes": t.opts.MaxScanBytes, "max_scan_rows": t.opts.MaxScanRows, "within": over == "", "over": over}
+}
+
+// Close ends every open cursor, cancelling its engine query.
+func (t *Tools) Close() { t.curs.closeAll() }
 
 func (t *Tools) listCatalogs(ctx context.Context, in clusterArg) (*mcp.CallToolResult, error) {
 	const tool = "list_catalogs"
@@ -410,6 +438,13 @@ func (t *Tools) explainQuery(ctx context.Context, in explainIn) (*mcp.CallToolRe
 	q := engine.Query{SQL: st.Inner}
 	if err := t.eng.CheckScope(ctx, t.opts.Scope, st, q); err != nil {
 		return t.fail(ctx, tool, err)
+	}
+	if strings.EqualFold(typ, ExplainEstimate) {
+		est, err := t.eng.Estimate(ctx, q)
+		if err != nil {
+			return t.fail(ctx, tool, err)
+		}
+		return result(map[string]any{"type": ExplainEstimate, "format": "JSON", "plan": estimateText(est), "estimate": est, "budget": t.budget(est)})
 	}
 	plan, err := t.eng.Explain(ctx, q, typ, format)
 	if err != nil {

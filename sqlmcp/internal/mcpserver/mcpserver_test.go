@@ -58,8 +58,9 @@ func TestMain(m *testing.M) {
 }
 
 type harness struct {
-	c   *client.Client
-	eng *engine.Client
+	c     *client.Client
+	eng   *engine.Client
+	tools *mcpserver.Tools
 }
 
 func newHarness(t testing.TB, opts mcpserver.Options, mod func(*engine.Config)) *harness {
@@ -86,7 +87,9 @@ func newHarnessWith(t testing.TB, opts mcpserver.Options, mod func(*engine.Confi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	mcpserver.New(eng, opts, nil).Register(p)
+	tools := mcpserver.New(eng, opts, nil)
+	tools.Register(p)
+	t.Cleanup(tools.Close)
 	c, err := client.NewInProcessClient(s.MCPServer)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +104,7 @@ func newHarnessWith(t testing.TB, opts mcpserver.Options, mod func(*engine.Confi
 	if _, err := c.Initialize(context.Background(), init); err != nil {
 		t.Fatal(err)
 	}
-	return &harness{c: c, eng: eng}
+	return &harness{c: c, eng: eng, tools: tools}
 }
 
 // call runs a tool and returns the result's text and whether it is an error.
@@ -187,7 +190,7 @@ func TestToolsListAnnotations(t *testing.T) {
 				t.Errorf("writes=%v: %s readOnlyHint = %v", writes, tool.Name, *tool.Annotations.ReadOnlyHint)
 			}
 		}
-		if strings.Join(names, ",") != "execute_query,explain_query,get_table_schema,list_catalogs,list_schemas,list_tables" {
+		if strings.Join(names, ",") != "execute_query,explain_query,fetch_more,get_table_schema,list_catalogs,list_schemas,list_tables" {
 			t.Errorf("tools = %v", names)
 		}
 	}
@@ -302,7 +305,7 @@ func TestExplainQuery(t *testing.T) {
 	}
 	// The schema's enum is the contract: other spellings are refused before
 	// anything runs, naming the accepted values.
-	h.refused(t, "explain_query", map[string]any{"query": "SELECT * FROM a", "type": "io"}, `argument "type" must be one of "LOGICAL", "DISTRIBUTED", "VALIDATE", "IO", got the string "io"`)
+	h.refused(t, "explain_query", map[string]any{"query": "SELECT * FROM a", "type": "io"}, `argument "type" must be one of "LOGICAL", "DISTRIBUTED", "VALIDATE", "IO", "estimate", got the string "io"`)
 	m = h.ok(t, "explain_query", map[string]any{"query": "SELECT * FROM a", "type": "IO", "format": "JSON"})
 	if !strings.Contains(m["plan"].(string), "mcpallowed") {
 		t.Errorf("IO plan = %v", m["plan"])
@@ -314,7 +317,7 @@ func TestExplainQuery(t *testing.T) {
 	// Planning a write executes nothing, so it is allowed even read-only.
 	h.ok(t, "explain_query", map[string]any{"query": "DELETE FROM a"})
 	h.refused(t, "explain_query", map[string]any{"query": "EXPLAIN ANALYZE DELETE FROM a"}, "refused")
-	h.refused(t, "explain_query", map[string]any{"query": "SELECT 1", "type": "PHYSICAL"}, `must be one of "LOGICAL", "DISTRIBUTED", "VALIDATE", "IO", got the string "PHYSICAL"`)
+	h.refused(t, "explain_query", map[string]any{"query": "SELECT 1", "type": "PHYSICAL"}, `must be one of "LOGICAL", "DISTRIBUTED", "VALIDATE", "IO", "estimate", got the string "PHYSICAL"`)
 }
 
 func TestAllowedSchemas(t *testing.T) {

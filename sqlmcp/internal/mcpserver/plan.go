@@ -35,6 +35,10 @@ func (t *Tools) planExecute(ctx context.Context, in executeIn) (toolcall.Plan, e
 		return toolcall.Plan{}, t.failure(ctx, tool, err)
 	}
 	query, catalog, schema := in.Query, in.Catalog, in.Schema
+	format, err := checkFormat(tool, in.Format)
+	if err != nil {
+		return toolcall.Plan{}, t.failure(ctx, tool, err)
+	}
 	limit := cmp.Or(in.Limit, t.opts.MaxRows) // the schema bounds a given limit by the ceiling
 	st, err := sqlguard.Check(query, sqlguard.Options{AllowWrites: t.opts.AllowWrites})
 	if err != nil {
@@ -54,12 +58,24 @@ func (t *Tools) planExecute(ctx context.Context, in executeIn) (toolcall.Plan, e
 	pl := toolcall.Plan{Class: stmt.Class, Target: target, Commands: []string{st.SQL}}
 	if stmt.Class == toolcall.Read {
 		pl.Describe = func(ctx context.Context) (toolcall.Preview, error) {
+			ctx, err := t.caller(ctx)
+			if err != nil {
+				return toolcall.Preview{}, err
+			}
+			// A dry run shows the engine's estimate and the budgets.
+			est, err := t.eng.Estimate(ctx, engine.Query{SQL: st.Inner, Catalog: q.Catalog, Schema: q.Schema})
+			if err != nil {
+				return toolcall.Preview{}, toMCP(err)
+			}
 			return toolcall.Preview{
-				Summary: fmt.Sprintf("Run a read-only %s statement on Trino at %s as user %s; it changes nothing.", stmt.Verb, target, t.engineUser(ctx)),
+				Summary: fmt.Sprintf("Run a read-only %s statement on Trino at %s as user %s; it changes nothing. %s.", stmt.Verb, target, t.engineUser(ctx), estimateText(est)),
+				State:   map[string]any{"estimate": est, "budget": t.budget(est)},
 				Effect:  "none: the statement only reads",
 			}, nil
 		}
-		pl.Run = func(ctx context.Context) (*mcp.CallToolResult, error) { return t.runQuery(ctx, tool, st, q, true) }
+		pl.Run = func(ctx context.Context) (*mcp.CallToolResult, error) {
+			return t.runQuery(ctx, tool, st, q, format, true)
+		}
 		return pl, nil
 	}
 	cctx, err := t.caller(ctx)
@@ -77,7 +93,9 @@ func (t *Tools) planExecute(ctx context.Context, in executeIn) (toolcall.Plan, e
 		pv, err := t.describeWrite(ctx, st, q, stmt, target)
 		return pv, toMCP(err)
 	}
-	pl.Run = func(ctx context.Context) (*mcp.CallToolResult, error) { return t.runQuery(ctx, tool, st, q, false) }
+	pl.Run = func(ctx context.Context) (*mcp.CallToolResult, error) {
+		return t.runQuery(ctx, tool, st, q, format, false)
+	}
 	return pl, nil
 }
 
@@ -94,7 +112,7 @@ func (t *Tools) executeQuery(ctx context.Context, in executeIn) (*mcp.CallToolRe
 // runQuery runs the checked statement; scope says whether the
 // allowed-schemas check is still to be done (reads; writes did it when
 // planned).
-func (t *Tools) runQuery(ctx context.Context, tool string, st *sqlguard.Statement, q engine.Query, scope bool) (*mcp.CallToolResult, error) {
+func (t *Tools) runQuery(ctx context.Context, tool string, st *sqlguard.Statement, q engine.Query, format string, scope bool) (*mcp.CallToolResult, error) {
 	ctx, err := t.caller(ctx)
 	if err != nil {
 		return t.fail(ctx, tool, err)
@@ -104,12 +122,12 @@ func (t *Tools) runQuery(ctx context.Context, tool string, st *sqlguard.Statemen
 			return t.fail(ctx, tool, err)
 		}
 	}
-	res, err := t.eng.Query(ctx, q)
-	if err != nil {
-		return t.fail(ctx, tool, err)
+	if t.budgeted() {
+		if _, err := t.checkBudget(ctx, tool, st, q); err != nil {
+			return t.fail(ctx, tool, err)
+		}
 	}
-	t.logger.Debug("query ran", "query_id", res.QueryID, "rows", res.RowCount, "truncated", res.Truncated, "elapsed_ms", res.ElapsedMS)
-	return result(res)
+	return t.openPage(ctx, tool, q, format)
 }
 
 // engineUser is the user the engine runs the call's queries as.

@@ -24,6 +24,14 @@ type executeIn struct {
 	Limit   int    `json:"limit,omitempty" minimum:"1"`
 	Catalog string `json:"catalog,omitempty" jsonschema:"catalog for unqualified names in this query (default: the configured catalog)"`
 	Schema  string `json:"schema,omitempty" jsonschema:"schema for unqualified names in this query (default: the configured schema)"`
+	Format  string `json:"format,omitempty" jsonschema:"result format: json (rows as arrays, the default), csv or markdown (the text of the table, in data)"`
+}
+
+type fetchIn struct {
+	Cursor string `json:"cursor" jsonschema:"the next_cursor of the previous page (execute_query or fetch_more)" minLength:"1"`
+	// The bound and the description name the operator's ceiling (Schema).
+	Limit  int    `json:"limit,omitempty" minimum:"1"`
+	Format string `json:"format,omitempty" jsonschema:"result format: json, csv or markdown (default: the format the query was started with)"`
 }
 
 type schemasIn struct {
@@ -69,12 +77,13 @@ func (t *Tools) Register(calls *toolcall.Pipeline) {
 	exec := toolcall.Tool{
 		Name: "execute_query",
 		Description: "Run one SQL statement on the Trino engine and return its rows (columns in query order, values typed). " +
-			"Reading stops at the limit and the rest of the query is cancelled; truncated tells whether more rows existed.",
+			"Reading stops at the limit; when more rows exist, truncated is true and next_cursor holds the engine query open: pass it to fetch_more for the next page (it expires after " + t.opts.CursorTTL.String() + " without a fetch).",
 		Effect: read("Run SQL"),
 		Schema: func(s *jsonschema.Schema) {
 			limit := s.Properties["limit"]
 			limit.Maximum = jsonschema.Ptr(float64(t.opts.MaxRowsCeiling))
-			limit.Description = fmt.Sprintf("most rows to return (default %d, at most %d, the operator's SQLENGINE_MAX_ROWS_CEILING)", t.opts.MaxRows, t.opts.MaxRowsCeiling)
+			limit.Description = fmt.Sprintf("most rows to return (default %d, at most %d, the operator's SQLENGINE_MAX_ROWS_CEILING); when more exist, next_cursor continues the same query with fetch_more", t.opts.MaxRows, t.opts.MaxRowsCeiling)
+			s.Properties["format"].Enum = enum(formats)
 		},
 		Options: output(executeOutput),
 	}
@@ -90,6 +99,17 @@ func (t *Tools) Register(calls *toolcall.Pipeline) {
 		toolcall.AddRead(calls, t.withCluster(exec), t.executeQuery, toolcall.AsTask())
 	}
 
+	toolcall.AddRead(calls, toolcall.Tool{Name: "fetch_more",
+		Description: "Read the next page of a query started by execute_query: the same engine query continues (it is not run again). " +
+			"Returns the same fields as execute_query, with next_cursor while rows remain. A cursor belongs to the caller who started the query.",
+		Effect:  toolcall.Effect{Title: "Fetch more rows", Most: toolcall.Read},
+		Options: output(executeOutput),
+		Schema: func(s *jsonschema.Schema) {
+			limit := s.Properties["limit"]
+			limit.Maximum = jsonschema.Ptr(float64(t.opts.MaxRowsCeiling))
+			limit.Description = fmt.Sprintf("most rows to return (default: the limit of the execute_query call, at most %d)", t.opts.MaxRowsCeiling)
+			s.Properties["format"].Enum = enum(formats)
+		}}, t.fetchMore)
 	toolcall.AddRead(calls, t.withCluster(toolcall.Tool{Name: "list_catalogs", Description: "List the engine's catalogs.",
 		Effect: read("List catalogs"), Options: output(catalogsOutput)}), t.listCatalogs)
 	toolcall.AddRead(calls, t.withCluster(toolcall.Tool{Name: "list_schemas", Description: "List the schemas of a catalog.",
@@ -102,10 +122,11 @@ func (t *Tools) Register(calls *toolcall.Pipeline) {
 		toolcall.AddRead(calls, toolcall.Tool{Name: "list_clusters", Description: "List the Trino clusters this server can query (the cluster argument of every tool), the default first: coordinator URL, default catalog and schema, how sqlmcp authenticates and the allowed schemas.",
 			Effect: read("List clusters"), Options: output(clustersOutput)}, t.listClusters)
 	}
-	toolcall.AddRead(calls, t.withCluster(toolcall.Tool{Name: "explain_query", Description: "Show the engine's plan for a statement without executing it: LOGICAL, DISTRIBUTED, VALIDATE or IO, as TEXT, JSON or GRAPHVIZ.",
+	toolcall.AddRead(calls, t.withCluster(toolcall.Tool{Name: "explain_query", Description: "Show the engine's plan for a statement without executing it: LOGICAL, DISTRIBUTED, VALIDATE or IO, as TEXT, JSON or GRAPHVIZ; " +
+		"type estimate returns the engine's estimate of the rows and bytes it reads per table and in total (null when the engine does not know) and the server's read budgets.",
 		Effect: read("Explain SQL"), Options: output(explainOutput),
 		Schema: func(s *jsonschema.Schema) {
-			s.Properties["type"].Enum = enum(engine.ExplainTypes)
+			s.Properties["type"].Enum = append(enum(engine.ExplainTypes), ExplainEstimate)
 			s.Properties["format"].Enum = enum(engine.ExplainFormats)
 		}}), t.explainQuery)
 }
@@ -177,15 +198,18 @@ func enum(values []string) []any {
 // The tools' output schemas: what structuredContent holds.
 
 const executeOutput = `{"type": "object", "additionalProperties": false,
-	"required": ["columns", "rows", "row_count", "truncated", "limit", "query_id", "elapsed_ms"],
+	"required": ["columns", "row_count", "truncated", "limit", "query_id", "elapsed_ms"],
 	"properties": {
 		"columns": {"type": "array", "description": "result columns in the query's order, with Trino types",
 			"items": {"type": "object", "additionalProperties": false, "required": ["name", "type"],
 				"properties": {"name": {"type": "string"}, "type": {"type": "string"}}}},
 		"rows": {"type": "array", "items": {"type": "array"},
-			"description": "rows as arrays in column order; NULL is null, decimals are exact strings, dates and timestamps ISO 8601"},
+			"description": "rows as arrays in column order; NULL is null, decimals are exact strings, dates and timestamps ISO 8601 (format json)"},
+		"format": {"type": "string", "enum": ["csv", "markdown"], "description": "the format of data (absent for json)"},
+		"data": {"type": "string", "description": "the rows as a CSV or markdown table with a header line (format csv or markdown)"},
+		"next_cursor": {"type": "string", "description": "present when more rows exist: pass it to fetch_more to continue the same engine query"},
 		"row_count": {"type": "integer", "description": "rows returned"},
-		"truncated": {"type": "boolean", "description": "true when more rows existed than were returned (row limit or byte cap)"},
+		"truncated": {"type": "boolean", "description": "true when more rows exist than were returned (row limit or byte cap); next_cursor then continues"},
 		"limit": {"type": "integer", "description": "the row limit applied"},
 		"query_id": {"type": "string", "description": "the engine's query id"},
 		"elapsed_ms": {"type": "integer", "description": "wall time of the call in milliseconds"}}}`
@@ -227,4 +251,6 @@ const explainOutput = `{"type": "object", "additionalProperties": false, "requir
 	"properties": {
 		"type": {"type": "string", "description": "plan type"},
 		"format": {"type": "string", "description": "plan format"},
-		"plan": {"type": "string", "description": "the engine's plan"}}}`
+		"plan": {"type": "string", "description": "the engine's plan (type estimate: the estimate in words)"},
+		"estimate": {"type": "object", "description": "type estimate: rows and bytes read per table and in total; null figures are unknown, never zero"},
+		"budget": {"type": "object", "description": "type estimate: SQLENGINE_MAX_SCAN_BYTES and SQLENGINE_MAX_SCAN_ROWS (0: none) and whether the estimate is within them"}}}`

@@ -682,11 +682,11 @@ type ioTable struct {
 }
 
 type ioEstimate struct {
-	OutputRowCount    float64 `json:"outputRowCount"`
-	OutputSizeInBytes float64 `json:"outputSizeInBytes"`
-	CPUCost           float64 `json:"cpuCost"`
-	MaxMemory         float64 `json:"maxMemory"`
-	NetworkCost       float64 `json:"networkCost"`
+	OutputRowCount    estFloat `json:"outputRowCount"`
+	OutputSizeInBytes estFloat `json:"outputSizeInBytes"`
+	CPUCost           estFloat `json:"cpuCost"`
+	MaxMemory         estFloat `json:"maxMemory"`
+	NetworkCost       estFloat `json:"networkCost"`
 }
 
 type ioInput struct {
@@ -736,13 +736,13 @@ func (s *Server) ioPlan(ctx context.Context, plan string, refs []infoRef, sess s
 			return
 		}
 		seen[key] = true
-		out.InputTableColumnInfos = append(out.InputTableColumnInfos, ioInput{Table: t, ColumnConstraints: []any{}, Estimate: ioEstimate{OutputRowCount: rows}})
+		out.InputTableColumnInfos = append(out.InputTableColumnInfos, ioInput{Table: t, ColumnConstraints: []any{}, Estimate: s.inputEstimate(ctx, t, rows)})
 	}
 	var walk func(n map[string]any)
 	walk = func(n map[string]any) {
 		if extra, ok := n["extra_info"].(map[string]any); ok {
 			if name, ok := extra["Table"].(string); ok {
-				var rows float64
+				rows := -1.0 // unknown unless DuckDB says
 				if est, ok := extra["Estimated Cardinality"].(string); ok {
 					_, _ = fmt.Sscan(est, &rows)
 				}
@@ -769,7 +769,7 @@ func (s *Server) ioPlan(ctx context.Context, plan string, refs []infoRef, sess s
 		walk(n)
 	}
 	for _, r := range refs {
-		add(newIOTable(r.catalog, "information_schema", r.table), 0)
+		add(newIOTable(r.catalog, "information_schema", r.table), -1)
 	}
 	sort.SliceStable(out.InputTableColumnInfos, func(i, j int) bool {
 		a, b := out.InputTableColumnInfos[i].Table, out.InputTableColumnInfos[j].Table
