@@ -463,7 +463,12 @@ func (t StatTable) Names() []string {
 // AppendJSON appends the rows as a JSON array of objects: the chosen columns
 // in order, numbers as numbers written as HAProxy sent them, empty cells
 // left out, and "object_type". Keys are quoted once per answer, not per row.
-func (t StatTable) AppendJSON(b []byte) []byte {
+func (t StatTable) AppendJSON(b []byte) []byte { return t.AppendJSONWith(b, nil) }
+
+// AppendJSONWith is AppendJSON with lead written first in every row object:
+// one or more `"key":value` members without a trailing comma (a fleet's
+// "instance"), nil for none.
+func (t StatTable) AppendJSONWith(b, lead []byte) []byte {
 	if t.h == nil || len(t.Rows) == 0 {
 		return append(b, "[]"...)
 	}
@@ -486,7 +491,8 @@ func (t StatTable) AppendJSON(b []byte) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, '{')
-		first := true
+		b = append(b, lead...)
+		first := len(lead) == 0
 		for k, i := range cols {
 			v := r.at(i)
 			if v == "" {

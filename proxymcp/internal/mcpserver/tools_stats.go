@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/fleet"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
@@ -74,7 +75,9 @@ func (t *tools) statsTools() {
 			if table, err = table.Columns(fields); err != nil {
 				return result{}, &validate.Error{Arg: "fields", Rule: err.Error() + "; call show_stat with fields [\"all\"] to see every column"}
 			}
-			return result{raw: statJSON(src, table), summary: statSummary(src, table)}, nil
+			return result{raw: statJSON(src, table), summary: statSummary(src, table), src: src, table: &table,
+				data:  map[string]any{"source": string(src), "count": len(table.Rows), "fields": table.Names()},
+				items: func() []fleet.Item { return fleet.StatItems(table.Rows) }}, nil
 		})
 
 	addChange(t, "clear_counters", "Clear statistics counters",
@@ -297,6 +300,8 @@ func (t *tools) miscTools() {
 			}
 			fields["tools"] = toolSupport(cp, t.names)
 			fields["commands"] = cp.Support()
-			return ok(haproxy.SourceRuntime, fields), nil
+			r := ok(haproxy.SourceRuntime, fields)
+			r.persistence = true
+			return r, nil
 		})
 }
