@@ -568,6 +568,7 @@ func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fle
 	ch := fleet.Change{
 		Call:     fleet.ToolCall{Tool: name, Args: rest},
 		Commands: fleetCommands(ms, plans), // nil in an outcome: nothing was sent there
+		Sent:     func(m fleet.Member, src haproxy.Source) []string { return sentBy(plans[byName[m.Name]], src) },
 		Apply: func(ctx context.Context, m fleet.Member) (haproxy.Applied, haproxy.Source, error) {
 			i := byName[m.Name]
 			res, err := plans[i].run(ctx)
@@ -591,7 +592,7 @@ func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fle
 	var names []string
 	for i, o := range outs {
 		names = append(names, o.Instance)
-		entry := map[string]any{"instance": o.Instance, "sent": sentBy(plans[i].commands, o.Source), "applied": o.Applied, "changed": o.Changed, "answer": o.Answer}
+		entry := map[string]any{"instance": o.Instance, "sent": o.Sent, "applied": o.Applied, "changed": o.Changed, "answer": o.Answer}
 		if o.Sent == nil {
 			entry["sent"] = []string{}
 		}
@@ -646,16 +647,12 @@ func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fle
 	return shape(ctx, name, eff, result{data: data, summary: b.String()}, nil)
 }
 
-// statsFallback starts the planned command that only the stats page
-// fallback sends (haproxy's command builder words it so).
-const statsFallback = "only if the runtime API cannot be reached: "
-
 // sentBy keeps the planned commands the back end that answered was sent:
 // the runtime API's, or the stats page fallback's.
-func sentBy(commands []string, src haproxy.Source) []string {
+func sentBy(p planned, src haproxy.Source) []string {
 	out := []string{}
-	for _, c := range commands {
-		if strings.Contains(c, statsFallback) == (src == haproxy.SourceStats) {
+	for _, c := range p.commands {
+		if slices.Contains(p.fallback, c) == (src == haproxy.SourceStats) {
 			out = append(out, c)
 		}
 	}

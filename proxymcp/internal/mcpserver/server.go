@@ -166,6 +166,9 @@ type planned struct {
 	// (two drains of the last two servers at once).
 	key      string
 	commands []string
+	// fallback are the commands of commands that only the stats page
+	// fallback sends (haproxy.Commands.Fallback).
+	fallback []string
 	describe func(ctx context.Context) (toolcall.Preview, error)
 	run      func(ctx context.Context) (result, error)
 }
