@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -543,4 +544,120 @@ func isInt(s string) bool {
 		return err == nil
 	}
 	return true
+}
+
+// shown is the positions of the columns shown, in order.
+func (t StatTable) shown() []int {
+	if t.cols != nil {
+		return t.cols
+	}
+	cols := make([]int, 0, len(t.h.names))
+	for i, n := range t.h.names {
+		if n != "" {
+			cols = append(cols, i)
+		}
+	}
+	return cols
+}
+
+// AppendTableJSON appends the rows in the compact "table" representation,
+// as the members `"fields":[…],"layouts":[…],"rows":[…]`:
+//
+//   - fields names the columns shown, in order;
+//   - layouts has one entry per object type present, in order of first
+//     appearance: {"object_type":"server","fields":[0,1,2,…]}, the positions
+//     in fields of the columns that type's rows have a value in (a column
+//     empty in every row of a type is left out of its layout);
+//   - each row is an array: its layout's position, then its value for each
+//     of the layout's fields in order — numbers as numbers written as HAProxy
+//     sent them, text as strings, null for an empty cell, trailing empty
+//     cells left out.
+//
+// It is the same data as AppendJSON (a row's object is {fields[layout.fields[i]]:
+// row[i+1]} for every non-null value, plus object_type), without each
+// row repeating every column name: about the size of HAProxy's CSV.
+func (t StatTable) AppendTableJSON(b []byte) []byte {
+	b = append(b, `"fields":[`...)
+	if t.h == nil {
+		return append(b, `],"layouts":[],"rows":[]`...)
+	}
+	cols := t.shown()
+	for k, i := range cols {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, t.h.names[i])
+	}
+	b = append(b, `],"layouts":[`...)
+	// One layout per object type: the shown columns set in any of its rows.
+	var types []string
+	var used [][]bool
+	rowLayout := make([]int, len(t.Rows))
+	for n, r := range t.Rows {
+		typ := r.Type()
+		l := slices.Index(types, typ)
+		if l < 0 {
+			l = len(types)
+			types = append(types, typ)
+			used = append(used, make([]bool, len(cols)))
+		}
+		rowLayout[n] = l
+		u := used[l]
+		for k, i := range cols {
+			if !u[k] && r.at(i) != "" {
+				u[k] = true
+			}
+		}
+	}
+	layouts := make([][]int, len(types))
+	for l, typ := range types {
+		if l > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '{')
+		if typ != "" {
+			b = append(b, `"object_type":`...)
+			b = appendJSONString(b, typ)
+			b = append(b, ',')
+		}
+		b = append(b, `"fields":[`...)
+		for k, u := range used[l] {
+			if u {
+				if len(layouts[l]) > 0 {
+					b = append(b, ',')
+				}
+				layouts[l] = append(layouts[l], k)
+				b = strconv.AppendInt(b, int64(k), 10)
+			}
+		}
+		b = append(b, "]}"...)
+	}
+	b = append(b, `],"rows":[`...)
+	for n, r := range t.Rows {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		l := rowLayout[n]
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(l), 10)
+		fields := layouts[l]
+		last := len(fields) - 1
+		for last >= 0 && r.at(cols[fields[last]]) == "" {
+			last--
+		}
+		for _, k := range fields[:last+1] {
+			b = append(b, ',')
+			i := cols[k]
+			switch v := r.at(i); {
+			case v == "":
+				b = append(b, "null"...)
+			case !t.h.text[i] && isInt(v):
+				b = append(b, v...)
+			default:
+				b = appendJSONString(b, v)
+			}
+		}
+		b = append(b, ']')
+	}
+	return append(b, ']')
 }
