@@ -31,7 +31,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	version  *Version // detected once, on first success
-	commands Commands // from "help" at detection; nil when unknown or assumed
+	commands Commands // from "help" at detection; nil when unknown
 }
 
 // New returns a Client; rt or st may be nil.
