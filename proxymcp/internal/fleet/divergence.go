@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 
@@ -446,15 +445,4 @@ func ServerDetailItem(d haproxy.ServerDetail) Item {
 		it.Fields = append(it.Fields, Field{FieldAdminState, haproxy.AdminStateName(adm)})
 	}
 	return it
-}
-
-// SortDivergences orders divergences by kind and object (for stable output
-// when objects were discovered in different orders).
-func SortDivergences(ds []Divergence) {
-	sort.SliceStable(ds, func(i, j int) bool {
-		if ds[i].Kind != ds[j].Kind {
-			return ds[i].Kind < ds[j].Kind
-		}
-		return ds[i].Object < ds[j].Object
-	})
 }
