@@ -85,7 +85,10 @@ func BenchmarkShowInfoConcurrentHTTP(b *testing.B) {
 		floor = append(floor, d...)
 	}
 
-	srv := e2e.StartHTTP(b, bin, append(haproxyEnv(h, "unix"), "PROXY_RUNTIME_MAX_CONNS=4", "LOG_LEVEL=error"))
+	srv := e2e.StartHTTP(b, bin, append(haproxyEnv(h, "unix"), "PROXY_RUNTIME_MAX_CONNS=4", "LOG_LEVEL=error",
+		// 50 callers of one identity: each session holds a request and a
+		// listening stream open.
+		"MCP_MAX_INFLIGHT_PER_IDENTITY=200", "MCP_MAX_SESSIONS_PER_IDENTITY=100"))
 	sessions := make([]*mcp.ClientSession, callers)
 	for i := range sessions {
 		sessions[i] = e2e.Connect(b, srv.MCPURL(), nil)
