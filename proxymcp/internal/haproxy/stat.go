@@ -56,15 +56,6 @@ func (r StatRow) at(i int) string {
 	return r.text[start:r.ends[i]]
 }
 
-// record returns the row's cells, as encoding/csv would read them.
-func (r StatRow) record() []string {
-	out := make([]string, len(r.ends))
-	for i := range out {
-		out[i] = r.at(i)
-	}
-	return out
-}
-
 // ParseStatCSV parses HAProxy's CSV statistics by header name. It accepts
 // quoted fields with commas and doubled quotes, the "-" separator column
 // and later versions' extra columns.
@@ -232,22 +223,6 @@ func (r StatRow) num(i int) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(r.at(i), 10, 64)
 	return n, err == nil
-}
-
-// Get returns a column's value (int64 or string) and whether it is set.
-func (r StatRow) Get(name string) (any, bool) {
-	if name == "object_type" {
-		t := r.Type()
-		return t, t != ""
-	}
-	v, ok := r.cell(name)
-	if !ok {
-		return nil, false
-	}
-	if n, isNum := r.num(r.h.index[name]); isNum {
-		return n, true
-	}
-	return v, true
 }
 
 // Str returns a column as text ("" when absent).
