@@ -1,8 +1,6 @@
 package fleet
 
 import (
-	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -362,9 +360,10 @@ func take(slab *[]Field, rows int, fs ...Field) []Field {
 	return (*slab)[start:len(*slab):len(*slab)]
 }
 
-// maxconnText is maxconn on a number's text.
+// maxconnText is maxconn on a number's text: an empty cell (no limit
+// reported, as the stats page leaves it) reads "unlimited" too.
 func maxconnText(n string) string {
-	if n == "0" {
+	if n == "0" || n == "" {
 		return "unlimited"
 	}
 	return n
@@ -418,13 +417,14 @@ func ACLItems(entries []haproxy.PatternEntry) []Item {
 }
 
 // LookupItem describes one get_map/get_acl answer for sample: whether it
-// matched and, for a map, the value it gave.
+// matched ("true" or "false": HAProxy says found=yes for a map, match=yes
+// for an ACL) and, for a map, the value it gave.
 func LookupItem(kind haproxy.MapKind, sample string, answer map[string]any) Item {
 	k := KindMapEntry
 	if kind == haproxy.KindACL {
 		k = KindACLEntry
 	}
-	it := Item{Kind: k, Key: sample, Fields: []Field{{FieldMatch, fmt.Sprint(answer["match"])}}}
+	it := Item{Kind: k, Key: sample, Fields: []Field{{FieldMatch, strconv.FormatBool(Matched(answer))}}}
 	if kind == haproxy.KindMap {
 		v, _ := answer["value"].(string)
 		it.Fields = append(it.Fields, Field{FieldValue, v})
@@ -432,13 +432,17 @@ func LookupItem(kind haproxy.MapKind, sample string, answer map[string]any) Item
 	return it
 }
 
-// SortDivergences orders divergences by kind and object (for stable output
-// when objects were discovered in different orders).
-func SortDivergences(ds []Divergence) {
-	sort.SliceStable(ds, func(i, j int) bool {
-		if ds[i].Kind != ds[j].Kind {
-			return ds[i].Kind < ds[j].Kind
-		}
-		return ds[i].Object < ds[j].Object
-	})
+// Matched reports whether a get_map/get_acl answer matched.
+func Matched(answer map[string]any) bool {
+	return answer["found"] == "yes" || answer["match"] == "yes"
+}
+
+// ServerDetailItem describes get_server's server: as ServerItems, plus its
+// administrative state when the runtime API gave its state row.
+func ServerDetailItem(d haproxy.ServerDetail) Item {
+	it := ServerItems([]haproxy.Server{d.Server})[0]
+	if adm, ok := d.State["srv_admin_state"].(int64); ok {
+		it.Fields = append(it.Fields, Field{FieldAdminState, haproxy.AdminStateName(adm)})
+	}
+	return it
 }

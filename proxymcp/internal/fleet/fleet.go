@@ -230,9 +230,10 @@ type Change struct {
 	Call ToolCall
 	// Commands are the runtime API commands each instance is sent.
 	Commands []string
-	// StatsAction describes what is sent instead when the stats page's
-	// admin form makes the change (the runtime API unreachable).
-	StatsAction string
+	// Sent, optional, says what one instance was sent, from the back end
+	// that answered (the stats page's admin form instead of the runtime
+	// API's commands, when the runtime API was unreachable); nil: Commands.
+	Sent func(m Member, src haproxy.Source) []string
 	// Apply makes the change on one instance.
 	Apply func(ctx context.Context, m Member) (haproxy.Applied, haproxy.Source, error)
 	// Undo, optional, reads one instance before the change and returns the
@@ -314,8 +315,8 @@ func writeOne(ctx context.Context, m Member, ch Change) Outcome {
 	}
 	res, src, err := ch.Apply(ctx, m)
 	o.Source = src
-	if src == haproxy.SourceStats && ch.StatsAction != "" {
-		o.Sent = []string{ch.StatsAction}
+	if ch.Sent != nil {
+		o.Sent = ch.Sent(m, src)
 	}
 	if err == nil {
 		o.Applied, o.Changed, o.Answer, o.State = true, res.Changed, res.Message, res.State

@@ -343,9 +343,14 @@ func TestDivergenceAfterChangeBehindTheBack(t *testing.T) {
 func drain(backend, server, state string) fleet.Change {
 	cmd := "set server " + backend + "/" + server + " state " + state
 	return fleet.Change{
-		Call:        fleet.ToolCall{Tool: "set_server_state", Args: map[string]any{"backend": backend, "server": server, "state": state}},
-		Commands:    []string{cmd},
-		StatsAction: "stats page admin form: " + state + " " + backend + "/" + server,
+		Call:     fleet.ToolCall{Tool: "set_server_state", Args: map[string]any{"backend": backend, "server": server, "state": state}},
+		Commands: []string{cmd},
+		Sent: func(_ fleet.Member, src haproxy.Source) []string {
+			if src == haproxy.SourceStats {
+				return []string{"stats page admin form: " + state + " " + backend + "/" + server}
+			}
+			return []string{cmd}
+		},
 		Apply: func(ctx context.Context, m fleet.Member) (haproxy.Applied, haproxy.Source, error) {
 			c := m.Client
 			src, res, err := c.SetServerState(ctx, backend, server, state)

@@ -114,6 +114,19 @@ func cmdCommitMap(ver, ref string) string { return "commit map " + ver + " " + r
 // is only known when it runs.
 const newVersionPlaceholder = "@<new version>"
 
+// AdminCommands is what an admin change sends: its runtime API commands, and
+// the stats page request it falls back to when the runtime API cannot be
+// reached (worded so in a preview; nil when there is none).
+type AdminCommands struct {
+	Runtime  []string
+	Fallback []string
+}
+
+// All lists every command a preview shows, the runtime API's first.
+func (c AdminCommands) All() []string {
+	return append(append(make([]string, 0, len(c.Runtime)+len(c.Fallback)), c.Runtime...), c.Fallback...)
+}
+
 // fallback words the stats page request an admin change falls back to when
 // the runtime API cannot be reached; nil when there is none.
 func (c *Client) fallback(backend, server, action string) []string {
@@ -151,13 +164,13 @@ func (c *Client) DelServerCommands(backend, server string, drain bool, wait time
 }
 
 // SetServerStateCommands is what SetServerState sends.
-func (c *Client) SetServerStateCommands(backend, server, state string) []string {
-	return append([]string{cmdState(backend, server, state)}, c.fallback(backend, server, stateActions[state])...)
+func (c *Client) SetServerStateCommands(backend, server, state string) AdminCommands {
+	return AdminCommands{Runtime: []string{cmdState(backend, server, state)}, Fallback: c.fallback(backend, server, stateActions[state])}
 }
 
 // SetServerHealthCommands is what SetServerHealth sends.
-func (c *Client) SetServerHealthCommands(backend, server, health string) []string {
-	return append([]string{cmdHealth(backend, server, health)}, c.fallback(backend, server, healthActions[health])...)
+func (c *Client) SetServerHealthCommands(backend, server, health string) AdminCommands {
+	return AdminCommands{Runtime: []string{cmdHealth(backend, server, health)}, Fallback: c.fallback(backend, server, healthActions[health])}
 }
 
 func checkVerb(enable bool) string {
@@ -168,21 +181,21 @@ func checkVerb(enable bool) string {
 }
 
 // SetHealthCheckCommands is what SetHealthCheck sends.
-func (c *Client) SetHealthCheckCommands(backend, server string, enable bool) []string {
+func (c *Client) SetHealthCheckCommands(backend, server string, enable bool) AdminCommands {
 	action := statspage.ActionHealthDisable
 	if enable {
 		action = statspage.ActionHealthEnable
 	}
-	return append([]string{cmdCheck(checkVerb(enable), "health", backend, server)}, c.fallback(backend, server, action)...)
+	return AdminCommands{Runtime: []string{cmdCheck(checkVerb(enable), "health", backend, server)}, Fallback: c.fallback(backend, server, action)}
 }
 
 // SetAgentCheckCommands is what SetAgentCheck sends.
-func (c *Client) SetAgentCheckCommands(backend, server string, enable bool) []string {
+func (c *Client) SetAgentCheckCommands(backend, server string, enable bool) AdminCommands {
 	action := statspage.ActionAgentDisable
 	if enable {
 		action = statspage.ActionAgentEnable
 	}
-	return append([]string{cmdCheck(checkVerb(enable), "agent", backend, server)}, c.fallback(backend, server, action)...)
+	return AdminCommands{Runtime: []string{cmdCheck(checkVerb(enable), "agent", backend, server)}, Fallback: c.fallback(backend, server, action)}
 }
 
 // agentAction is the stats page action for an agent state change alone.
@@ -197,7 +210,7 @@ func agentAction(a AgentSettings) string {
 }
 
 // SetServerAgentCommands is what SetServerAgent sends, in order.
-func (c *Client) SetServerAgentCommands(backend, server string, a AgentSettings) []string {
+func (c *Client) SetServerAgentCommands(backend, server string, a AgentSettings) AdminCommands {
 	var out []string
 	if a.State != "" {
 		out = append(out, cmdAgentState(backend, server, a.State))
@@ -211,10 +224,11 @@ func (c *Client) SetServerAgentCommands(backend, server string, a AgentSettings)
 	if a.Send != "" {
 		out = append(out, cmdAgentSend(backend, server, a.Send))
 	}
+	cmds := AdminCommands{Runtime: out}
 	if a.State != "" {
-		out = append(out, c.fallback(backend, server, agentAction(a))...)
+		cmds.Fallback = c.fallback(backend, server, agentAction(a))
 	}
-	return out
+	return cmds
 }
 
 // SetServerMaxconnCommands is what SetServerMaxconn sends.

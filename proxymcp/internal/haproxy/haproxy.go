@@ -31,7 +31,7 @@ type Client struct {
 
 	mu       sync.Mutex
 	version  *Version // detected once, on first success
-	commands Commands // from "help" at detection; nil when unknown or assumed
+	commands Commands // from "help" at detection; nil when unknown
 }
 
 // New returns a Client; rt or st may be nil.
@@ -107,6 +107,15 @@ func (c *Client) exec(ctx context.Context, cmd string) (string, error) {
 	return c.Runtime.Execute(ctx, cmd)
 }
 
+// read runs a command that changes nothing, sharing the answer of an
+// identical one already on its way (runtimeapi.Client.Read).
+func (c *Client) read(ctx context.Context, cmd string) (string, error) {
+	if c.Runtime == nil {
+		return "", ErrRuntimeDisabled
+	}
+	return c.Runtime.Read(ctx, cmd)
+}
+
 // execGated runs cmd after checking that the version supports feature.
 func (c *Client) execGated(ctx context.Context, feature, cmd string) (string, error) {
 	if err := c.Require(ctx, feature); err != nil {
@@ -131,7 +140,7 @@ func unreachable(err error) bool {
 func (c *Client) statCSV(ctx context.Context) ([]StatRow, Source, error) {
 	var attempts []Attempt
 	if c.Runtime != nil {
-		out, err := c.Runtime.Execute(ctx, "show stat")
+		out, err := c.Runtime.Read(ctx, "show stat")
 		if err == nil {
 			rows, perr := parseStat(out)
 			return rows, SourceRuntime, perr

@@ -20,7 +20,7 @@ import (
 
 // ShowInfo returns "show info" as an object.
 func (c *Client) ShowInfo(ctx context.Context) (map[string]any, error) {
-	out, err := c.exec(ctx, "show info")
+	out, err := c.read(ctx, "show info")
 	if err != nil {
 		return nil, err
 	}

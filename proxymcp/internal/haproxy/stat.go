@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -53,15 +54,6 @@ func (r StatRow) at(i int) string {
 		start = int(r.ends[i-1]) + 1
 	}
 	return r.text[start:r.ends[i]]
-}
-
-// record returns the row's cells, as encoding/csv would read them.
-func (r StatRow) record() []string {
-	out := make([]string, len(r.ends))
-	for i := range out {
-		out[i] = r.at(i)
-	}
-	return out
 }
 
 // ParseStatCSV parses HAProxy's CSV statistics by header name. It accepts
@@ -231,22 +223,6 @@ func (r StatRow) num(i int) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(r.at(i), 10, 64)
 	return n, err == nil
-}
-
-// Get returns a column's value (int64 or string) and whether it is set.
-func (r StatRow) Get(name string) (any, bool) {
-	if name == "object_type" {
-		t := r.Type()
-		return t, t != ""
-	}
-	v, ok := r.cell(name)
-	if !ok {
-		return nil, false
-	}
-	if n, isNum := r.num(r.h.index[name]); isNum {
-		return n, true
-	}
-	return v, true
 }
 
 // Str returns a column as text ("" when absent).
@@ -463,7 +439,12 @@ func (t StatTable) Names() []string {
 // AppendJSON appends the rows as a JSON array of objects: the chosen columns
 // in order, numbers as numbers written as HAProxy sent them, empty cells
 // left out, and "object_type". Keys are quoted once per answer, not per row.
-func (t StatTable) AppendJSON(b []byte) []byte {
+func (t StatTable) AppendJSON(b []byte) []byte { return t.AppendJSONWith(b, nil) }
+
+// AppendJSONWith is AppendJSON with lead written first in every row object:
+// one or more `"key":value` members without a trailing comma (a fleet's
+// "instance"), nil for none.
+func (t StatTable) AppendJSONWith(b, lead []byte) []byte {
 	if t.h == nil || len(t.Rows) == 0 {
 		return append(b, "[]"...)
 	}
@@ -486,7 +467,8 @@ func (t StatTable) AppendJSON(b []byte) []byte {
 			b = append(b, ',')
 		}
 		b = append(b, '{')
-		first := true
+		b = append(b, lead...)
+		first := len(lead) == 0
 		for k, i := range cols {
 			v := r.at(i)
 			if v == "" {
@@ -537,4 +519,120 @@ func isInt(s string) bool {
 		return err == nil
 	}
 	return true
+}
+
+// shown is the positions of the columns shown, in order.
+func (t StatTable) shown() []int {
+	if t.cols != nil {
+		return t.cols
+	}
+	cols := make([]int, 0, len(t.h.names))
+	for i, n := range t.h.names {
+		if n != "" {
+			cols = append(cols, i)
+		}
+	}
+	return cols
+}
+
+// AppendTableJSON appends the rows in the compact "table" representation,
+// as the members `"fields":[…],"layouts":[…],"rows":[…]`:
+//
+//   - fields names the columns shown, in order;
+//   - layouts has one entry per object type present, in order of first
+//     appearance: {"object_type":"server","fields":[0,1,2,…]}, the positions
+//     in fields of the columns that type's rows have a value in (a column
+//     empty in every row of a type is left out of its layout);
+//   - each row is an array: its layout's position, then its value for each
+//     of the layout's fields in order — numbers as numbers written as HAProxy
+//     sent them, text as strings, null for an empty cell, trailing empty
+//     cells left out.
+//
+// It is the same data as AppendJSON (a row's object is {fields[layout.fields[i]]:
+// row[i+1]} for every non-null value, plus object_type), without each
+// row repeating every column name: about the size of HAProxy's CSV.
+func (t StatTable) AppendTableJSON(b []byte) []byte {
+	b = append(b, `"fields":[`...)
+	if t.h == nil {
+		return append(b, `],"layouts":[],"rows":[]`...)
+	}
+	cols := t.shown()
+	for k, i := range cols {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, t.h.names[i])
+	}
+	b = append(b, `],"layouts":[`...)
+	// One layout per object type: the shown columns set in any of its rows.
+	var types []string
+	var used [][]bool
+	rowLayout := make([]int, len(t.Rows))
+	for n, r := range t.Rows {
+		typ := r.Type()
+		l := slices.Index(types, typ)
+		if l < 0 {
+			l = len(types)
+			types = append(types, typ)
+			used = append(used, make([]bool, len(cols)))
+		}
+		rowLayout[n] = l
+		u := used[l]
+		for k, i := range cols {
+			if !u[k] && r.at(i) != "" {
+				u[k] = true
+			}
+		}
+	}
+	layouts := make([][]int, len(types))
+	for l, typ := range types {
+		if l > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '{')
+		if typ != "" {
+			b = append(b, `"object_type":`...)
+			b = appendJSONString(b, typ)
+			b = append(b, ',')
+		}
+		b = append(b, `"fields":[`...)
+		for k, u := range used[l] {
+			if u {
+				if len(layouts[l]) > 0 {
+					b = append(b, ',')
+				}
+				layouts[l] = append(layouts[l], k)
+				b = strconv.AppendInt(b, int64(k), 10)
+			}
+		}
+		b = append(b, "]}"...)
+	}
+	b = append(b, `],"rows":[`...)
+	for n, r := range t.Rows {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		l := rowLayout[n]
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(l), 10)
+		fields := layouts[l]
+		last := len(fields) - 1
+		for last >= 0 && r.at(cols[fields[last]]) == "" {
+			last--
+		}
+		for _, k := range fields[:last+1] {
+			b = append(b, ',')
+			i := cols[k]
+			switch v := r.at(i); {
+			case v == "":
+				b = append(b, "null"...)
+			case !t.h.text[i] && isInt(v):
+				b = append(b, v...)
+			default:
+				b = appendJSONString(b, v)
+			}
+		}
+		b = append(b, ']')
+	}
+	return append(b, ']')
 }

@@ -213,20 +213,6 @@ func (c *Client) Capabilities(ctx context.Context) (Capabilities, error) {
 	return Capabilities{Version: v, Commands: c.commands}, nil
 }
 
-// AssumeVersion sets the version instead of detecting it: tests use it to
-// show how older or newer releases are treated, which the installed HAProxy
-// cannot.
-func (c *Client) AssumeVersion(raw string) error {
-	v, err := ParseVersion(raw)
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	c.version, c.commands = &v, nil // assumed: the version alone decides
-	c.mu.Unlock()
-	return nil
-}
-
 // Require returns an *UnsupportedError when the detected HAProxy lacks cmd.
 func (c *Client) Require(ctx context.Context, cmd string) error {
 	cp, err := c.Capabilities(ctx)

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -93,26 +95,13 @@ func sameInvalid(errs []error) error {
 	return first
 }
 
-// divergent are the reads that describe the same objects on every
-// instance, and how to list those objects from one instance's answer.
-var divergent = map[string]func(obj map[string]any) []fleet.Item{
-	"list_servers":       func(o map[string]any) []fleet.Item { return jsonItems(o["servers"], serverItem) },
-	"get_server":         func(o map[string]any) []fleet.Item { return jsonItems([]any{o["server"]}, serverItem) },
-	"show_stat":          func(o map[string]any) []fleet.Item { return jsonItems(o["rows"], statItem) },
-	"show_servers_state": func(o map[string]any) []fleet.Item { return jsonItems(o["servers"], stateItem) },
-	"show_map":           func(o map[string]any) []fleet.Item { return jsonItems(o["entries"], entryItem(fleet.KindMapEntry)) },
-	"show_acl":           func(o map[string]any) []fleet.Item { return jsonItems(o["entries"], entryItem(fleet.KindACLEntry)) },
-	"get_map":            func(o map[string]any) []fleet.Item { return lookupItem(fleet.KindMapEntry, "key", o) },
-	"get_acl":            func(o map[string]any) []fleet.Item { return lookupItem(fleet.KindACLEntry, "value", o) },
-}
-
 // read runs a read on every chosen instance and merges the answers.
 func (ft *fleetTools) read(ctx context.Context, name string, names []string, in any) *mcp.CallToolResult {
 	ms, err := ft.choose(names)
 	if err != nil {
 		return toolError(name, read, err)
 	}
-	ans, err := fleet.Read(ctx, ms, func(ctx context.Context, m fleet.Member) (map[string]any, haproxy.Source, error) {
+	ans, err := fleet.Read(ctx, ms, func(ctx context.Context, m fleet.Member) (result, haproxy.Source, error) {
 		return ft.readOne(ctx, name, m.Name, in)
 	})
 	var errs []error
@@ -129,95 +118,124 @@ func (ft *fleetTools) read(ctx context.Context, name string, names []string, in 
 	if err != nil {
 		return toolError(name, read, err)
 	}
-	return shape(ctx, name, read, ft.merge(name, read, ans), nil)
+	res, err := merge(name, ans)
+	return shape(ctx, name, read, res, err)
 }
 
-// readOne runs the one-instance read and decodes its JSON answer.
-func (ft *fleetTools) readOne(ctx context.Context, name, instance string, in any) (map[string]any, haproxy.Source, error) {
+// unknownPersistence is state_persistence when it cannot be read.
+type unknownPersistence struct {
+	Known  bool   `json:"known"`
+	Detail string `json:"detail"`
+}
+
+// readOne runs the one-instance read; its answer stays as the tool built it.
+func (ft *fleetTools) readOne(ctx context.Context, name, instance string, in any) (result, haproxy.Source, error) {
 	res, err := ft.specs[instance][name].read(ctx, in)
 	if err != nil {
-		return nil, "", err
+		return result{}, "", err
 	}
-	body := res.raw
-	if body == nil {
-		if body, err = json.Marshal(res.data); err != nil {
-			return nil, "", err
-		}
-	}
-	obj := map[string]any{}
-	d := json.NewDecoder(bytes.NewReader(body))
-	d.UseNumber()
-	if err := d.Decode(&obj); err != nil {
-		return nil, "", err
-	}
-	if name == "version_info" {
+	if res.persistence {
 		sp, err := ft.persistence(ctx, instance)
 		if err != nil {
-			obj["state_persistence"] = map[string]any{"known": false, "detail": "unknown: " + err.Error()}
+			res.data["state_persistence"] = verbatim{unknownPersistence{Detail: "unknown: " + err.Error()}}
 		} else {
-			obj["state_persistence"] = sp
+			res.data["state_persistence"] = verbatim{sp}
 		}
 	}
-	src, _ := obj["source"].(string)
-	return obj, haproxy.Source(src), nil
+	return res, res.src, nil
 }
 
-// merge builds the fleet answer: arrays of objects are concatenated, each
+// merge builds the fleet answer: lists of objects are concatenated, each
 // element with its "instance"; everything else stays in the instance's own
-// object under "instances"; errors are listed by instance; and, for the
-// reads that compare, the divergence.
-func (ft *fleetTools) merge(name string, eff effect, ans []fleet.Answer[map[string]any]) result {
+// object under "instances" (objects in it carry "instance" too, unless the
+// tool keeps them verbatim); errors are listed by instance; and, for the
+// reads whose answers list comparable objects (result.items), the
+// divergence. Each value is encoded once, as the tool built it.
+func merge(name string, ans []fleet.Answer[result]) (result, error) {
 	out := map[string]any{}
+	lists := map[string][]byte{} // JSON arrays, without their closing bracket
 	var instances []any
 	var errs []any
 	var answered []string
 	items := map[string][]fleet.Item{}
-	count, counted := 0, false
-	var lists []string
+	count, counted, compares := 0, false, false
+	list := func(k string, add func(b []byte) []byte) {
+		b, ok := lists[k]
+		if !ok {
+			b = append(make([]byte, 0, 1024), '[')
+		}
+		lists[k] = add(b)
+	}
 	for _, a := range ans {
 		if a.Err != nil {
-			var nf *haproxy.NotFoundError
-			if errors.As(a.Err, &nf) && (name == "get_server") {
-				// Answered: the server is not there (a divergence of presence).
+			var ab *absentError
+			if errors.As(a.Err, &ab) {
+				// Answered: the object is not there (a divergence of presence).
 				answered = append(answered, a.Instance)
 				items[a.Instance] = nil
+				compares = true
 			}
-			errs = append(errs, map[string]any{"instance": a.Instance, "error": classify(name, eff != read, a.Err).Error()})
+			errs = append(errs, map[string]any{"instance": a.Instance, "error": classify(name, false, a.Err).Error()})
 			continue
 		}
 		answered = append(answered, a.Instance)
-		if f, ok := divergent[name]; ok {
-			items[a.Instance] = f(a.Value)
+		res := a.Value
+		if res.items != nil {
+			compares = true
+			items[a.Instance] = res.items()
 		}
+		tag := instanceMember(a.Instance)
 		own := map[string]any{"instance": a.Instance}
-		for k, v := range a.Value {
-			if rows, ok := objects(v); ok && k != "state_persistence" {
-				if !slices.Contains(lists, k) {
-					lists = append(lists, k)
+		if t := res.table; t != nil {
+			list("rows", func(b []byte) []byte {
+				if len(t.Rows) == 0 {
+					return b
 				}
-				cur, _ := out[k].([]any)
-				for _, r := range rows {
-					r["instance"] = a.Instance
-					cur = append(cur, r)
+				if len(b) > 1 {
+					b = append(b, ',')
 				}
-				if cur == nil {
-					cur = []any{}
-				}
-				out[k] = cur
+				rows := t.AppendJSONWith(nil, tag)
+				return append(b, rows[1:len(rows)-1]...)
+			})
+		}
+		for k, v := range res.data {
+			if rows, ok, err := objectList(v); err != nil {
+				return result{}, err
+			} else if ok {
+				list(k, func(b []byte) []byte {
+					for _, r := range rows {
+						if len(b) > 1 {
+							b = append(b, ',')
+						}
+						b = withMember(b, r, tag)
+					}
+					return b
+				})
 				continue
 			}
-			if obj, ok := v.(map[string]any); ok && k != "state_persistence" && k != "result" && k != "table" {
-				obj["instance"] = a.Instance
-			}
-			if k == "count" {
-				if n, err := v.(json.Number).Int64(); err == nil {
-					count += int(n)
+			switch x := v.(type) {
+			case int:
+				if k == "count" {
+					count += x
 					counted = true
+				}
+			case verbatim:
+			default:
+				obj, err := object(v)
+				if err != nil {
+					return result{}, err
+				}
+				if obj != nil {
+					v = json.RawMessage(withMember(nil, obj, tag))
 				}
 			}
 			own[k] = v
 		}
 		instances = append(instances, own)
+	}
+	names := slices.Sorted(maps.Keys(lists))
+	for _, k := range names {
+		out[k] = json.RawMessage(append(lists[k], ']'))
 	}
 	if counted {
 		out["count"] = count
@@ -229,7 +247,7 @@ func (ft *fleetTools) merge(name string, eff effect, ans []fleet.Answer[map[stri
 	out["errors"] = errs
 	var summary strings.Builder
 	fmt.Fprintf(&summary, "%s on %d of %d instances (%s)", name, len(ans)-len(errs), len(ans), strings.Join(ansNames(ans), ", "))
-	if _, ok := divergent[name]; ok {
+	if compares {
 		ds := fleet.Diverge(answered, items)
 		out["divergence"] = ds
 		out["compared"] = answered
@@ -240,12 +258,12 @@ func (ft *fleetTools) merge(name string, eff effect, ans []fleet.Answer[map[stri
 			summary.WriteString("; no divergence: the instances agree on every object compared")
 		default:
 			fmt.Fprintf(&summary, "; %d divergent:", len(ds))
-			for i, d := range ds {
+			for i, line := range fleet.Summaries(ds) {
 				if i == 20 {
 					fmt.Fprintf(&summary, "\n- … %d more in structuredContent.divergence", len(ds)-20)
 					break
 				}
-				summary.WriteString("\n- " + d.Summary)
+				summary.WriteString("\n- " + line)
 			}
 		}
 	}
@@ -253,8 +271,8 @@ func (ft *fleetTools) merge(name string, eff effect, ans []fleet.Answer[map[stri
 		m := e.(map[string]any)
 		fmt.Fprintf(&summary, "\nerror on %s: %s", m["instance"], m["error"])
 	}
-	if len(lists) > 0 {
-		fmt.Fprintf(&summary, "\nrows (each with instance) in structuredContent: %s", strings.Join(lists, ", "))
+	if len(names) > 0 {
+		fmt.Fprintf(&summary, "\nrows (each with instance) in structuredContent: %s", strings.Join(names, ", "))
 	}
 	// Free-text dumps (help, show_activity, show_session, ...): each
 	// instance's text, as HAProxy printed it.
@@ -264,10 +282,10 @@ func (ft *fleetTools) merge(name string, eff effect, ans []fleet.Answer[map[stri
 			fmt.Fprintf(&summary, "\n\n== %s ==\n%s", m["instance"], txt)
 		}
 	}
-	return result{data: out, summary: summary.String()}
+	return result{data: out, summary: summary.String()}, nil
 }
 
-func ansNames(ans []fleet.Answer[map[string]any]) []string {
+func ansNames[T any](ans []fleet.Answer[T]) []string {
 	out := make([]string, len(ans))
 	for i, a := range ans {
 		out[i] = a.Instance
@@ -275,132 +293,62 @@ func ansNames(ans []fleet.Answer[map[string]any]) []string {
 	return out
 }
 
-// objects reports whether v is a list of JSON objects (an empty list counts).
-func objects(v any) ([]map[string]any, bool) {
-	l, ok := v.([]any)
-	if !ok {
-		return nil, false
-	}
-	out := make([]map[string]any, 0, len(l))
-	for _, x := range l {
-		m, ok := x.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		out = append(out, m)
-	}
-	return out, true
+// instanceMember is the `"instance":"name"` member a fleet adds to objects.
+func instanceMember(instance string) []byte {
+	b, _ := json.Marshal(instance)
+	return append([]byte(`"instance":`), b...)
 }
 
-func jsonItems(v any, f func(map[string]any) (fleet.Item, bool)) []fleet.Item {
-	l, _ := v.([]any)
-	var out []fleet.Item
-	for _, x := range l {
-		if m, ok := x.(map[string]any); ok {
-			if it, ok := f(m); ok {
-				out = append(out, it)
-			}
-		}
+// withMember appends the JSON object obj with member written first.
+func withMember(b, obj, member []byte) []byte {
+	b = append(b, '{')
+	b = append(b, member...)
+	if rest := bytes.TrimSpace(obj[1:]); len(rest) > 0 && rest[0] != '}' {
+		b = append(b, ',')
 	}
-	return out
+	return append(b, obj[1:]...)
 }
 
-func str(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
+// objectList encodes v's elements when v is a list whose every element is
+// a JSON object (an empty list counts); ok is false for anything else.
+func objectList(v any) (rows [][]byte, ok bool, err error) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice || rv.IsNil() || rv.Type().Elem().Kind() == reflect.Uint8 {
+		return nil, false, nil
 	}
-	return fmt.Sprint(v)
+	rows = make([][]byte, rv.Len())
+	for i := range rows {
+		e := rv.Index(i)
+		for e.Kind() == reflect.Interface || e.Kind() == reflect.Pointer {
+			e = e.Elem()
+		}
+		if e.Kind() != reflect.Struct && e.Kind() != reflect.Map {
+			return nil, false, nil
+		}
+		if rows[i], err = object(e.Interface()); err != nil || rows[i] == nil {
+			return nil, false, err
+		}
+	}
+	return rows, true, nil
 }
 
-func limitOf(v any) string {
-	if s := str(v); s != "" && s != "0" {
-		return s
-	}
-	return "unlimited"
-}
-
-func serverItem(m map[string]any) (fleet.Item, bool) {
-	addr := str(m["address"])
-	if p := str(m["port"]); p != "" && p != "0" {
-		addr = haproxy.ServerView{Address: addr}.Address + ":" + p
-		if strings.Contains(str(m["address"]), ":") {
-			addr = "[" + str(m["address"]) + "]:" + p
+// object encodes v when it is a JSON object (a struct or a map), else nil.
+func object(v any) ([]byte, error) {
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Interface || rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return nil, nil
 		}
+		rv = rv.Elem()
 	}
-	it := fleet.Item{Kind: fleet.KindServer, Key: str(m["backend"]) + "/" + str(m["name"]), Fields: []fleet.Field{
-		{Name: fleet.FieldStatus, Value: str(m["status"])},
-		{Name: fleet.FieldWeight, Value: str(m["weight"])},
-		{Name: fleet.FieldAddress, Value: addr},
-		{Name: fleet.FieldMaxconn, Value: limitOf(m["session_limit"])},
-	}}
-	if st, ok := m["state"].(map[string]any); ok {
-		if n, err := st["srv_admin_state"].(json.Number).Int64(); err == nil {
-			it.Fields = append(it.Fields, fleet.Field{Name: fleet.FieldAdminState, Value: haproxy.AdminStateName(n)})
-		}
+	if k := rv.Kind(); k != reflect.Struct && k != reflect.Map || k == reflect.Map && rv.IsNil() {
+		return nil, nil
 	}
-	return it, str(m["name"]) != ""
-}
-
-func statItem(m map[string]any) (fleet.Item, bool) {
-	var fields []fleet.Field
-	add := func(name, col string, f func(any) string) {
-		if v, ok := m[col]; ok {
-			fields = append(fields, fleet.Field{Name: name, Value: f(v)})
-		}
+	b, err := json.Marshal(v)
+	if err != nil || len(b) == 0 || b[0] != '{' {
+		return nil, err
 	}
-	switch str(m["object_type"]) {
-	case "frontend":
-		add(fleet.FieldStatus, "status", str)
-		if _, ok := m["status"]; ok {
-			fields = append(fields, fleet.Field{Name: fleet.FieldMaxconn, Value: limitOf(m["slim"])})
-		}
-		return fleet.Item{Kind: fleet.KindFrontend, Key: str(m["pxname"]), Fields: fields}, true
-	case "server":
-		add(fleet.FieldStatus, "status", str)
-		add(fleet.FieldWeight, "weight", str)
-		add(fleet.FieldAddress, "addr", str)
-		if _, ok := m["status"]; ok {
-			fields = append(fields, fleet.Field{Name: fleet.FieldMaxconn, Value: limitOf(m["slim"])})
-		}
-		return fleet.Item{Kind: fleet.KindServer, Key: str(m["pxname"]) + "/" + str(m["svname"]), Fields: fields}, true
-	}
-	return fleet.Item{}, false
-}
-
-func stateItem(m map[string]any) (fleet.Item, bool) {
-	row := map[string]any{}
-	for k, v := range m {
-		if n, ok := v.(json.Number); ok {
-			if i, err := n.Int64(); err == nil {
-				row[k] = i
-				continue
-			}
-		}
-		row[k] = v
-	}
-	items := fleet.StateItems([]map[string]any{row})
-	return items[0], true
-}
-
-func entryItem(kind string) func(map[string]any) (fleet.Item, bool) {
-	return func(m map[string]any) (fleet.Item, bool) {
-		it := fleet.Item{Kind: kind, Key: str(m["key"])}
-		if kind == fleet.KindMapEntry {
-			it.Fields = []fleet.Field{{Name: fleet.FieldValue, Value: str(m["value"])}}
-		}
-		return it, true
-	}
-}
-
-func lookupItem(kind, sampleArg string, o map[string]any) []fleet.Item {
-	it := fleet.Item{Kind: kind, Key: str(o[sampleArg]), Fields: []fleet.Field{{Name: fleet.FieldMatch, Value: str(o["matched"])}}}
-	if res, ok := o["result"].(map[string]any); ok && kind == fleet.KindMapEntry {
-		it.Fields = append(it.Fields, fleet.Field{Name: fleet.FieldValue, Value: str(res["value"])})
-	}
-	return []fleet.Item{it}
+	return b, nil
 }
 
 // persistence returns (and remembers for a minute) whether runtime changes
@@ -620,26 +568,20 @@ func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fle
 	ch := fleet.Change{
 		Call:     fleet.ToolCall{Tool: name, Args: rest},
 		Commands: fleetCommands(ms, plans), // nil in an outcome: nothing was sent there
+		Sent:     func(m fleet.Member, src haproxy.Source) []string { return sentBy(plans[byName[m.Name]], src) },
 		Apply: func(ctx context.Context, m fleet.Member) (haproxy.Applied, haproxy.Source, error) {
 			i := byName[m.Name]
 			res, err := plans[i].run(ctx)
 			if err != nil {
 				return haproxy.Applied{}, "", err
 			}
-			body, err := json.Marshal(res.data)
-			if err != nil {
-				return haproxy.Applied{}, "", err
-			}
-			obj := map[string]any{}
-			_ = json.Unmarshal(body, &obj)
-			results[i] = obj
-			changed, ok := obj["changed"].(bool)
+			results[i] = res.data
+			changed, ok := res.data["changed"].(bool)
 			if !ok {
 				changed = true
 			}
-			msg, _ := obj["message"].(string)
-			src, _ := obj["source"].(string)
-			return haproxy.Applied{Changed: changed, Message: msg}, haproxy.Source(src), nil
+			msg, _ := res.data["message"].(string)
+			return haproxy.Applied{Changed: changed, Message: msg}, res.src, nil
 		},
 	}
 	if u, ok := undoable[name]; ok {
@@ -650,7 +592,7 @@ func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fle
 	var names []string
 	for i, o := range outs {
 		names = append(names, o.Instance)
-		entry := map[string]any{"instance": o.Instance, "sent": sentBy(plans[i].commands, o.Source), "applied": o.Applied, "changed": o.Changed, "answer": o.Answer}
+		entry := map[string]any{"instance": o.Instance, "sent": o.Sent, "applied": o.Applied, "changed": o.Changed, "answer": o.Answer}
 		if o.Sent == nil {
 			entry["sent"] = []string{}
 		}
@@ -705,16 +647,12 @@ func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fle
 	return shape(ctx, name, eff, result{data: data, summary: b.String()}, nil)
 }
 
-// statsFallback starts the planned command that only the stats page
-// fallback sends (haproxy's command builder words it so).
-const statsFallback = "only if the runtime API cannot be reached: "
-
 // sentBy keeps the planned commands the back end that answered was sent:
 // the runtime API's, or the stats page fallback's.
-func sentBy(commands []string, src haproxy.Source) []string {
+func sentBy(p planned, src haproxy.Source) []string {
 	out := []string{}
-	for _, c := range commands {
-		if strings.Contains(c, statsFallback) == (src == haproxy.SourceStats) {
+	for _, c := range p.commands {
+		if slices.Contains(p.fallback, c) == (src == haproxy.SourceStats) {
 			out = append(out, c)
 		}
 	}

@@ -198,6 +198,19 @@ func TestFleetReads(t *testing.T) {
 	if got := summaries(out); len(got) != 2 || got[1] != "be_fleet/f2: lb1 no check, lb2 DRAIN, lb3 no check" {
 		t.Errorf("show_stat divergence %q", got)
 	}
+	// The table format: each instance's table under its entry, compared
+	// the same way.
+	tab := e.ok("show_stat", map[string]any{"proxy": "be_fleet", "format": "table"})
+	if got := summaries(tab); !reflect.DeepEqual(got, summaries(out)) || tab["count"] != out["count"] || tab["rows"] != nil {
+		t.Errorf("show_stat table: divergence %q (objects %q), count %v (objects %v), rows %v", got, summaries(out), tab["count"], out["count"], tab["rows"])
+	}
+	for i, in := range tab["instances"].([]any) {
+		m := in.(map[string]any)
+		table, _ := m["table"].(map[string]any)
+		if m["instance"] != e.names[i] || m["format"] != "table" || table == nil || len(table["rows"].([]any)) != 3 || table["instance"] != nil {
+			t.Errorf("show_stat table, instance entry %v", m)
+		}
+	}
 	// A free-text dump: each instance's text, under its name.
 	if res, _ := e.call("help", map[string]any{"instance": []any{"lb1", "lb3"}}); res.IsError || !strings.Contains(text(res), "== lb1 ==\n") ||
 		!strings.Contains(text(res), "== lb3 ==\n") || strings.Count(text(res), "show servers state") < 2 {

@@ -92,6 +92,9 @@ func TestResultsGolden(t *testing.T) {
 		{"add_map_entry", map[string]any{"map": h.MapFile, "key": "a\nb", "value": "v"}},
 		{"shutdown_session", map[string]any{"session_id": "0x1"}},
 		{"enable_agent", map[string]any{"backend": "be_app", "server": "app1"}},
+		// show_stat's two representations of the same rows (issue 31).
+		{"show_stat", map[string]any{"proxy": "be_api", "fields": []any{"pxname", "svname", "weight", "act", "bck", "slim", "iid"}}},
+		{"show_stat", map[string]any{"proxy": "be_api", "fields": []any{"pxname", "svname", "weight", "act", "bck", "slim", "iid"}, "format": "table"}},
 	}
 	var got []map[string]any
 	for _, c := range calls {

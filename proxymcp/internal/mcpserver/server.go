@@ -50,7 +50,31 @@ type result struct {
 	text    string
 	raw     []byte
 	summary string
+	src     haproxy.Source
+
+	// What a fleet needs of one instance's answer, typed:
+	// items, for the reads that describe the same objects on every
+	// instance, lists them for the comparison (called only in a fleet);
+	// table is show_stat's rows, which a fleet writes with "instance"
+	// (data then holds the rest of the answer); persistence asks the
+	// fleet to add whether runtime changes survive a reload there.
+	items       func() []fleet.Item
+	table       *haproxy.StatTable
+	persistence bool
 }
+
+// verbatim is a value a fleet answer keeps as the instance gave it,
+// without an "instance" member (HAProxy's own key/value answers).
+type verbatim struct{ v any }
+
+func (v verbatim) MarshalJSON() ([]byte, error) { return json.Marshal(v.v) }
+
+// absentError is a read's error that means the object it describes is
+// not on this instance: in a fleet, an answer of absence, compared.
+type absentError struct{ err error }
+
+func (e *absentError) Error() string { return e.err.Error() }
+func (e *absentError) Unwrap() error { return e.err }
 
 // structuredSince is the first protocol version with structuredContent.
 const structuredSince = "2025-06-18"
@@ -77,7 +101,7 @@ func ok(src haproxy.Source, fields map[string]any) result {
 		fields = map[string]any{}
 	}
 	fields["source"] = string(src)
-	return result{data: fields}
+	return result{data: fields, src: src}
 }
 
 type tools struct {
@@ -142,6 +166,9 @@ type planned struct {
 	// (two drains of the last two servers at once).
 	key      string
 	commands []string
+	// fallback are the commands of commands that only the stats page
+	// fallback sends (haproxy.Commands.Fallback).
+	fallback []string
 	describe func(ctx context.Context) (toolcall.Preview, error)
 	run      func(ctx context.Context) (result, error)
 }

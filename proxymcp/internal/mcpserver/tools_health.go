@@ -53,7 +53,8 @@ func (t *tools) healthTools() {
 					verb, effect = "Start", "HAProxy checks the server again and marks it up or down by the result"
 				}
 				return planned{
-					commands: cmds,
+					commands: cmds.All(),
+					fallback: cmds.Fallback,
 					describe: t.serverPreview(b, s, effect, func(sv haproxy.ServerView) string {
 						now := sv.HealthCheck
 						if v.agent {
@@ -87,11 +88,13 @@ func (t *tools) healthTools() {
 			if h != "up" {
 				out = t.rotationEffect(b, s)
 			}
+			cmds := t.hp.SetServerHealthCommands(b, s, h)
 			return planned{
 				class:    toolcall.Change, // when out is nil: forcing up takes nothing out
 				effect:   out,
 				key:      backendKey(b),
-				commands: t.hp.SetServerHealthCommands(b, s, h),
+				commands: cmds.All(),
+				fallback: cmds.Fallback,
 				describe: t.serverPreview(b, s, "the server is treated as "+h+" until its next health check says otherwise", func(v haproxy.ServerView) string {
 					return fmt.Sprintf("Force the health state of server %s (%s) to %s on %s. %s", v.Name(), v.Endpoint(), h, t.at(), serverNow(v))
 				}),
@@ -135,11 +138,13 @@ func (t *tools) healthTools() {
 			if st.State == "down" {
 				out = t.rotationEffect(b, s) // an agent reported down takes the server down
 			}
+			cmds := t.hp.SetServerAgentCommands(b, s, st)
 			return planned{
 				class:    toolcall.Change, // when out is nil
 				effect:   out,
 				key:      backendKey(b),
-				commands: t.hp.SetServerAgentCommands(b, s, st),
+				commands: cmds.All(),
+				fallback: cmds.Fallback,
 				describe: t.serverPreview(b, s, "the agent check uses the new settings from its next run", func(v haproxy.ServerView) string {
 					return fmt.Sprintf("Change the agent check of server %s (%s) on %s: %s. Its agent check is %s (address %s, port %d). %s",
 						v.Name(), v.Endpoint(), t.at(), strings.Join(parts, ", "), v.AgentCheck, v.AgentAddr, v.AgentPort, serverNow(v))

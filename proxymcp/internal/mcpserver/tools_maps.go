@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/fleet"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
@@ -243,7 +244,14 @@ func patternTools[R, G, A, D patternIn](t *tools, kind haproxy.MapKind) {
 			if err != nil {
 				return result{}, err
 			}
-			return ok(haproxy.SourceRuntime, map[string]any{k: ref, "count": len(e), "entries": e}), nil
+			r := ok(haproxy.SourceRuntime, map[string]any{k: ref, "count": len(e), "entries": e})
+			r.items = func() []fleet.Item {
+				if kind == haproxy.KindACL {
+					return fleet.ACLItems(e)
+				}
+				return fleet.MapItems(e)
+			}
+			return r, nil
 		})
 
 	lookupDesc := "Look a key up in a map as HAProxy would (`get map`): whether it matched, the matching key and its value."
@@ -262,8 +270,9 @@ func patternTools[R, G, A, D patternIn](t *tools, kind haproxy.MapKind) {
 			if err != nil {
 				return result{}, err
 			}
-			matched := res["found"] == "yes" || res["match"] == "yes"
-			return ok(haproxy.SourceRuntime, map[string]any{k: ref, sampleName: sample, "matched": matched, "result": res}), nil
+			r := ok(haproxy.SourceRuntime, map[string]any{k: ref, sampleName: sample, "matched": fleet.Matched(res), "result": verbatim{res}})
+			r.items = func() []fleet.Item { return []fleet.Item{fleet.LookupItem(kind, sample, res)} }
+			return r, nil
 		})
 
 	addDesc := "Add a key and value to a map (`add map`). HAProxy does not check for duplicates. " + runtimeOnly

@@ -326,8 +326,10 @@ func (t *tools) planState(b, s, state string) planned {
 		"drain": "the server gets no new sessions except persistent ones; current sessions continue",
 		"maint": "the server gets no new traffic; current sessions are not cut",
 	}[state]
+	cmds := t.hp.SetServerStateCommands(b, s, state)
 	p := planned{
-		commands: t.hp.SetServerStateCommands(b, s, state),
+		commands: cmds.All(),
+		fallback: cmds.Fallback,
 		describe: t.serverPreview(b, s, effect, func(v haproxy.ServerView) string {
 			return fmt.Sprintf("Set server %s (%s) to %s on %s. %s", v.Name(), v.Endpoint(), state, t.at(), serverNow(v))
 		}),

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/fleet"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
@@ -21,6 +22,7 @@ type showStatIn struct {
 	Type   string   `json:"type,omitempty" jsonschema:"Object type: frontend, backend, server or listener." enum:"frontend,backend,server,listener"`
 	Server string   `json:"server,omitempty" jsonschema:"Only rows whose server name (svname) is this." pattern:"^[A-Za-z0-9_.:-]{1,128}$"`
 	Fields []string `json:"fields,omitempty" jsonschema:"CSV column names to return, in this order (e.g. [\"pxname\",\"svname\",\"status\",\"scur\"]); [\"all\"] for every column. Default: pxname, svname, status, weight, act, bck, addr, scur, smax, slim, qcur, rate, stot, bin, bout, ereq, econ, eresp, hrsp_5xx, check_status, check_code, chkdown, lastchg, downtime, rtime, agent_status." pattern:"^[a-z0-9_]{1,64}$" maxItems:"256"`
+	Format string   `json:"format,omitempty" jsonschema:"objects (the default): rows is an array of objects keyed by column name. table: the same data about the size of HAProxy's CSV: fields lists the columns once, layouts gives per object type the positions in fields its rows carry, and each row is an array [layout, value, ...] in that order (null for an empty cell, trailing empty cells left out)." enum:"objects,table"`
 }
 
 type clearCountersIn struct {
@@ -74,7 +76,16 @@ func (t *tools) statsTools() {
 			if table, err = table.Columns(fields); err != nil {
 				return result{}, &validate.Error{Arg: "fields", Rule: err.Error() + "; call show_stat with fields [\"all\"] to see every column"}
 			}
-			return result{raw: statJSON(src, table), summary: statSummary(src, table)}, nil
+			items := func() []fleet.Item { return fleet.StatItems(table.Rows) }
+			if in.Format == "table" {
+				// The compact table is one value: a fleet keeps it per instance.
+				body := statTableJSON(src, table)
+				return result{raw: body, summary: statSummary(src, table), src: src, items: items,
+					data: map[string]any{"source": string(src), "count": len(table.Rows), "format": "table",
+						"table": verbatim{json.RawMessage(append(table.AppendTableJSON([]byte{'{'}), '}'))}}}, nil
+			}
+			return result{raw: statJSON(src, table), summary: statSummary(src, table), src: src, table: &table, items: items,
+				data: map[string]any{"source": string(src), "count": len(table.Rows), "fields": table.Names()}}, nil
 		})
 
 	addChange(t, "clear_counters", "Clear statistics counters",
@@ -172,6 +183,19 @@ func statJSON(src haproxy.Source, t haproxy.StatTable) []byte {
 	b = append(b, names...)
 	b = append(b, `,"rows":`...)
 	b = t.AppendJSON(b)
+	return append(b, '}')
+}
+
+// statTableJSON encodes show_stat's result in the "table" format:
+// {"source":…,"count":…,"format":"table","fields":[…],"layouts":[…],"rows":[…]}.
+func statTableJSON(src haproxy.Source, t haproxy.StatTable) []byte {
+	b := make([]byte, 0, 256+len(t.Rows)*(8+6*len(t.Names())))
+	b = append(b, `{"source":`...)
+	b = strconv.AppendQuote(b, string(src))
+	b = append(b, `,"count":`...)
+	b = strconv.AppendInt(b, int64(len(t.Rows)), 10)
+	b = append(b, `,"format":"table",`...)
+	b = t.AppendTableJSON(b)
 	return append(b, '}')
 }
 
@@ -297,6 +321,8 @@ func (t *tools) miscTools() {
 			}
 			fields["tools"] = toolSupport(cp, t.names)
 			fields["commands"] = cp.Support()
-			return ok(haproxy.SourceRuntime, fields), nil
+			r := ok(haproxy.SourceRuntime, fields)
+			r.persistence = true
+			return r, nil
 		})
 }

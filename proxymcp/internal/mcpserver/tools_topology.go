@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/fleet"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
 )
@@ -68,23 +70,35 @@ func (t *tools) topologyTools() {
 			if err != nil {
 				return result{}, err
 			}
-			return ok(src, map[string]any{"count": len(s), "servers": s}), nil
+			r := ok(src, map[string]any{"count": len(s), "servers": s})
+			r.items = func() []fleet.Item { return fleet.ServerItems(s) }
+			return r, nil
 		})
 
 	addRead(t, "get_server", "Get a server",
 		"One server's statistics and, from the runtime API, its state row (`show servers state`: operational and admin state, weights, check and agent settings).",
 		func(ctx context.Context, in backendServerIn) (result, error) {
 			d, src, err := t.hp.GetServer(ctx, in.Backend, in.Server)
+			var nf *haproxy.NotFoundError
+			if errors.As(err, &nf) {
+				return result{}, &absentError{err}
+			}
 			if err != nil {
 				return result{}, err
 			}
-			return ok(src, map[string]any{"server": d}), nil
+			r := ok(src, map[string]any{"server": d})
+			r.items = func() []fleet.Item { return []fleet.Item{fleet.ServerDetailItem(d)} }
+			return r, nil
 		})
 
 	addRead(t, "show_servers_state", "Servers state",
 		"`show servers state`: per server the operational state (0 stopped, 1 starting, 2 running, 3 stopping), admin state bits (0x01 forced maintenance, 0x08 forced drain, ...), weights, check and agent state, address and ports.",
 		func(ctx context.Context, in optBackendIn) (result, error) {
-			return t.serversTable(ctx, in.Backend, "state")
+			r, err := t.serversTable(ctx, in.Backend, "state")
+			if rows, ok := r.data["servers"].([]map[string]any); ok {
+				r.items = func() []fleet.Item { return fleet.StateItems(rows) }
+			}
+			return r, err
 		})
 
 	addRead(t, "show_servers_conn", "Servers connections",
@@ -122,7 +136,7 @@ func (t *tools) topologyTools() {
 			if err != nil {
 				return result{}, err
 			}
-			return ok(haproxy.SourceRuntime, map[string]any{"table": info, "count": len(entries), "entries": entries}), nil
+			return ok(haproxy.SourceRuntime, map[string]any{"table": verbatim{info}, "count": len(entries), "entries": entries}), nil
 		})
 
 	addRead(t, "show_resolvers", "DNS resolvers",

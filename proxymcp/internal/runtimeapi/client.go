@@ -47,6 +47,7 @@ type Client struct {
 
 	poolOnce sync.Once
 	pool     *pool
+	shared   shared // the reads on their way (Read)
 }
 
 // Endpoint describes the address for messages, e.g. "unix /run/admin.sock".
