@@ -86,6 +86,8 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 // slot, history and result.
 func (s *Server) Register(calls *toolcall.Pipeline) {
 	toolcall.AddChange(calls, s.coderTool(), s.planCoder, toolcall.AsTask())
+	toolcall.AddChange(calls, s.codexTool(), s.planCodex, toolcall.AsTask())
+	toolcall.AddChange(calls, s.codexReplyTool(), s.planCodexReply, toolcall.AsTask())
 	toolcall.AddRead(calls, s.reviewTool(), s.review, toolcall.AsTask())
 	toolcall.AddRead(calls, readTool("ping", "Ping Server", "Check that the server answers; echoes message."), ping)
 	toolcall.AddRead(calls, readTool("help", "Get Help", "Show the Codex CLI's help output."), s.help)
@@ -139,12 +141,17 @@ type coderInput struct {
 	FullAuto        bool
 	Dir             string
 	CallbackURI     string
+
+	// Codex: a `codex`/`codex-reply` call (the removed `codex mcp-server`'s
+	// result shape, and the thread's settings kept for replies).
+	Codex     bool
+	Overrides []cli.Override
 }
 
 // decodeCoder checks what the schema cannot: the prompt's content and
 // size, the model against the catalogue, the directory against the roots,
 // the callback URI, and every value the CLI's argv will carry.
-func (s *Server) decodeCoder(a coderArgs) (coderInput, error) {
+func (s *Server) decodeCoder(a coderArgs, extra ...func(*coderInput)) (coderInput, error) {
 	in := coderInput{
 		Prompt:          a.Prompt,
 		SessionID:       a.SessionID,
@@ -154,6 +161,9 @@ func (s *Server) decodeCoder(a coderArgs) (coderInput, error) {
 		Sandbox:         a.Sandbox,
 		FullAuto:        a.FullAuto,
 		CallbackURI:     a.CallbackURI,
+	}
+	for _, f := range extra {
+		f(&in)
 	}
 	if strings.TrimSpace(in.Prompt) == "" {
 		return in, mcperr.New(mcperr.Invalid, "prompt is empty", nil, "Pass the task for the coding assistant in prompt")
@@ -178,7 +188,7 @@ func (s *Server) decodeCoder(a coderArgs) (coderInput, error) {
 	// Everything that reaches the CLI's argv or environment, checked as the
 	// cli package will check it again before building the argv.
 	check := cli.ExecRequest{Prompt: in.Prompt, Model: in.Model, ReasoningEffort: in.ReasoningEffort,
-		Sandbox: in.Sandbox, Dir: in.Dir, CallbackURI: in.CallbackURI}
+		Sandbox: in.Sandbox, Dir: in.Dir, CallbackURI: in.CallbackURI, Overrides: in.Overrides}
 	if err := check.Validate(); err != nil {
 		return in, invalidInput(err)
 	}
