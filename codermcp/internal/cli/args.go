@@ -166,14 +166,24 @@ func ExecArgs(caps Caps, req ExecRequest) ([]string, error) {
 	if req.ResumeID != "" && caps.Resume {
 		// exec resume has no -s/-C: the sandbox goes through a config override
 		// and the directory through the child's working directory.
-		args := []string{"exec", "resume"}
+		args := []string{"exec"}
+		if caps.ResumeOptionsAfter {
+			args = append(args, "resume")
+		}
 		if caps.JSON {
 			args = append(args, "--json")
 		}
 		if caps.SkipGitRepoCheck {
 			args = append(args, "--skip-git-repo-check")
 		}
-		if req.Model != "" {
+		if !caps.ResumeOptionsAfter {
+			// 0.50.0: exec's options before "resume", which itself takes
+			// only --config (the model goes as one, so it surely applies).
+			args = append(args, "resume")
+			if req.Model != "" {
+				args = append(args, "--config=model="+tomlString(req.Model))
+			}
+		} else if req.Model != "" {
 			args = append(args, "--model="+req.Model)
 		}
 		if req.ReasoningEffort != "" {

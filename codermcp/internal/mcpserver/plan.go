@@ -233,7 +233,12 @@ func (s *Server) runCoder(ctx context.Context, req mcp.CallToolRequest, caps cli
 	prog := s.startProgress(ctx, req)
 	defer prog.done()
 	onEvent := func(ev cli.Event) { prog.note(cli.Describe(ev)) }
-	res, err := s.cli.Run(ctx, cp.primary, onEvent)
+	var res *cli.Result
+	if cp.fallback != nil && !s.cli.KnowsThread(cp.resumeID) {
+		err = &cli.Error{Kind: cli.FailUnknownThread, Cause: "no rollout of conversation " + cp.resumeID + " in the CLI's configuration directory"}
+	} else {
+		res, err = s.cli.Run(ctx, cp.primary, onEvent)
+	}
 	var cerr *cli.Error
 	if cp.fallback != nil && errors.As(err, &cerr) && cerr.Kind == cli.FailUnknownThread {
 		// The CLI no longer knows the conversation: carry the context ourselves.

@@ -33,6 +33,9 @@ type Runner interface {
 	// ExecCommand plans a coder turn; Run runs exactly a planned command.
 	ExecCommand(caps cli.Caps, req cli.ExecRequest) (cli.Command, error)
 	Run(ctx context.Context, cmd cli.Command, onEvent func(cli.Event)) (*cli.Result, error)
+	// KnowsThread: the CLI still has the conversation (a resume of one it
+	// lost would silently start afresh on some versions).
+	KnowsThread(id string) bool
 }
 
 // Server holds what the tool handlers share.
