@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
@@ -136,11 +137,18 @@ func codexOverrides(a codexArgs) ([]cli.Override, error) {
 }
 
 // checkApprovalPolicy accepts the policies this server can honour.
-func checkApprovalPolicy(p string) error {
+func (s *Server) checkApprovalPolicy(ctx context.Context, p string) error {
 	switch p {
 	case "", cli.ApprovalNever:
 		return nil
 	case "on-request":
+		fctx, cancel := context.WithTimeout(ctx, featureWait)
+		defer cancel()
+		if f, err := s.features.Get(fctx); err == nil {
+			if err := f.Require(cliversion.FeatureApprovals); err != nil {
+				return mcperr.New(mcperr.Invalid, `approval-policy "on-request": `+err.Error(), nil, `Or pass approval-policy "never"; no CLI process was started`)
+			}
+		}
 		return mcperr.New(mcperr.Invalid, `approval-policy "on-request" is not available yet: the CLI's approval requests cannot reach a person through this server`, nil,
 			`Pass approval-policy "never" (the sandbox alone bounds what runs), or omit it; no CLI process was started`)
 	}
@@ -148,7 +156,7 @@ func checkApprovalPolicy(p string) error {
 }
 
 func (s *Server) planCodex(ctx context.Context, a codexArgs) (toolcall.Plan, error) {
-	if err := checkApprovalPolicy(a.ApprovalPolicy); err != nil {
+	if err := s.checkApprovalPolicy(ctx, a.ApprovalPolicy); err != nil {
 		return toolcall.Plan{}, err
 	}
 	overrides, err := codexOverrides(a)

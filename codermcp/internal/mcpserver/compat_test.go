@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 )
@@ -113,6 +115,42 @@ func TestCompatibility(t *testing.T) {
 				}
 				if reqs := e.h.Endpoint.RequestsWith("codex compat B"); len(reqs) != 1 || !sawEarlier(reqs[0], "codex compat A") {
 					t.Errorf("reply request %+v, want one continuing the thread", reqs)
+				}
+			})
+			t.Run("version_info and help", func(t *testing.T) {
+				var rep struct {
+					Version  string `json:"version"`
+					Features []struct {
+						Name      string `json:"name"`
+						Supported bool   `json:"supported"`
+						Since     string `json:"since"`
+					} `json:"features"`
+				}
+				if err := json.Unmarshal([]byte(mustOK(t, e.call(t, "version_info", nil))), &rep); err != nil {
+					t.Fatal(err)
+				}
+				if rep.Version != v || len(rep.Features) != len(cliversion.All) {
+					t.Fatalf("version_info = %+v, want version %s and every feature", rep, v)
+				}
+				for _, f := range rep.Features {
+					if f.Name == cliversion.FeatureResume && f.Supported != caps.Resume {
+						t.Errorf("version_info says resume=%v, the runs show %v", f.Supported, caps.Resume)
+					}
+				}
+				if h := mustOK(t, e.call(t, "help", nil)); !strings.Contains(h, "Codex CLI "+v) || !strings.Contains(h, cliversion.FeatureResume) {
+					t.Errorf("help lacks the version and features: %q", h[max(0, len(h)-600):])
+				}
+				// A call needing a feature this CLI lacks names the release
+				// that has it, and runs nothing.
+				f, _ := e.features.Get(context.Background())
+				res := e.call(t, "codex", map[string]any{"prompt": "needs approvals", "approval-policy": "on-request"})
+				if !f.Supports(cliversion.FeatureApprovals) {
+					mustError(t, res, "needs Codex CLI "+cliversion.KnownSince[cliversion.FeatureApprovals], "installed Codex CLI "+v)
+				} else {
+					mustError(t, res, "on-request")
+				}
+				if n := len(e.h.Endpoint.RequestsWith("needs approvals")); n != 0 {
+					t.Errorf("the refused call reached the endpoint %d times", n)
 				}
 			})
 			t.Run("cancellation", func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
@@ -47,6 +48,7 @@ type Server struct {
 	heartbeat time.Duration
 	throttle  time.Duration
 	ws        workspace.Policy
+	features  *cliversion.Detector
 }
 
 // Options tune progress reporting (tests shorten them).
@@ -54,6 +56,9 @@ type Options struct {
 	Logger    *slog.Logger
 	Heartbeat time.Duration // progress while the CLI is quiet (default 10s; at most 15s by contract)
 	Throttle  time.Duration // least time between progress notifications (default 250ms)
+	// Features probes what the installed CLI supports (version_info, help,
+	// and calls needing a feature); main starts it at start-up.
+	Features *cliversion.Detector
 }
 
 // New returns the handlers' server.
@@ -74,7 +79,10 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 	if cfg.StateDir != "" {
 		ws.Guarded = append(ws.Guarded, workspace.Guard{Path: cfg.StateDir, What: "the server's own CLI configuration (CODER_STATE_DIR)"})
 	}
-	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws}
+	if o.Features == nil {
+		o.Features = &cliversion.Detector{Path: cfg.CLIPath}
+	}
+	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws, features: o.Features}
 }
 
 // Register adds the five tools through the tool-call pipeline: coder is
@@ -94,6 +102,7 @@ func (s *Server) Register(calls *toolcall.Pipeline) {
 	toolcall.AddRead(calls, s.reviewTool(), s.review, toolcall.AsTask())
 	toolcall.AddRead(calls, readTool("ping", "Ping Server", "Check that the server answers; echoes message."), ping)
 	toolcall.AddRead(calls, readTool("help", "Get Help", "Show the Codex CLI's help output."), s.help)
+	toolcall.AddRead(calls, readTool("version_info", "CLI Version", "The installed Codex CLI's version and, for each feature this server uses, whether it supports it and which release first has it, as JSON."), s.versionInfo)
 	toolcall.AddRead(calls, readTool("listSessions", "List Sessions", "List active sessions as a JSON array of {id, createdAt, lastAccessedAt, turnCount}."), s.listSessions)
 }
 
@@ -109,7 +118,72 @@ func (s *Server) help(ctx context.Context, _ struct{}) (*mcp.CallToolResult, err
 	if err != nil {
 		return s.failure(err, ""), nil
 	}
-	return mcp.NewToolResultText(strings.TrimRight(out, "\n")), nil
+	text := strings.TrimRight(out, "\n")
+	ctx, cancel := context.WithTimeout(ctx, featureWait)
+	defer cancel()
+	if f, err := s.features.Get(ctx); err == nil {
+		text += "\n\n" + featureWords(f)
+	} else {
+		text += "\n\nFeatures of this CLI: not known yet (" + err.Error() + "); call version_info later."
+	}
+	return mcp.NewToolResultText(text), nil
+}
+
+// featureWait bounds how long help and version_info wait for the
+// start-up probe (a first probe of a new CLI takes a few seconds).
+const featureWait = 60 * time.Second
+
+// featureReport is version_info's answer.
+type featureReport struct {
+	Path     string          `json:"path"`
+	Version  string          `json:"version"`
+	Features []featureStatus `json:"features"`
+	Detail   any             `json:"detail"`
+}
+
+type featureStatus struct {
+	Name      string `json:"name"`
+	Supported bool   `json:"supported"`
+	Since     string `json:"since,omitempty"` // the oldest release known to have it
+}
+
+func report(f cliversion.Features) featureReport {
+	r := featureReport{Path: f.Path, Version: f.Version, Detail: f}
+	for _, name := range cliversion.All {
+		r.Features = append(r.Features, featureStatus{Name: name, Supported: f.Supports(name), Since: cliversion.KnownSince[name]})
+	}
+	return r
+}
+
+func featureWords(f cliversion.Features) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Codex CLI %s (%s); features this server uses:", f.Version, f.Path)
+	for _, st := range report(f).Features {
+		yes := "yes"
+		if !st.Supported {
+			yes = "no (Codex CLI " + st.Since + " or later has it)"
+		}
+		fmt.Fprintf(&b, "\n- %s: %s", st.Name, yes)
+	}
+	if len(f.ReasoningEfforts) > 0 {
+		fmt.Fprintf(&b, "\nReasoning efforts: %s", strings.Join(f.ReasoningEfforts, ", "))
+	}
+	return b.String()
+}
+
+func (s *Server) versionInfo(ctx context.Context, _ struct{}) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, featureWait)
+	defer cancel()
+	f, err := s.features.Get(ctx)
+	if err != nil {
+		return mcperr.ToolResult(mcperr.New(mcperr.Unavailable, "probing the Codex CLI at "+s.cfg.CLIPath+" failed: "+err.Error(), nil,
+			"Check CODER_CLI_PATH and that the CLI runs (npm install -g @openai/codex)")), nil
+	}
+	b, err := json.Marshal(report(f))
+	if err != nil {
+		return nil, err
+	}
+	return mcp.NewToolResultText(string(b)), nil
 }
 
 func (s *Server) listSessions(ctx context.Context, _ struct{}) (*mcp.CallToolResult, error) {
