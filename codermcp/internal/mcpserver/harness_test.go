@@ -73,6 +73,10 @@ type envOptions struct {
 	// protocolVersion pins the go-sdk client's protocol version (default:
 	// the client's latest).
 	protocolVersion string
+	// prober, when set, probes the CLI's features (a fresh cache directory
+	// for a cold probe); noFeatureProbe leaves the start-up probe out.
+	prober         *cliversion.Prober
+	noFeatureProbe bool
 }
 
 func testConfig() config.Config {
@@ -151,8 +155,10 @@ func newEnv(t testing.TB, o envOptions) *env {
 	e.calls = calls
 	e.srv = s.MCPServer
 	calls.OfferTasks(e.keeper)
-	e.features = &cliversion.Detector{Path: e.cfg.CLIPath}
-	e.features.Start(context.Background())
+	e.features = &cliversion.Detector{Path: e.cfg.CLIPath, Prober: o.prober}
+	if !o.noFeatureProbe {
+		e.features.Start(context.Background())
+	}
 	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: o.throttle, Features: e.features}).Register(calls)
 	scfg := serve.Config{Transport: "http", Host: "127.0.0.1"}
 	ts := httptest.NewServer(serve.NewHTTPHandler(serve.Program{Name: "codermcp"}, s, scfg, nil, so))
