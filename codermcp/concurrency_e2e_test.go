@@ -91,7 +91,9 @@ func cliRuns(h *harness.Harness) int {
 	n := 0
 	for _, pid := range harness.Leftovers(h.Marker) {
 		cmd := harness.Cmdline(pid)
-		if strings.Contains(cmd, "/codex exec ") && !strings.HasPrefix(cmd, "node ") {
+		// The start-up feature probe's own exec (against a closed local
+		// port, cliversion) is not a turn.
+		if strings.Contains(cmd, "/codex exec ") && !strings.HasPrefix(cmd, "node ") && !strings.Contains(cmd, "codermcp_probe") {
 			n++
 		}
 	}

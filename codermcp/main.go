@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/mcpserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
@@ -69,7 +70,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	go store.RunSweeper(sweepCtx, session.SweepInterval(ccfg.SessionTTL))
 
 	// In the background: a CLI that hangs must not hold up start-up (and
-	// /readyz reports it meanwhile).
+	// /readyz reports it meanwhile). The feature probe (cached across
+	// restarts, keyed on the binary) runs beside it, off every call's path.
+	features := &cliversion.Detector{Path: ccfg.CLIPath}
+	features.Start(ctx)
 	go func() {
 		if caps, err := client.Caps(ctx); err != nil {
 			// Not fatal: the CLI may be installed later; calls report it meanwhile.
@@ -103,6 +107,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	// coder and review as tasks over HTTP (nil keeper: none, on stdio).
 	calls.OfferTasks(keeper)
 	defer keeper.Stop() // after serving: a task still running is cancelled, its CLI stopped
-	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger}).Register(calls)
+	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Features: features}).Register(calls)
 	return p.Serve(ctx, s, cfg, so, stderr)
 }

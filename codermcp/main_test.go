@@ -66,8 +66,8 @@ func surfaceGolden(t *testing.T, path string, got e2e.Surface) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Tools) != 5 {
-		t.Fatalf("%s: %d tools listed, want 5", path, len(got.Tools))
+	if len(got.Tools) != 8 {
+		t.Fatalf("%s: %d tools listed, want 8 (the seed's five, codex, codex-reply and version_info)", path, len(got.Tools))
 	}
 	for _, d := range toolcalltest.ToolsDiff(want, gotJSON) {
 		t.Errorf("%s: %s", path, d)

@@ -44,6 +44,43 @@ type ExecRequest struct {
 	ResumeID        string // CLI conversation (thread) id to continue, "" for a new one
 	CallbackURI     string // passed to the CLI's environment
 	Pins            Pins   // set by Client.ExecCommand
+	// Overrides are further --config settings from the caller (the codex
+	// tool's config and instructions), limited to ConfigKeys.
+	Overrides []Override
+}
+
+// Override is one caller-given --config setting: a key of ConfigKeys and a
+// string or boolean value.
+type Override struct {
+	Key   string
+	Value any
+}
+
+// ConfigKeys are the CLI settings a caller may set through the codex
+// tool's config (and its instruction arguments). Anything else — the
+// sandbox, the approval policy, model providers, MCP servers, the shell
+// environment, notify hooks — would reach past what this server enforces.
+var ConfigKeys = map[string]string{
+	"base_instructions":        "string",
+	"developer_instructions":   "string",
+	"compact_prompt":           "string",
+	"model_reasoning_summary":  "string",
+	"model_verbosity":          "string",
+	"hide_agent_reasoning":     "bool",
+	"show_raw_agent_reasoning": "bool",
+}
+
+// MaxOverrides bounds how many settings one call may carry.
+const MaxOverrides = 16
+
+func (o Override) arg() string {
+	switch v := o.Value.(type) {
+	case bool:
+		return "--config=" + o.Key + "=" + strconv.FormatBool(v)
+	case string:
+		return "--config=" + o.Key + "=" + tomlString(v)
+	}
+	return "" // Validate refuses it first
 }
 
 // ReviewRequest is one `review` run. Exactly one target is set: Uncommitted,
@@ -129,19 +166,30 @@ func ExecArgs(caps Caps, req ExecRequest) ([]string, error) {
 	if req.ResumeID != "" && caps.Resume {
 		// exec resume has no -s/-C: the sandbox goes through a config override
 		// and the directory through the child's working directory.
-		args := []string{"exec", "resume"}
+		args := []string{"exec"}
+		if caps.ResumeOptionsAfter {
+			args = append(args, "resume")
+		}
 		if caps.JSON {
 			args = append(args, "--json")
 		}
 		if caps.SkipGitRepoCheck {
 			args = append(args, "--skip-git-repo-check")
 		}
-		if req.Model != "" {
+		if !caps.ResumeOptionsAfter {
+			// 0.50.0: exec's options before "resume", which itself takes
+			// only --config (the model goes as one, so it surely applies).
+			args = append(args, "resume")
+			if req.Model != "" {
+				args = append(args, "--config=model="+tomlString(req.Model))
+			}
+		} else if req.Model != "" {
 			args = append(args, "--model="+req.Model)
 		}
 		if req.ReasoningEffort != "" {
 			args = append(args, "--config=model_reasoning_effort="+tomlString(req.ReasoningEffort))
 		}
+		args = append(args, overrideArgs(req.Overrides)...)
 		args = append(args, "--config=approval_policy="+tomlString(ApprovalNever),
 			"--config=sandbox_mode="+tomlString(req.EffectiveSandbox()))
 		args = append(args, req.Pins.args()...)
@@ -160,6 +208,7 @@ func ExecArgs(caps Caps, req ExecRequest) ([]string, error) {
 	if req.ReasoningEffort != "" {
 		args = append(args, "--config=model_reasoning_effort="+tomlString(req.ReasoningEffort))
 	}
+	args = append(args, overrideArgs(req.Overrides)...)
 	args = append(args, "--config=approval_policy="+tomlString(ApprovalNever))
 	if req.FullAuto && caps.FullAutoFlag {
 		args = append(args, "--full-auto")
@@ -174,6 +223,14 @@ func ExecArgs(caps Caps, req ExecRequest) ([]string, error) {
 		args = append(args, "--cd="+req.Dir)
 	}
 	return append(args, "--", req.Prompt), nil
+}
+
+func overrideArgs(os []Override) []string {
+	var out []string
+	for _, o := range os {
+		out = append(out, o.arg())
+	}
+	return out
 }
 
 // ReviewTargets explains the review target combinations the CLI runs.

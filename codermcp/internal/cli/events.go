@@ -70,6 +70,8 @@ func Describe(ev Event) string {
 		return "turn failed"
 	case "error":
 		return "error: " + firstLine(ev.Message, 160)
+	case "log": // a human-mode transcript line (CLIs without --json events)
+		return firstLine(ev.Message, 160)
 	case "item.started", "item.updated", "item.completed":
 		if ev.Item == nil {
 			return ""

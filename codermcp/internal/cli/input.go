@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -265,6 +266,42 @@ func (r ExecRequest) Validate() error {
 	if r.CallbackURI != "" {
 		if err := checkCallbackURI(r.CallbackURI); err != nil {
 			return err
+		}
+	}
+	return CheckOverrides(r.Overrides)
+}
+
+// CheckOverrides checks caller-given CLI settings: known keys only (see
+// ConfigKeys), each of its type, strings within one argv item's bounds.
+func CheckOverrides(os []Override) error {
+	if len(os) > MaxOverrides {
+		return refuse("config", fmt.Sprintf("%d settings", len(os)), fmt.Sprintf("more than %d settings", MaxOverrides), "Pass fewer settings")
+	}
+	for _, o := range os {
+		want, ok := ConfigKeys[o.Key]
+		if !ok {
+			keys := make([]string, 0, len(ConfigKeys))
+			for k := range ConfigKeys {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			return refuse("config", o.Key, "this server does not pass that setting to the CLI (sandbox, approval, provider, MCP server, shell and hook settings stay the server's)",
+				"Use one of: "+strings.Join(keys, ", ")+"; the sandbox and approval policy have their own arguments")
+		}
+		switch v := o.Value.(type) {
+		case bool:
+			if want != "bool" {
+				return refuse("config."+o.Key, fmt.Sprint(v), "it takes a string", "Pass a string")
+			}
+		case string:
+			if want != "string" {
+				return refuse("config."+o.Key, v, "it takes true or false", "Pass true or false")
+			}
+			if err := CheckPrompt("config."+o.Key, v, MaxArgBytes/4); err != nil {
+				return err
+			}
+		default:
+			return refuse("config."+o.Key, fmt.Sprint(o.Value), "it takes a "+want+" (numbers, lists and tables are not passed)", "Pass a "+want)
 		}
 	}
 	return nil

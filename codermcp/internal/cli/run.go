@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -80,6 +83,12 @@ func (c *Client) Caps(ctx context.Context) (Caps, error) {
 	}
 	help, _ := c.quick(ctx, "exec", "--help") // advisory: the version table decides when it fails
 	caps := CapsFor(v, help)
+	if caps.Resume {
+		// Where resume's own options go differs by version: ask it.
+		if rh, err := c.quick(ctx, "exec", "resume", "--help"); err == nil && strings.TrimSpace(rh) != "" {
+			caps.ResumeOptionsAfter = strings.Contains(rh, "--json")
+		}
+	}
 	c.caps = &caps
 	return caps, nil
 }
@@ -192,6 +201,62 @@ func (cmd Command) String() string {
 		parts = append(parts, ShellQuote(a))
 	}
 	return strings.Join(parts, " ")
+}
+
+var (
+	humanHeaderRE = regexp.MustCompile(`^\[[0-9T:.+\-Z]+\] (\S.*)$`)
+)
+
+// HumanReply is the assistant's last message in a human-mode transcript
+// (CLIs without --json events, 0.36.0): the lines after the last
+// "[time] codex" header up to the next header ("[time] tokens used: …").
+// A transcript without such a header is returned whole.
+func HumanReply(lines []string) string {
+	start := -1
+	for i, l := range lines {
+		if m := humanHeaderRE.FindStringSubmatch(strings.TrimSpace(l)); m != nil && m[1] == "codex" {
+			start = i + 1
+		}
+	}
+	if start < 0 {
+		return strings.TrimSpace(strings.Join(lines, "\n"))
+	}
+	end := len(lines)
+	for i := start; i < len(lines); i++ {
+		if humanHeaderRE.MatchString(strings.TrimSpace(lines[i])) {
+			end = i
+			break
+		}
+	}
+	return strings.TrimSpace(strings.Join(lines[start:end], "\n"))
+}
+
+// KnowsThread reports whether the CLI's configuration directory holds the
+// rollout of conversation id (sessions/YYYY/MM/DD/rollout-…-<id>.jsonl).
+// Some CLIs (0.50.0) resume an unknown id by silently starting a new
+// conversation, so the server looks before it resumes. An unreadable
+// directory counts as knowing it (the CLI's own error then decides).
+func (c *Client) KnowsThread(id string) bool {
+	home := c.Home
+	if home == "" {
+		home = os.Getenv("CODEX_HOME")
+	}
+	if home == "" || id == "" {
+		return true
+	}
+	root := filepath.Join(home, "sessions")
+	if _, err := os.Stat(root); err != nil {
+		return !os.IsNotExist(err)
+	}
+	found := false
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), id+".jsonl") {
+			found = true
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found
 }
 
 // ShellQuote quotes s for a POSIX shell when it needs it.
@@ -422,7 +487,15 @@ func (c *Client) runCLI(ctx context.Context, planned Command, onEvent func(Event
 			if !caps.JSON {
 				mu.Lock()
 				text = append(text, string(line))
+				if res.ThreadID == "" {
+					res.ThreadID = SessionIDFromText(string(line))
+				}
 				mu.Unlock()
+				// Human mode has no events: the transcript lines (on stdout
+				// in 0.36.0) are the progress.
+				if s := strings.TrimSpace(string(line)); s != "" && !isNoise(s) {
+					emit(Event{Type: "log", Message: s})
+				}
 				return
 			}
 			ev, ok := ParseEvent(line)
@@ -532,7 +605,11 @@ wait:
 
 	mu.Lock()
 	defer mu.Unlock()
-	res.Text = strings.TrimSpace(strings.Join(text, "\n\n"))
+	if caps.JSON {
+		res.Text = strings.TrimSpace(strings.Join(text, "\n\n"))
+	} else {
+		res.Text = HumanReply(text)
+	}
 	res.Stderr = stderr.String()
 	res.ExitCode = cmd.ProcessState.ExitCode()
 	if ctx.Err() != nil {

@@ -63,6 +63,11 @@ type Caps struct {
 	Review           bool // exec review
 	SkipGitRepoCheck bool // --skip-git-repo-check
 	FullAutoFlag     bool // --full-auto still exists
+	// ResumeOptionsAfter: `exec resume` takes --json, --model and
+	// --skip-git-repo-check after "resume" (from `exec resume --help`).
+	// 0.50.0 does not: they go before it, and a second turn built the new
+	// way failed with "unexpected argument '--json'".
+	ResumeOptionsAfter bool
 }
 
 // CapsFor derives capabilities from a version and, when non-empty, the
@@ -75,6 +80,8 @@ func CapsFor(v Version, execHelp string) Caps {
 		Review:           !v.Less(versionReview),
 		SkipGitRepoCheck: true,
 		FullAutoFlag:     v.Less(versionNoFullAuto),
+		// Client.Caps asks `exec resume --help`; this is the default.
+		ResumeOptionsAfter: true,
 	}
 	if strings.TrimSpace(execHelp) != "" {
 		c.JSON = c.JSON && strings.Contains(execHelp, "--json")

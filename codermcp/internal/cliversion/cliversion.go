@@ -13,9 +13,11 @@
 package cliversion
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Features is what one installed CLI supports.
@@ -161,3 +163,63 @@ func (f Features) RequireEffort(effort string) error {
 // AllEfforts are the reasoning efforts codermcp offers when the CLI leaves
 // the choice to the model.
 var AllEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
+
+// Detector probes one CLI in the background (started with the server, so
+// the probe stays off the first call's path) and hands the result to
+// whoever needs it. A failed probe is tried again on the next Get.
+type Detector struct {
+	Prober *Prober
+	Path   string
+
+	mu   sync.Mutex
+	done chan struct{}
+	f    Features
+	err  error
+}
+
+// Start begins the probe unless one has run or is running.
+func (d *Detector) Start(ctx context.Context) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done != nil {
+		return
+	}
+	done := make(chan struct{})
+	d.done = done
+	go func() {
+		p := d.Prober
+		if p == nil {
+			p = &Prober{}
+		}
+		f, err := p.Probe(context.WithoutCancel(ctx), d.Path)
+		d.mu.Lock()
+		d.f, d.err = f, err
+		if err != nil {
+			d.done = nil // the next Get probes again
+		}
+		d.mu.Unlock()
+		close(done)
+	}()
+}
+
+// Get returns the features, waiting for the probe (starting it if needed)
+// until ctx ends.
+func (d *Detector) Get(ctx context.Context) (Features, error) {
+	d.Start(ctx)
+	d.mu.Lock()
+	done := d.done
+	d.mu.Unlock()
+	if done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return Features{}, fmt.Errorf("the Codex CLI's features are still being probed: %w", context.Cause(ctx))
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.f, d.err
+}
+
+// All is every feature name, in the order version_info lists them.
+var All = []string{FeatureJSONEvents, FeatureResume, FeatureApprovals, FeatureImages, FeatureProfile, FeatureAddDir, FeatureWebSearch, FeatureReview, FeatureEffort, FeatureSandbox}

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
@@ -33,16 +34,17 @@ import (
 // endpoint, the session store, the MCP server behind the shared streamable
 // HTTP handler, and an independent MCP client (the official go-sdk).
 type env struct {
-	h      *harness.Harness
-	cfg    config.Config
-	store  *session.Store
-	client *cli.Client
-	cs     *mcp.ClientSession
-	url    string        // the server's base URL
-	keeper *tasks.Keeper // with envOptions.tasks
-	calls  *toolcall.Pipeline
-	srv    *server.MCPServer // for in-process clients
-	audit  string            // the audit log file
+	h        *harness.Harness
+	cfg      config.Config
+	store    *session.Store
+	client   *cli.Client
+	features *cliversion.Detector
+	cs       *mcp.ClientSession
+	url      string        // the server's base URL
+	keeper   *tasks.Keeper // with envOptions.tasks
+	calls    *toolcall.Pipeline
+	srv      *server.MCPServer // for in-process clients
+	audit    string            // the audit log file
 
 	mu       sync.Mutex
 	progress []progressNote
@@ -71,6 +73,10 @@ type envOptions struct {
 	// protocolVersion pins the go-sdk client's protocol version (default:
 	// the client's latest).
 	protocolVersion string
+	// prober, when set, probes the CLI's features (a fresh cache directory
+	// for a cold probe); noFeatureProbe leaves the start-up probe out.
+	prober         *cliversion.Prober
+	noFeatureProbe bool
 }
 
 func testConfig() config.Config {
@@ -149,7 +155,11 @@ func newEnv(t testing.TB, o envOptions) *env {
 	e.calls = calls
 	e.srv = s.MCPServer
 	calls.OfferTasks(e.keeper)
-	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: o.throttle}).Register(calls)
+	e.features = &cliversion.Detector{Path: e.cfg.CLIPath, Prober: o.prober}
+	if !o.noFeatureProbe {
+		e.features.Start(context.Background())
+	}
+	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: o.throttle, Features: e.features}).Register(calls)
 	scfg := serve.Config{Transport: "http", Host: "127.0.0.1"}
 	ts := httptest.NewServer(serve.NewHTTPHandler(serve.Program{Name: "codermcp"}, s, scfg, nil, so))
 	t.Cleanup(ts.Close)

@@ -86,6 +86,11 @@ func (s *Server) planCoder(ctx context.Context, a coderArgs) (toolcall.Plan, err
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
+	return s.planTurn(ctx, in)
+}
+
+// planTurn plans a decoded coder, codex or codex-reply turn.
+func (s *Server) planTurn(ctx context.Context, in coderInput) (toolcall.Plan, error) {
 	start := time.Now()
 	bctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -162,7 +167,7 @@ func (s *Server) buildCoder(caps cli.Caps, in coderInput, view sessionView) (cod
 	}
 	run := cli.ExecRequest{
 		Prompt: in.Prompt, Model: in.Model, ReasoningEffort: in.ReasoningEffort, Sandbox: in.Sandbox,
-		FullAuto: in.FullAuto, Dir: cp.dir, CallbackURI: in.CallbackURI,
+		FullAuto: in.FullAuto, Dir: cp.dir, CallbackURI: in.CallbackURI, Overrides: in.Overrides,
 	}
 	fresh := run
 	switch {
@@ -228,7 +233,12 @@ func (s *Server) runCoder(ctx context.Context, req mcp.CallToolRequest, caps cli
 	prog := s.startProgress(ctx, req)
 	defer prog.done()
 	onEvent := func(ev cli.Event) { prog.note(cli.Describe(ev)) }
-	res, err := s.cli.Run(ctx, cp.primary, onEvent)
+	var res *cli.Result
+	if cp.fallback != nil && !s.cli.KnowsThread(cp.resumeID) {
+		err = &cli.Error{Kind: cli.FailUnknownThread, Cause: "no rollout of conversation " + cp.resumeID + " in the CLI's configuration directory"}
+	} else {
+		res, err = s.cli.Run(ctx, cp.primary, onEvent)
+	}
 	var cerr *cli.Error
 	if cp.fallback != nil && errors.As(err, &cerr) && cerr.Kind == cli.FailUnknownThread {
 		// The CLI no longer knows the conversation: carry the context ourselves.
@@ -247,6 +257,16 @@ func (s *Server) runCoder(ctx context.Context, req mcp.CallToolRequest, caps cli
 		lease.SetConversationID(res.ThreadID)
 	}
 	lease.AddTurn(in.Prompt, res.Text)
+	if in.Codex {
+		lease.SetCodex(session.CodexSettings{Model: in.Model, Sandbox: in.Sandbox, Overrides: in.Overrides})
+		thread := res.ThreadID
+		if thread == "" {
+			// A CLI without thread ids (0.36.0): the session stands for the
+			// thread, and codex-reply continues it with the last turns.
+			thread = lease.ID()
+		}
+		return codexResult(thread, res.Text, false), nil
+	}
 
 	meta := map[string]any{"model": in.Model, "sessionId": lease.ID()}
 	if res.ThreadID != "" {

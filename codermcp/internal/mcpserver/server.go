@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
@@ -33,6 +34,9 @@ type Runner interface {
 	// ExecCommand plans a coder turn; Run runs exactly a planned command.
 	ExecCommand(caps cli.Caps, req cli.ExecRequest) (cli.Command, error)
 	Run(ctx context.Context, cmd cli.Command, onEvent func(cli.Event)) (*cli.Result, error)
+	// KnowsThread: the CLI still has the conversation (a resume of one it
+	// lost would silently start afresh on some versions).
+	KnowsThread(id string) bool
 }
 
 // Server holds what the tool handlers share.
@@ -44,6 +48,7 @@ type Server struct {
 	heartbeat time.Duration
 	throttle  time.Duration
 	ws        workspace.Policy
+	features  *cliversion.Detector
 }
 
 // Options tune progress reporting (tests shorten them).
@@ -51,6 +56,9 @@ type Options struct {
 	Logger    *slog.Logger
 	Heartbeat time.Duration // progress while the CLI is quiet (default 10s; at most 15s by contract)
 	Throttle  time.Duration // least time between progress notifications (default 250ms)
+	// Features probes what the installed CLI supports (version_info, help,
+	// and calls needing a feature); main starts it at start-up.
+	Features *cliversion.Detector
 }
 
 // New returns the handlers' server.
@@ -71,7 +79,10 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 	if cfg.StateDir != "" {
 		ws.Guarded = append(ws.Guarded, workspace.Guard{Path: cfg.StateDir, What: "the server's own CLI configuration (CODER_STATE_DIR)"})
 	}
-	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws}
+	if o.Features == nil {
+		o.Features = &cliversion.Detector{Path: cfg.CLIPath}
+	}
+	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws, features: o.Features}
 }
 
 // Register adds the five tools through the tool-call pipeline: coder is
@@ -86,9 +97,12 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 // slot, history and result.
 func (s *Server) Register(calls *toolcall.Pipeline) {
 	toolcall.AddChange(calls, s.coderTool(), s.planCoder, toolcall.AsTask())
+	toolcall.AddChange(calls, s.codexTool(), s.planCodex, toolcall.AsTask())
+	toolcall.AddChange(calls, s.codexReplyTool(), s.planCodexReply, toolcall.AsTask())
 	toolcall.AddRead(calls, s.reviewTool(), s.review, toolcall.AsTask())
 	toolcall.AddRead(calls, readTool("ping", "Ping Server", "Check that the server answers; echoes message."), ping)
 	toolcall.AddRead(calls, readTool("help", "Get Help", "Show the Codex CLI's help output."), s.help)
+	toolcall.AddRead(calls, readTool("version_info", "CLI Version", "The installed Codex CLI's version and, for each feature this server uses, whether it supports it and which release first has it, as JSON."), s.versionInfo)
 	toolcall.AddRead(calls, readTool("listSessions", "List Sessions", "List active sessions as a JSON array of {id, createdAt, lastAccessedAt, turnCount}."), s.listSessions)
 }
 
@@ -104,7 +118,72 @@ func (s *Server) help(ctx context.Context, _ struct{}) (*mcp.CallToolResult, err
 	if err != nil {
 		return s.failure(err, ""), nil
 	}
-	return mcp.NewToolResultText(strings.TrimRight(out, "\n")), nil
+	text := strings.TrimRight(out, "\n")
+	ctx, cancel := context.WithTimeout(ctx, featureWait)
+	defer cancel()
+	if f, err := s.features.Get(ctx); err == nil {
+		text += "\n\n" + featureWords(f)
+	} else {
+		text += "\n\nFeatures of this CLI: not known yet (" + err.Error() + "); call version_info later."
+	}
+	return mcp.NewToolResultText(text), nil
+}
+
+// featureWait bounds how long help and version_info wait for the
+// start-up probe (a first probe of a new CLI takes a few seconds).
+const featureWait = 60 * time.Second
+
+// featureReport is version_info's answer.
+type featureReport struct {
+	Path     string          `json:"path"`
+	Version  string          `json:"version"`
+	Features []featureStatus `json:"features"`
+	Detail   any             `json:"detail"`
+}
+
+type featureStatus struct {
+	Name      string `json:"name"`
+	Supported bool   `json:"supported"`
+	Since     string `json:"since,omitempty"` // the oldest release known to have it
+}
+
+func report(f cliversion.Features) featureReport {
+	r := featureReport{Path: f.Path, Version: f.Version, Detail: f}
+	for _, name := range cliversion.All {
+		r.Features = append(r.Features, featureStatus{Name: name, Supported: f.Supports(name), Since: cliversion.KnownSince[name]})
+	}
+	return r
+}
+
+func featureWords(f cliversion.Features) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Codex CLI %s (%s); features this server uses:", f.Version, f.Path)
+	for _, st := range report(f).Features {
+		yes := "yes"
+		if !st.Supported {
+			yes = "no (Codex CLI " + st.Since + " or later has it)"
+		}
+		fmt.Fprintf(&b, "\n- %s: %s", st.Name, yes)
+	}
+	if len(f.ReasoningEfforts) > 0 {
+		fmt.Fprintf(&b, "\nReasoning efforts: %s", strings.Join(f.ReasoningEfforts, ", "))
+	}
+	return b.String()
+}
+
+func (s *Server) versionInfo(ctx context.Context, _ struct{}) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, featureWait)
+	defer cancel()
+	f, err := s.features.Get(ctx)
+	if err != nil {
+		return mcperr.ToolResult(mcperr.New(mcperr.Unavailable, "probing the Codex CLI at "+s.cfg.CLIPath+" failed: "+err.Error(), nil,
+			"Check CODER_CLI_PATH and that the CLI runs (npm install -g @openai/codex)")), nil
+	}
+	b, err := json.Marshal(report(f))
+	if err != nil {
+		return nil, err
+	}
+	return mcp.NewToolResultText(string(b)), nil
 }
 
 func (s *Server) listSessions(ctx context.Context, _ struct{}) (*mcp.CallToolResult, error) {
@@ -139,12 +218,17 @@ type coderInput struct {
 	FullAuto        bool
 	Dir             string
 	CallbackURI     string
+
+	// Codex: a `codex`/`codex-reply` call (the removed `codex mcp-server`'s
+	// result shape, and the thread's settings kept for replies).
+	Codex     bool
+	Overrides []cli.Override
 }
 
 // decodeCoder checks what the schema cannot: the prompt's content and
 // size, the model against the catalogue, the directory against the roots,
 // the callback URI, and every value the CLI's argv will carry.
-func (s *Server) decodeCoder(a coderArgs) (coderInput, error) {
+func (s *Server) decodeCoder(a coderArgs, extra ...func(*coderInput)) (coderInput, error) {
 	in := coderInput{
 		Prompt:          a.Prompt,
 		SessionID:       a.SessionID,
@@ -154,6 +238,9 @@ func (s *Server) decodeCoder(a coderArgs) (coderInput, error) {
 		Sandbox:         a.Sandbox,
 		FullAuto:        a.FullAuto,
 		CallbackURI:     a.CallbackURI,
+	}
+	for _, f := range extra {
+		f(&in)
 	}
 	if strings.TrimSpace(in.Prompt) == "" {
 		return in, mcperr.New(mcperr.Invalid, "prompt is empty", nil, "Pass the task for the coding assistant in prompt")
@@ -178,7 +265,7 @@ func (s *Server) decodeCoder(a coderArgs) (coderInput, error) {
 	// Everything that reaches the CLI's argv or environment, checked as the
 	// cli package will check it again before building the argv.
 	check := cli.ExecRequest{Prompt: in.Prompt, Model: in.Model, ReasoningEffort: in.ReasoningEffort,
-		Sandbox: in.Sandbox, Dir: in.Dir, CallbackURI: in.CallbackURI}
+		Sandbox: in.Sandbox, Dir: in.Dir, CallbackURI: in.CallbackURI, Overrides: in.Overrides}
 	if err := check.Validate(); err != nil {
 		return in, invalidInput(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 )
 
 // Turn is one prompt and what came back.
@@ -35,6 +37,16 @@ type Data struct {
 	// WorkingDirectory is where the session's last call ran, so that a
 	// follow-up without one continues in the same place.
 	WorkingDirectory string `json:"-"`
+	// Codex is what a `codex` tool call started the session's thread with,
+	// so that `codex-reply` continues it alike; nil for coder sessions.
+	Codex *CodexSettings `json:"-"`
+}
+
+// CodexSettings are a `codex` call's settings that its replies keep.
+type CodexSettings struct {
+	Model     string
+	Sandbox   string
+	Overrides []cli.Override
 }
 
 // Summary is the listSessions view of a session.
@@ -180,6 +192,7 @@ func (l *Lease) Reset() {
 	l.e.data.TurnCount = 0
 	l.e.data.CoderConversationID = ""
 	l.e.data.WorkingDirectory = ""
+	l.e.data.Codex = nil
 	l.e.data.LastAccessedAt = l.s.opts.Now()
 }
 
@@ -195,6 +208,27 @@ func (l *Lease) SetConversationID(id string) {
 	l.s.mu.Lock()
 	defer l.s.mu.Unlock()
 	l.e.data.CoderConversationID = id
+}
+
+// SetCodex records the settings a `codex` call started the thread with.
+func (l *Lease) SetCodex(c CodexSettings) {
+	l.s.mu.Lock()
+	defer l.s.mu.Unlock()
+	c.Overrides = slices.Clone(c.Overrides)
+	l.e.data.Codex = &c
+}
+
+// FindThread returns owner's session whose CLI conversation is thread.
+func (s *Store) FindThread(owner, thread string) (Data, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweepLocked(s.opts.Now())
+	for _, e := range s.sessions {
+		if e.owner == owner && thread != "" && e.data.CoderConversationID == thread {
+			return e.data.clone(), true
+		}
+	}
+	return Data{}, false
 }
 
 // AddTurn appends a turn and updates lastAccessedAt.
