@@ -334,3 +334,58 @@ func TestFleetReloadStops(t *testing.T) {
 	}
 	t.Logf("fleet reload: %s", msg)
 }
+
+// TestPersistRefusals: with persistence on, a change whose file cannot be
+// written is applied at run time and reported as NOT persisted, with the
+// call that retries it, and nothing outside HAProxy's directory is touched.
+func TestPersistRefusals(t *testing.T) {
+	h := haproxytest.RunMaster(t, haproxytest.MasterOptions{Version: haproxytest.SystemBranch})
+	life := lifecycleOf(h, true)
+	if notes := life.StartupNotes(); len(notes) != 1 || !strings.Contains(notes[0], "server-state-file and load-server-state-from-file are not both configured") {
+		t.Errorf("start-up notes without a state file: %q", notes)
+	}
+	e := newLC(t, []*haproxytest.MasterWorker{h}, nil, []*Lifecycle{life})
+	// No state file configured: every server change says so.
+	msg := e.fails("set_server_weight", map[string]any{"backend": "be_app", "server": "app1", "weight": 7},
+		"applied at run time, NOT persisted", "server-state-file and load-server-state-from-file are not both configured", "persist_now")
+	if w, _ := h.Exec(t.Context(), "get weight be_app/app1"); !strings.HasPrefix(w, "7 ") {
+		t.Errorf("the runtime change was not applied: %q (%s)", w, msg)
+	}
+	// A map file replaced by a link to a file outside HAProxy's directory.
+	outside := filepath.Join(t.TempDir(), "outside.map")
+	if err := os.WriteFile(outside, []byte("keep.example be_app\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(h.MapFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, h.MapFile); err != nil {
+		t.Fatal(err)
+	}
+	res := e.raw("add_map_entry", map[string]any{"map": h.MapFile, "key": "evil.example", "value": "be_other"})
+	if !res.IsError || !strings.Contains(text(res), "NOT persisted") {
+		t.Errorf("a link outside the directory was not refused: %s", text(res))
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(b), `"retry_with":{"arguments":{"file":"`+h.MapFile+`","kind":"map"},"tool":"persist_now"}`) {
+		t.Errorf("no retry call in %s", b)
+	}
+	if got, _ := os.ReadFile(outside); string(got) != "keep.example be_app\n" {
+		t.Errorf("the file outside HAProxy's directory was written: %q", got)
+	}
+	for _, c := range []map[string]any{
+		{"kind": "map", "file": h.Dir + "/../etc/passwd"},
+		{"kind": "map", "file": "/etc/passwd"},
+		{"kind": "acl", "file": h.MapFile},
+		{"kind": "map"},
+		{"kind": "map", "file": h.MapFile + ";show info"},
+	} {
+		res := e.raw("persist_now", c)
+		if !res.IsError {
+			t.Errorf("persist_now %v: %s", c, text(res))
+		}
+	}
+	if got, _ := os.ReadFile(outside); string(got) != "keep.example be_app\n" {
+		t.Errorf("persist_now wrote outside HAProxy's directory: %q", got)
+	}
+}
