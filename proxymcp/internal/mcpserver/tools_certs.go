@@ -76,7 +76,7 @@ func (t *tools) certTools() {
 		commit, _ := certs.CommitCommand(in.File)
 		var cmds []string
 		for i, mt := range members {
-			cmds = append(cmds, labels[i]+set+" (the new certificate; its key is not shown)", labels[i]+commit)
+			cmds = append(cmds, labels[i]+set+fmt.Sprintf(" (%v; its key is not shown)", b), labels[i]+commit)
 			if mt.life != nil && mt.life.Persist {
 				cmds = append(cmds, labels[i]+"persist: rewrite "+in.File)
 			}
