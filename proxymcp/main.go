@@ -13,10 +13,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/fleet"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxy"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/master"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/mcpserver"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/persist"
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
@@ -72,7 +76,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve.ExitFailure
 	}
 	defer calls.Close()
-	n := mcpserver.Register(calls, f, mcpserver.Options{ReadOnly: cf.ReadOnly, ServerVersion: p.Version})
+	life := lifecycles(ctx, cf, f, s.Metrics.Registry(), logger)
+	n := mcpserver.Register(calls, f, mcpserver.Options{ReadOnly: cf.ReadOnly, ServerVersion: p.Version, Lifecycle: life})
 	logger.Debug("tools registered", "count", n, "instances", strings.Join(f.Names(), ","))
 
 	o := serve.Options{
@@ -91,6 +96,58 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		}
 	}
 	return p.Serve(ctx, s, cfg, o, stderr)
+}
+
+// lifecycles builds each instance's persistence, reload and certificate
+// settings, says at start where server changes cannot survive a reload,
+// and keeps mcpfleet_haproxy_ssl_cert_expiry_seconds{instance,cert} fresh.
+func lifecycles(ctx context.Context, cf config.Fleet, f *fleet.Fleet, reg *prometheus.Registry, logger *slog.Logger) map[string]*mcpserver.Lifecycle {
+	expiry := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "mcpfleet_haproxy_ssl_cert_expiry_seconds",
+		Help: "Seconds until a TLS certificate HAProxy serves expires (negative once expired), from show ssl cert.",
+	}, []string{"instance", "cert"})
+	if err := reg.Register(expiry); err != nil {
+		logger.Warn("certificate expiry metric not registered", "error", err)
+	}
+	out := map[string]*mcpserver.Lifecycle{}
+	for i, m := range f.Members() {
+		c := cf.Instances[i].Config
+		name := m.Name
+		l := &mcpserver.Lifecycle{
+			Persist: c.Persist, ConfigFiles: c.ConfigFileList(), Root: persist.Root{Dir: c.HAProxyDir}, AllAtOnce: c.ReloadAllAtOnce,
+			Check:      master.Checker{Command: c.BinCommand(), Files: c.ConfigFileList(), Dir: c.HAProxyDir},
+			CertExpiry: func(cert string, sec float64) { expiry.WithLabelValues(name, cert).Set(sec) },
+		}
+		if c.MasterAddress != "" {
+			l.Master = &master.Client{Network: c.MasterNetwork, Address: c.MasterAddress}
+		}
+		for _, note := range l.StartupNotes() {
+			logger.Warn("persistence", "instance", name, "detail", note)
+		}
+		if c.Persist {
+			logger.Info("persistence on", "instance", name, "haproxy_dir", c.HAProxyDir)
+		}
+		out[name] = l
+		if m.Client.Runtime != nil {
+			go refreshCertExpiry(ctx, m.Client, l, logger.With("instance", name))
+		}
+	}
+	return out
+}
+
+// refreshCertExpiry reads every loaded certificate's expiry now and every
+// five minutes.
+func refreshCertExpiry(ctx context.Context, hp *haproxy.Client, l *mcpserver.Lifecycle, logger *slog.Logger) {
+	for {
+		if err := mcpserver.RecordCertExpiry(ctx, hp, l); err != nil {
+			logger.Debug("certificate expiry not read", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Minute):
+		}
+	}
 }
 
 // probe logs which HAProxy answers at start-up; a failure is only a warning

@@ -98,7 +98,21 @@ tests:
         values: '0+10x30'
       - series: 'mcpfleet_tool_calls_total{server="proxymcp",tool="show_info",outcome="tool_error"}'
         values: '0+10x30'
+      - series: 'mcpfleet_haproxy_ssl_cert_expiry_seconds{server="proxymcp",instance="lb1",cert="/etc/haproxy/site.pem"}'
+        values: '864000-60x180'
+      - series: 'mcpfleet_haproxy_ssl_cert_expiry_seconds{server="proxymcp",instance="lb2",cert="/etc/haproxy/site.pem"}'
+        values: '5184000-60x180'
     alert_rule_test:
+      - eval_time: 30m
+        alertname: HAProxyCertificateExpiring
+        exp_alerts: []
+      - eval_time: 2h
+        alertname: HAProxyCertificateExpiring
+        exp_alerts:
+          - exp_labels: {severity: warning, server: proxymcp, instance: lb1, cert: /etc/haproxy/site.pem}
+            exp_annotations:
+              summary: "HAProxy lb1 certificate /etc/haproxy/site.pem expires soon"
+              description: "/etc/haproxy/site.pem on lb1 expires in 9d 22h 0m 0s. Rotate it with set_ssl_cert."
       - eval_time: 3m
         alertname: MCPBackendFailing
         exp_alerts: []

@@ -76,6 +76,11 @@ func Parse(data []byte) (*Bundle, error) {
 	var keyPEM []byte
 	rest := data
 	for n := 1; ; n++ {
+		// pem.Decode skips whatever precedes a block: text between blocks
+		// (a command, a comment) is refused rather than silently dropped.
+		if t := bytes.TrimSpace(rest); len(t) > 0 && !bytes.HasPrefix(t, []byte("-----BEGIN ")) {
+			return nil, &Refusal{Reason: fmt.Sprintf("the bundle has data that is not PEM before block %d", n)}
+		}
 		var blk *pem.Block
 		blk, rest = pem.Decode(rest)
 		if blk == nil {

@@ -17,10 +17,7 @@ import (
 // The runtime API's certificate transaction, one builder per command. file
 // is the certificate's name as "show ssl cert" lists it, checked with
 // validate.CertFile so that it cannot carry a second command.
-
-// NewCommand declares an empty certificate (a file HAProxy has not loaded).
-func NewCommand(file string) (string, error) { return build("new ssl cert ", file, "") }
-
+//
 // SetCommand opens (or updates) a transaction with a payload: the PEM goes
 // after it, then an empty line.
 func SetCommand(file string) (string, error) { return build("set ssl cert ", file, " <<") }

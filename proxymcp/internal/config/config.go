@@ -5,6 +5,7 @@ package config
 import (
 	"net"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,18 @@ type Config struct {
 	StatsTimeout  time.Duration
 
 	ReadOnly bool
+
+	// Lifecycle: persistence, reload and certificate files (issue 26).
+	Persist       bool   // PROXY_PERSIST=on: rewrite HAProxy's files after each applied change
+	MasterNetwork string // master CLI ("" when PROXY_MASTER_URL is unset)
+	MasterAddress string //
+	HAProxyBin    string // PROXY_HAPROXY_BIN: the binary (or wrapper and arguments) for haproxy -c
+	ConfigFiles   string // PROXY_HAPROXY_CONFIG: the files HAProxy is started with (-f), comma-separated
+	HAProxyDir    string // PROXY_HAPROXY_DIR: the only directory proxymcp writes into
+	// ReloadAllAtOnce is PROXY_RELOAD_ONE_AT_A_TIME=false (fleet-wide):
+	// by default a fleet reload goes instance by instance and stops at the
+	// first failure.
+	ReloadAllAtOnce bool
 }
 
 // Vars documents every PROXY_* variable for --help and the README.
@@ -47,7 +60,24 @@ var Vars = []envconfig.Var{
 	{Name: "PROXY_STATS_PASSWORD", Secret: true, Description: "basic-auth password of the stats page (never logged)"},
 	{Name: "PROXY_STATS_TIMEOUT", Default: "5", Description: "stats page timeout: seconds (5) or a Go duration (5s)"},
 	{Name: "PROXY_READ_ONLY", Default: "false", Description: "register only tools that change nothing"},
+	{Name: "PROXY_PERSIST", Default: "off", Description: "off or on: after each applied change, rewrite the server-state, map, ACL or certificate file HAProxy loads at reload (needs HAProxy's files here)"},
+	{Name: "PROXY_MASTER_URL", Description: "HAProxy's master CLI (master-worker mode, -S or stats socket ... master) for reload: tcp://host:port or unix:///path"},
+	{Name: "PROXY_HAPROXY_BIN", Description: "HAProxy's binary, for haproxy -c before a reload (space-separated: a wrapper and its arguments); unset: the configuration cannot be checked"},
+	{Name: "PROXY_HAPROXY_CONFIG", Description: "comma-separated configuration files HAProxy is started with (-f), for haproxy -c, persistence_status and the server-state file"},
+	{Name: "PROXY_HAPROXY_DIR", Description: "the directory proxymcp may write HAProxy's files in (after symbolic links); unset: the first PROXY_HAPROXY_CONFIG file's directory"},
+	{Name: "PROXY_RELOAD_ONE_AT_A_TIME", Default: "true", Description: "a fleet reload goes one instance at a time and stops at the first failure (false: all at once)"},
 }
+
+// ConfigFileList is PROXY_HAPROXY_CONFIG as a list.
+func (c Config) ConfigFileList() []string {
+	if c.ConfigFiles == "" {
+		return nil
+	}
+	return strings.Split(c.ConfigFiles, ",")
+}
+
+// BinCommand is PROXY_HAPROXY_BIN as a command and its arguments.
+func (c Config) BinCommand() []string { return strings.Fields(c.HAProxyBin) }
 
 // Bounds of PROXY_RUNTIME_MAX_CONNS.
 const (
@@ -63,6 +93,33 @@ func FromEnv(r *envconfig.Reader) Config {
 		RuntimeTimeout: r.Duration("PROXY_RUNTIME_TIMEOUT", 10*time.Second, time.Millisecond),
 		StatsTimeout:   r.Duration("PROXY_STATS_TIMEOUT", 5*time.Second, time.Millisecond),
 		ReadOnly:       r.Bool("PROXY_READ_ONLY", false),
+	}
+	c.Persist = r.Enum("PROXY_PERSIST", "off", "off", "on") == "on"
+	c.ReloadAllAtOnce = !r.Bool("PROXY_RELOAD_ONE_AT_A_TIME", true)
+	if raw := r.Lookup("PROXY_MASTER_URL"); raw != "" {
+		n, a, ok := ParseRuntimeURL(raw)
+		if !ok {
+			r.Fail("PROXY_MASTER_URL", raw, "tcp://host:port, unix:///path/to/master.sock or a bare socket path")
+		}
+		c.MasterNetwork, c.MasterAddress = n, a
+	}
+	c.HAProxyBin = strings.TrimSpace(r.String("PROXY_HAPROXY_BIN", ""))
+	var files []string
+	for _, f := range strings.Split(r.String("PROXY_HAPROXY_CONFIG", ""), ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			if !filepath.IsAbs(f) {
+				r.Fail("PROXY_HAPROXY_CONFIG", f, "absolute paths of HAProxy's configuration files")
+			}
+			files = append(files, f)
+		}
+	}
+	c.ConfigFiles = strings.Join(files, ",")
+	c.HAProxyDir = r.String("PROXY_HAPROXY_DIR", "")
+	if c.HAProxyDir == "" && len(files) > 0 {
+		c.HAProxyDir = filepath.Dir(files[0])
+	}
+	if c.Persist && c.HAProxyDir == "" {
+		r.Fail("PROXY_PERSIST", "on", "HAProxy's files: set PROXY_HAPROXY_CONFIG (and PROXY_HAPROXY_DIR if the files live elsewhere), or PROXY_PERSIST=off")
 	}
 	if !c.RuntimeEnabled && !c.StatsEnabled {
 		r.Fail("PROXY_RUNTIME_ENABLED", "false",

@@ -16,7 +16,8 @@ var Instances = envconfig.Members{Prefix: "PROXY", List: "INSTANCES", Noun: "ins
 // PerInstance are the variables PROXY_<NAME>_* can set for one instance.
 // Every other variable (timeouts, the connection limit, PROXY_READ_ONLY)
 // is shared by the fleet.
-var PerInstance = []string{"PROXY_RUNTIME_URL", "PROXY_STATS_URL", "PROXY_STATS_USERNAME", "PROXY_STATS_PASSWORD", "PROXY_RUNTIME_ENABLED", "PROXY_STATS_ENABLED"}
+var PerInstance = []string{"PROXY_RUNTIME_URL", "PROXY_STATS_URL", "PROXY_STATS_USERNAME", "PROXY_STATS_PASSWORD", "PROXY_RUNTIME_ENABLED", "PROXY_STATS_ENABLED",
+	"PROXY_PERSIST", "PROXY_MASTER_URL", "PROXY_HAPROXY_BIN", "PROXY_HAPROXY_CONFIG", "PROXY_HAPROXY_DIR"}
 
 // FleetVars documents the fleet variables for --help and the README.
 var FleetVars = []envconfig.Var{
@@ -27,6 +28,11 @@ var FleetVars = []envconfig.Var{
 	{Name: "PROXY_<NAME>_STATS_PASSWORD", Secret: true, Description: "stats page password of instance <NAME>; unset: PROXY_STATS_PASSWORD (never logged)"},
 	{Name: "PROXY_<NAME>_RUNTIME_ENABLED", Description: "use instance <NAME>'s runtime API; unset: PROXY_RUNTIME_ENABLED"},
 	{Name: "PROXY_<NAME>_STATS_ENABLED", Description: "use instance <NAME>'s stats page; unset: PROXY_STATS_ENABLED"},
+	{Name: "PROXY_<NAME>_PERSIST", Description: "off or on for instance <NAME>; unset: PROXY_PERSIST"},
+	{Name: "PROXY_<NAME>_MASTER_URL", Description: "master CLI of instance <NAME> for reload; unset: PROXY_MASTER_URL"},
+	{Name: "PROXY_<NAME>_HAPROXY_BIN", Description: "haproxy binary of instance <NAME> for haproxy -c; unset: PROXY_HAPROXY_BIN"},
+	{Name: "PROXY_<NAME>_HAPROXY_CONFIG", Description: "configuration files of instance <NAME>; unset: PROXY_HAPROXY_CONFIG"},
+	{Name: "PROXY_<NAME>_HAPROXY_DIR", Description: "directory proxymcp may write instance <NAME>'s files in; unset: PROXY_HAPROXY_DIR, else its first configuration file's directory"},
 }
 
 // Instance is one HAProxy of the fleet and its back-end settings.

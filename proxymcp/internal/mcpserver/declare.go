@@ -133,6 +133,7 @@ func addChange[T selector](t *tools, name, title, desc string, eff effect, class
 		return
 	}
 	t.classes[name] = class
+	plan = persisting(t, name, plan) // PROXY_PERSIST: the file rewrite after an applied change
 	d := t.declare(name, title, desc, eff, class)
 	t.specs = append(t.specs, spec{name: name, eff: eff, class: class, plan: func(in any) (planned, error) { return plan(in.(T)) }})
 	switch {
@@ -151,7 +152,7 @@ func addChange[T selector](t *tools, name, title, desc string, eff effect, class
 			pl := toolcall.Plan{Class: c, Target: t.hp.Target(), Commands: p.commands,
 				Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
 					res, err := p.run(ctx)
-					return shape(ctx, name, eff, res, err), nil
+					return markFailed(shape(ctx, name, eff, res, err), res), nil
 				}}
 			if p.describe != nil {
 				pl.Describe = func(ctx context.Context) (toolcall.Preview, error) {

@@ -195,7 +195,7 @@ func TestAnnotations(t *testing.T) {
 			t.Errorf("%s: title/description missing", name)
 		}
 		ro := strings.HasPrefix(name, "show_") || strings.HasPrefix(name, "list_") || strings.HasPrefix(name, "get_") ||
-			name == "echo" || name == "help" || name == "version_info" || name == "wait_server_removable"
+			name == "echo" || name == "help" || name == "version_info" || name == "wait_server_removable" || name == "persistence_status"
 		if a.ReadOnlyHint == nil || *a.ReadOnlyHint != ro {
 			t.Errorf("%s: readOnlyHint = %v, want %v", name, a.ReadOnlyHint, ro)
 		}

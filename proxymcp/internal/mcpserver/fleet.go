@@ -54,10 +54,10 @@ func registerFleet(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) int {
 	for i, m := range f.Members() {
 		var t *tools
 		if i == 0 {
-			t = register(calls, m.Client, opts, ft)
+			t = register(calls, m.Name, m.Client, opts, ft)
 			n = t.n
 		} else {
-			t = register(nil, m.Client, opts, nil)
+			t = register(nil, m.Name, m.Client, opts, nil)
 		}
 		ft.per[m.Name] = t
 		ft.specs[m.Name] = map[string]spec{}

@@ -244,5 +244,5 @@ func one(hp *haproxy.Client) *fleet.Fleet { return fleet.One(fleet.Member{Client
 // classes returns the risk class of every tool that can change HAProxy
 // (read tools are not listed).
 func classes() map[string]toolcall.Class {
-	return register(nil, haproxy.New(nil, nil), Options{}, nil).classes
+	return register(nil, "default", haproxy.New(nil, nil), Options{}, nil).classes
 }

@@ -28,6 +28,9 @@ import (
 type Options struct {
 	ReadOnly      bool   // register only tools that change nothing
 	ServerVersion string // proxymcp's own version, for version_info
+	// Lifecycle are the instances' persistence, reload and certificate
+	// settings, by instance name ("default" without PROXY_INSTANCES).
+	Lifecycle map[string]*Lifecycle
 }
 
 // effect classifies a tool for its annotations.
@@ -61,6 +64,10 @@ type result struct {
 	items       func() []fleet.Item
 	table       *haproxy.StatTable
 	persistence bool
+
+	// failed, when set, makes an otherwise applied change an error result
+	// (applied at run time, NOT persisted: ...).
+	failed string
 }
 
 // verbatim is a value a fleet answer keeps as the instance gave it,
@@ -121,6 +128,8 @@ type tools struct {
 	// locks serialise, per key of the state a call's class depends on,
 	// the last check of that state and the command (planned.key).
 	locks sync.Map
+	// life is this instance's persistence and reload settings (nil: none).
+	life *Lifecycle
 }
 
 // Register adds every tool through the tool-call pipeline (or, read-only,
@@ -128,13 +137,13 @@ type tools struct {
 // policy), for the fleet's instances. It returns how many were registered.
 func Register(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) int {
 	if !f.Named() {
-		return register(calls, f.Members()[0].Client, opts, nil).n
+		return register(calls, f.Members()[0].Name, f.Members()[0].Client, opts, nil).n
 	}
 	return registerFleet(calls, f, opts)
 }
 
-func register(calls *toolcall.Pipeline, hp *haproxy.Client, opts Options, ft *fleetTools) *tools {
-	t := &tools{hp: hp, opts: opts, calls: calls, ft: ft, classes: map[string]toolcall.Class{}}
+func register(calls *toolcall.Pipeline, name string, hp *haproxy.Client, opts Options, ft *fleetTools) *tools {
+	t := &tools{hp: hp, opts: opts, calls: calls, ft: ft, classes: map[string]toolcall.Class{}, life: opts.Lifecycle[name]}
 	t.statsTools()
 	t.topologyTools()
 	t.poolTools()
@@ -143,6 +152,7 @@ func register(calls *toolcall.Pipeline, hp *haproxy.Client, opts Options, ft *fl
 	t.healthTools()
 	t.miscTools()
 	t.sslTools()
+	t.lifecycleTools()
 	return t
 }
 

@@ -218,6 +218,16 @@ func (c *Client) Close() error {
 	return nil
 }
 
+// FlushIdle closes the pool's idle connections, so that the next command
+// reaches the current worker: after a master-worker reload the old worker
+// keeps answering on the connections it had (see connMaxAge). Calls still
+// running keep theirs.
+func (c *Client) FlushIdle() {
+	if c.MaxConns > 0 {
+		c.getPool().flushIdle()
+	}
+}
+
 func (c *Client) connErr(err error) error { return &ConnError{Endpoint: c.Endpoint(), Err: err} }
 
 // errNotSent marks an exchange given up before its command was written.
