@@ -41,6 +41,13 @@ func TestClusters(t *testing.T) {
 		if tool.Name == "list_clusters" {
 			continue
 		}
+		if tool.Name == "fetch_more" {
+			// A cursor names its own cluster's query: no cluster argument.
+			if strings.Contains(string(mustJSON(t, tool.InputSchema)), `"cluster"`) {
+				t.Errorf("fetch_more takes a cluster argument; its cursor already names the query")
+			}
+			continue
+		}
 		b, _ := json.Marshal(tool.InputSchema)
 		var s struct {
 			Properties map[string]struct {
@@ -155,3 +162,12 @@ func toStrings(v any) []string {
 }
 
 var _ = trinotest.DefaultCatalog
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
