@@ -118,7 +118,11 @@ type Keeper struct {
 	// linked carries such a link on to the handler, by the nonce the hook
 	// put in the request's _meta (the handler's context is a child of the
 	// request's, whose values the keeper cannot set).
-	linked  map[string]*link
+	linked map[string]*link
+	// modern holds the 2026-07-28 tasks (modern.go); server is the MCP
+	// server they run on.
+	modern  map[string]*modernTask
+	server  *server.MCPServer
 	stopped bool
 	// crashed (tests: export_test.go) stops every store write, as a killed
 	// process would.
@@ -169,7 +173,7 @@ func NewKeeper(cfg Config) *Keeper {
 	close(idle)
 	return &Keeper{cfg: cfg, store: store, tasks: map[string]*record{}, outstanding: map[httpauth.Principal]int{},
 		running: map[string]runEntry{}, waiting: map[string]*link{},
-		pending: map[context.Context]*link{}, linked: map[string]*link{}, idle: idle}
+		pending: map[context.Context]*link{}, linked: map[string]*link{}, modern: map[string]*modernTask{}, idle: idle}
 }
 
 // ServerOptions declares the tasks capability (tasks/list, tasks/cancel,
@@ -205,6 +209,9 @@ func (k *Keeper) ServerOptions() []server.ServerOption {
 		k.free(m.TaskID)
 	})
 	answers := func(s *server.MCPServer) {
+		k.mu.Lock()
+		k.server = s
+		k.mu.Unlock()
 		h := s.GetHooks()
 		if h == nil {
 			h = &server.Hooks{}
@@ -218,6 +225,7 @@ func (k *Keeper) ServerOptions() []server.ServerOption {
 		// Over stdio (and in-process) no Wrap stands in front of mcp-go:
 		// the hooks do its work, with the same bounds and refusals.
 		h.AddOnRequestInitialization(k.refuseFull)
+		h.AddAfterDiscover(k.advertise)
 		h.AddBeforeCallTool(k.beforeCall)
 		h.AddAfterCallTool(func(ctx context.Context, _ any, _ *mcp.CallToolRequest, _ any) { k.unlinked(ctx) })
 		h.AddOnError(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any, _ error) {
@@ -521,6 +529,12 @@ func (k *Keeper) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		if k.store != nil && k.fromStore(w, r, body) {
+			return
+		}
+		if answer, ok := k.modernHTTP(r, body); ok {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(httpStatus(answer))
+			w.Write(answer)
 			return
 		}
 		var c call
