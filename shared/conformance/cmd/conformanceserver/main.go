@@ -61,21 +61,37 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	toolcall.AddRead(calls, toolcall.Tool{Name: "slow_compute", Description: "Waits the given seconds, then answers (conformance tasks).",
 		Effect: toolcall.Effect{Title: "Slow compute", Most: toolcall.Read}}, slowCompute, toolcall.AsTask())
 	conformance.Register(s.MCPServer)
+	// The tasks extension scenarios' other fixtures.
+	s.MCPServer.AddTool(mcp.NewTool("greet", mcp.WithDescription("Greets (sync only)."), mcp.WithString("name")),
+		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("Hello, " + r.GetString("name", "") + "!"), nil
+		})
+	s.MCPServer.AddTool(mcp.NewTool("failing_job", mcp.WithDescription("Fails as a tool after about a second (only as a task)."), mcp.WithTaskSupport(mcp.TaskSupportRequired)),
+		keeper.Tool(func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case <-time.After(time.Second):
+				return mcp.NewToolResultError("failing_job failed, as it always does"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}))
+	s.MCPServer.AddTool(mcp.NewTool("protocol_error_job", mcp.WithDescription("Ends in a protocol error."), mcp.WithTaskSupport(mcp.TaskSupportOptional)),
+		keeper.Tool(func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return nil, fmt.Errorf("protocol_error_job: an internal failure, as it always has")
+		}))
 	return p.Serve(ctx, s, cfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, WrapMCP: keeper.Wrap}, stderr)
 }
 
 type slowIn struct {
-	Seconds float64 `json:"seconds,omitempty" jsonschema:"how long to work, in seconds (default 1, at most 60)"`
+	Seconds float64 `json:"seconds,omitempty" jsonschema:"how long to work, in seconds (0: at once, at most 60)"`
+	Label   string  `json:"label,omitempty" jsonschema:"a label echoed in the answer"`
 }
 
 func slowCompute(ctx context.Context, in slowIn) (*mcp.CallToolResult, error) {
 	d := time.Duration(min(max(in.Seconds, 0), 60) * float64(time.Second))
-	if in.Seconds == 0 {
-		d = time.Second
-	}
 	select {
 	case <-time.After(d):
-		return mcp.NewToolResultText(fmt.Sprintf("computed after %s", d)), nil
+		return mcp.NewToolResultText(fmt.Sprintf("computed %s after %s", in.Label, d)), nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
