@@ -98,7 +98,7 @@ func (k *Keeper) Modern(ctx context.Context, body []byte) (answer []byte, handle
 		}
 		t := k.modernTask(ctx, c.Params.TaskID)
 		if t == nil {
-			return rpcErrorBytes(c.ID, mcp.INVALID_PARAMS, fmt.Sprintf("task %q not found: it never existed, has expired (MCP_TASK_TTL %s), or belongs to another identity", c.Params.TaskID, k.cfg.TTL)), true
+			return rpcErrorBytes(c.ID, mcp.INVALID_PARAMS, fmt.Sprintf("task not found: it never existed, has expired (MCP_TASK_TTL %s), or belongs to another identity", k.cfg.TTL)), true
 		}
 		switch c.Method {
 		case "tasks/get":
