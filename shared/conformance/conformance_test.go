@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -91,10 +93,39 @@ func TestConformance(t *testing.T) {
 	run.Dir = "."
 	run.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := run.CombinedOutput()
+	if err != nil && onlyIntermittentPassed(out) {
+		t.Logf("an intermittent expected failure passed this time (%v)", intermittent)
+		err = nil
+	}
 	if err != nil {
 		t.Fatalf("conformance suite: %v (a failure outside expected-failures.yml, or an expected one that now passes: remove its entry)\n%s", err, out)
 	}
 	t.Logf("%s", tail(out, 3000))
+}
+
+// intermittent are the baseline entries that fail only sometimes (see
+// expected-failures.yml): the suite calls their passing a stale baseline.
+var intermittent = []string{"tools-call-with-progress"}
+
+// onlyIntermittentPassed reports whether the suite's one complaint is that
+// intermittent entries passed.
+func onlyIntermittentPassed(out []byte) bool {
+	s := string(out)
+	i := strings.Index(s, "Stale baseline entries")
+	if i < 0 || strings.Contains(s, "Unexpected failures") {
+		return false
+	}
+	for _, line := range strings.Split(s[i:], "\n")[1:] {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			break
+		}
+		name := strings.TrimSpace(strings.TrimPrefix(line, "✓"))
+		if !slices.Contains(intermittent, name) {
+			return false
+		}
+	}
+	return true
 }
 
 func tail(b []byte, n int) []byte {
