@@ -94,6 +94,11 @@ func (k *Keeper) Modern(ctx context.Context, body []byte) (answer []byte, handle
 		return k.modernCall(ctx, c, body, declared)
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		if !declared {
+			if k.owns(httpauth.PrincipalFromContext(ctx), c.Params.TaskID) && c.Method != "tasks/update" {
+				// The caller's own 2025-11-25-style task (created with
+				// params.task): mcp-go answers for it, as before.
+				return nil, false
+			}
 			return rpcErrorBytes(c.ID, codeMissingCapability, c.Method+" needs the "+ExtensionID+" extension: declare it in _meta io.modelcontextprotocol/clientCapabilities.extensions"), true
 		}
 		t := k.modernTask(ctx, c.Params.TaskID)
@@ -292,7 +297,7 @@ func (k *Keeper) modernHTTP(r *http.Request, body []byte) ([]byte, bool) {
 		if m := strings.TrimSpace(r.Header.Get("Mcp-Method")); m != "" && m != c.Method {
 			return rpcErrorBytes(c.ID, codeHeaderMismatch, fmt.Sprintf("the Mcp-Method header %q does not match the method %q; send the same in both", m, c.Method)), true
 		}
-		if name := strings.TrimSpace(r.Header.Get("Mcp-Name")); name != "" && name != want {
+		if name := strings.TrimSpace(r.Header.Get("Mcp-Name")); name != "" && name != strings.TrimSpace(want) {
 			return rpcErrorBytes(c.ID, codeHeaderMismatch, fmt.Sprintf("the Mcp-Name header %q does not match %q in the body; send the same in both", name, want)), true
 		}
 		if v := strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")); v != "" && v != c.Params.Meta.Version {
