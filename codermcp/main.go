@@ -86,14 +86,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	opts := mcpserver.ServerOptions()
 	// GET /readyz: the CLI answers --version now.
 	so := serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, Ready: client.Ready}
-	var keeper *tasks.Keeper
-	if cfg.Transport == "http" {
-		// Tasks are offered over HTTP, where a client's request timeout or a
-		// dropped connection would otherwise take a long turn with it.
-		keeper = tasks.NewKeeper(tcfg)
-		opts = append(opts, keeper.ServerOptions()...)
-		so.WrapMCP = keeper.Wrap
-	}
+	// Tasks over stdio and HTTP (over stdio the keeper's hooks stand in for Wrap):
+	// a client's request timeout or a dropped connection would end a long call.
+	keeper := tasks.NewKeeper(tcfg)
+	opts = append(opts, keeper.ServerOptions()...)
+	so.WrapMCP = keeper.Wrap
 	s := serve.NewServer(p.Name, p.Version, opts...)
 	client.Recorder = s.BackendRecorder("codex", "") // each CLI run: metric + span
 	// Dry run, approval (MCP_APPROVAL*) and audit (MCP_AUDIT_LOG) around
@@ -104,7 +101,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve.ExitFailure
 	}
 	defer calls.Close()
-	// coder and review as tasks over HTTP (nil keeper: none, on stdio).
+	// coder and review as tasks, over stdio and HTTP.
 	calls.OfferTasks(keeper)
 	defer keeper.Stop() // after serving: a task still running is cancelled, its CLI stopped
 	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Features: features}).Register(calls)

@@ -108,14 +108,11 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 	opts := mcpserver.ServerOptions()
 	// GET /readyz: the engine answers now.
 	so := serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, Ready: ready}
-	var keeper *tasks.Keeper
-	if cfg.Transport == "http" {
-		// execute_query is offered as a task over HTTP, where a client's
-		// request timeout or a dropped connection would end a long query.
-		keeper = tasks.NewKeeper(own.Tasks)
-		opts = append(opts, keeper.ServerOptions()...)
-		so.WrapMCP = keeper.Wrap
-	}
+	// Tasks over stdio and HTTP (over stdio the keeper's hooks stand in for Wrap):
+	// a client's request timeout or a dropped connection would end a long call.
+	keeper := tasks.NewKeeper(own.Tasks)
+	opts = append(opts, keeper.ServerOptions()...)
+	so.WrapMCP = keeper.Wrap
 	s := serve.NewServer(p.Name, p.Version, opts...)
 	times := engine.NewEngineTimes(s.Metrics.Registry(), p.Name)
 	for _, cl := range clusters {

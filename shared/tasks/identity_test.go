@@ -114,6 +114,7 @@ type caller struct {
 	url    string
 	legacy *rawmcp.Session
 	n      int
+	ext    bool // declares the 2026-07-28 tasks extension
 }
 
 const modern = "2026-07-28"
@@ -149,7 +150,11 @@ func (c *caller) rpc(method, params string) reply {
 	if err := json.Unmarshal([]byte(params), &p); err != nil {
 		c.t.Fatal(err)
 	}
-	p["_meta"] = json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"` + modern + `","io.modelcontextprotocol/clientCapabilities":{}}`)
+	caps := `{}`
+	if c.ext {
+		caps = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	}
+	p["_meta"] = json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"` + modern + `","io.modelcontextprotocol/clientCapabilities":` + caps + `}`)
 	pb, _ := json.Marshal(p)
 	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, c.n, method, pb)))
 	req.Header.Set("Content-Type", "application/json")
@@ -159,6 +164,9 @@ func (c *caller) rpc(method, params string) reply {
 	req.Header.Set("Mcp-Method", method)
 	var named struct{ Name string }
 	if json.Unmarshal(p["name"], &named.Name) == nil && method == "tools/call" {
+		req.Header.Set("Mcp-Name", named.Name)
+	}
+	if json.Unmarshal(p["taskId"], &named.Name) == nil && strings.HasPrefix(method, "tasks/") {
 		req.Header.Set("Mcp-Name", named.Name)
 	}
 	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
@@ -448,6 +456,102 @@ func TestTaskSlotsPerIdentity(t *testing.T) {
 			// The task alice made in her other session still runs.
 			if st, r := sf.dial(t, modern, suite.alice).status(a2); st != "working" {
 				t.Errorf("alice's task of the other session: %q %s", st, r.raw)
+			}
+		})
+	}
+}
+
+// TestExtensionTasksBelongToTheirIdentity: with the 2026-07-28 tasks
+// extension (no session), a task is created, polled, its result read
+// inline and another cancelled by its owner; every other identity of the
+// hostile table gets exactly what an id that never existed gets, and its
+// cancel does not reach the handler.
+func TestExtensionTasksBelongToTheirIdentity(t *testing.T) {
+	for _, suite := range identitySuites(t) {
+		t.Run(suite.name, func(t *testing.T) {
+			sf := newSurface(t, suite.cfg, tasks.Config{Max: 1000})
+			alice := sf.dial(t, modern, suite.alice)
+			alice.ext = true
+			created := alice.rpc("tools/call", `{"name":"job","arguments":{"mode":"wait"}}`)
+			var tk struct {
+				ResultType, TaskID, Status string
+				TTLMs, PollIntervalMs      int64
+			}
+			if err := json.Unmarshal(created.answer.Result, &tk); err != nil || tk.ResultType != "task" || tk.TaskID == "" || tk.Status != "working" || tk.TTLMs <= 0 || tk.PollIntervalMs <= 0 {
+				t.Fatalf("create: %s (%v)", created.raw, err)
+			}
+			attackers := map[string]string{"bob": suite.bob}
+			for k, v := range suite.attacks {
+				attackers[k] = v
+			}
+			never := "6f1c1f2e-8c9b-4f0e-9a34-1d2b3c4d5e6f"
+			attempts := 0
+			for who, token := range attackers {
+				m := sf.dial(t, modern, token)
+				m.ext = true
+				for _, method := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+					want := m.rpc(method, fmt.Sprintf(`{"taskId":%q}`, never)).refusal()
+					got := m.rpc(method, fmt.Sprintf(`{"taskId":%q}`, tk.TaskID)).refusal()
+					attempts++
+					if got != want || !strings.Contains(got, "not found") {
+						t.Errorf("%s, %s of alice's task: %s; an unknown id gets %s", who, method, got, want)
+					}
+				}
+			}
+			t.Logf("%d attempts by %d other identities", attempts, len(attackers))
+			if e := sf.ended(); len(e) != 0 {
+				t.Fatalf("another identity's cancel reached the handler: %v", e)
+			}
+			// Without the extension declared, tasks/* answer -32021.
+			plain := sf.dial(t, modern, suite.alice)
+			if r := plain.rpc("tasks/get", fmt.Sprintf(`{"taskId":%q}`, tk.TaskID)); r.answer.Error == nil || r.answer.Error.Code != -32021 || r.status != 400 {
+				t.Errorf("tasks/get without the extension: %d %s, want 400 and -32021", r.status, r.raw)
+			}
+			// Her own: polled working, then released and read inline.
+			get := func() (string, string) {
+				r := alice.rpc("tasks/get", fmt.Sprintf(`{"taskId":%q}`, tk.TaskID))
+				var g struct {
+					Status string
+					Result json.RawMessage
+				}
+				json.Unmarshal(r.answer.Result, &g)
+				return g.Status, string(g.Result)
+			}
+			if st, _ := get(); st != "working" {
+				t.Fatalf("alice's task is %q, want working", st)
+			}
+			close(sf.release)
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				st, res := get()
+				if st == "completed" {
+					if !strings.Contains(res, "released") {
+						t.Fatalf("completed without the result inline: %s", res)
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("task still %q after 30 s", st)
+				}
+				time.Sleep(20 * time.Millisecond) // polling is the protocol's own wait
+			}
+			// A second one, cancelled by her: the handler ends, the status
+			// says cancelled.
+			sf.release = make(chan struct{})
+			c2 := alice.rpc("tools/call", `{"name":"job","arguments":{"mode":"wait"}}`)
+			var tk2 struct{ TaskID string }
+			json.Unmarshal(c2.answer.Result, &tk2)
+			if r := alice.rpc("tasks/cancel", fmt.Sprintf(`{"taskId":%q}`, tk2.TaskID)); r.answer.Error != nil {
+				t.Fatalf("cancel: %s", r.raw)
+			}
+			for len(sf.ended()) < 2 {
+				if time.Now().After(deadline.Add(30 * time.Second)) {
+					t.Fatalf("the cancelled handler never ended: %v", sf.ended())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if e := sf.ended(); e[len(e)-1] != "cancelled" {
+				t.Fatalf("handler ends: %v", e)
 			}
 		})
 	}

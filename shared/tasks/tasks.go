@@ -111,6 +111,18 @@ type Keeper struct {
 	// a tasks/cancel can arrive before it does (mcp-go starts the handler
 	// on a goroutine of its own, and misses such a cancel itself).
 	waiting map[string]*link
+	// pending links a task-augmented tools/call that came without Wrap
+	// (stdio, in-process) from its BeforeCallTool hook to its task's
+	// creation: mcp-go runs both with the very same request context.
+	pending map[context.Context]*link
+	// linked carries such a link on to the handler, by the nonce the hook
+	// put in the request's _meta (the handler's context is a child of the
+	// request's, whose values the keeper cannot set).
+	linked map[string]*link
+	// modern holds the 2026-07-28 tasks (modern.go); server is the MCP
+	// server they run on.
+	modern  map[string]*modernTask
+	server  *server.MCPServer
 	stopped bool
 	// crashed (tests: export_test.go) stops every store write, as a killed
 	// process would.
@@ -160,7 +172,8 @@ func NewKeeper(cfg Config) *Keeper {
 	idle := make(chan struct{})
 	close(idle)
 	return &Keeper{cfg: cfg, store: store, tasks: map[string]*record{}, outstanding: map[httpauth.Principal]int{},
-		running: map[string]runEntry{}, waiting: map[string]*link{}, idle: idle}
+		running: map[string]runEntry{}, waiting: map[string]*link{},
+		pending: map[context.Context]*link{}, linked: map[string]*link{}, modern: map[string]*modernTask{}, idle: idle}
 }
 
 // ServerOptions declares the tasks capability (tasks/list, tasks/cancel,
@@ -196,6 +209,9 @@ func (k *Keeper) ServerOptions() []server.ServerOption {
 		k.free(m.TaskID)
 	})
 	answers := func(s *server.MCPServer) {
+		k.mu.Lock()
+		k.server = s
+		k.mu.Unlock()
 		h := s.GetHooks()
 		if h == nil {
 			h = &server.Hooks{}
@@ -206,6 +222,17 @@ func (k *Keeper) ServerOptions() []server.ServerOption {
 		// answers it exactly as an id that never existed: same error, same
 		// status, on every transport and protocol version. The before
 		// hooks run on the request mcp-go then handles.
+		// Over stdio (and in-process) no Wrap stands in front of mcp-go:
+		// the hooks do its work, with the same bounds and refusals.
+		h.AddOnRequestInitialization(k.refuseFull)
+		h.AddAfterDiscover(k.advertise)
+		h.AddBeforeCallTool(k.beforeCall)
+		h.AddAfterCallTool(func(ctx context.Context, _ any, _ *mcp.CallToolRequest, _ any) { k.unlinked(ctx) })
+		h.AddOnError(func(ctx context.Context, _ any, method mcp.MCPMethod, _ any, _ error) {
+			if method == mcp.MethodToolsCall {
+				k.unlinked(ctx)
+			}
+		})
 		h.AddBeforeGetTask(func(ctx context.Context, _ any, req *mcp.GetTaskRequest) {
 			k.screen(ctx, &req.Params.TaskId)
 		})
@@ -318,6 +345,10 @@ type link struct {
 	// cancelled is set (under the keeper's mu) by a tasks/cancel that came
 	// before the handler started.
 	cancelled bool
+	// nonce is beforeCall's mark in the request (no Wrap).
+	nonce string
+	// refused, when set, holds no slot: the task fails with it at once.
+	refused error
 }
 
 type linkKey struct{}
@@ -340,8 +371,14 @@ func (l *link) get() string {
 func (k *Keeper) Tool(h server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		l, _ := ctx.Value(linkKey{}).(*link)
+		if l == nil && req.Params.Task != nil {
+			l = k.takeLinked(&req)
+		}
 		if req.Params.Task == nil || l == nil || l.get() == "" {
 			return h(ctx, req)
+		}
+		if l.refused != nil {
+			return nil, l.refused
 		}
 		id := l.get()
 		run, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.ttl)
@@ -425,6 +462,10 @@ func (k *Keeper) created(ctx context.Context, id string) {
 	ttl := k.cfg.TTL
 	l, linked := ctx.Value(linkKey{}).(*link)
 	k.mu.Lock()
+	if !linked {
+		l, linked = k.pending[ctx]
+		delete(k.pending, ctx)
+	}
 	if linked {
 		// The slot Wrap reserved for the request becomes the task's.
 		owner, ttl = l.owner, l.ttl
@@ -433,7 +474,7 @@ func (k *Keeper) created(ctx context.Context, id string) {
 		// Created without Wrap (legacy SSE): counted, not refusable.
 		k.outstanding[owner]++
 	}
-	k.tasks[id] = &record{owner: owner, slot: true}
+	k.tasks[id] = &record{owner: owner, slot: !linked || l.refused == nil}
 	k.mu.Unlock()
 	k.storeTask(ctx, id, owner, ttl)
 	if linked {
@@ -488,6 +529,12 @@ func (k *Keeper) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		if k.store != nil && k.fromStore(w, r, body) {
+			return
+		}
+		if answer, ok := k.modernHTTP(r, body); ok {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(httpStatus(answer))
+			w.Write(answer)
 			return
 		}
 		var c call

@@ -212,7 +212,7 @@ type toolOptions struct {
 // pipeline — validation, classification, dry run, approval, audit, the
 // handler — runs inside the task, so its result is what the plain call
 // would have returned. It takes effect once the pipeline offers tasks
-// (OfferTasks with a non-nil keeper, which servers do over HTTP); until
+// (OfferTasks with a non-nil keeper, which servers do on every transport); until
 // then the tool is a plain tool. Use it for calls that can outlast a
 // client's request timeout (a Codex turn, a heavy query).
 func AsTask() ToolOption { return func(o *toolOptions) { o.task = true } }
@@ -221,7 +221,7 @@ func AsTask() ToolOption { return func(o *toolOptions) { o.task = true } }
 // task-augmented calls through k (which the server must also carry:
 // k.ServerOptions() on the MCP server, k.Wrap around its HTTP handler).
 // Tools declared before the call are registered again with task support.
-// A nil k offers no tasks (stdio).
+// A nil k offers no tasks.
 func (p *Pipeline) OfferTasks(k *tasks.Keeper) {
 	p.mu.Lock()
 	p.keeper = k

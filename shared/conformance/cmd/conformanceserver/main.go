@@ -1,0 +1,98 @@
+// Command conformanceserver is the server the official MCP conformance
+// suite (@modelcontextprotocol/conformance) runs its scenarios against: it
+// is built exactly as the real servers are (serve's program, HTTP handler
+// and guards, the toolcall pipeline, the tasks keeper over stdio and HTTP)
+// and registers the suite's test tools, which no production server has.
+// Not shipped; the conformance test in shared/conformance builds and runs it.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/shared/conformance"
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+	"github.com/mcpfleet/mcpfleet/shared/serve"
+	"github.com/mcpfleet/mcpfleet/shared/tasks"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	p := serve.Program{Name: "conformanceserver", Version: "0.0.0", Summary: "the MCP conformance suite's test server (not for production)", Vars: tasks.Vars}
+	var tcfg tasks.Config
+	cfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) { tcfg = tasks.FromEnv(env) })
+	if !ok {
+		return status
+	}
+	keeper := tasks.NewKeeper(tcfg)
+	opts := append([]server.ServerOption{
+		server.WithResourceCapabilities(true, true),
+		server.WithPromptCapabilities(true),
+		server.WithCompletions(),
+		server.WithLogging(),
+		server.WithElicitation(),
+	}, keeper.ServerOptions()...)
+	s := serve.NewServer(p.Name, p.Version, opts...)
+	s.MCPServer.EnableSampling()
+	calls, err := p.Pipeline(s, cfg, stderr, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
+		return serve.ExitFailure
+	}
+	defer calls.Close()
+	calls.OfferTasks(keeper)
+	defer keeper.Stop()
+	// The suite's task scenarios call a slow tool; it is declared as the
+	// real servers declare coder and execute_query.
+	toolcall.AddRead(calls, toolcall.Tool{Name: "slow_compute", Description: "Waits the given seconds, then answers (conformance tasks).",
+		Effect: toolcall.Effect{Title: "Slow compute", Most: toolcall.Read}}, slowCompute, toolcall.AsTask())
+	conformance.Register(s.MCPServer)
+	// The tasks extension scenarios' other fixtures.
+	s.MCPServer.AddTool(mcp.NewTool("greet", mcp.WithDescription("Greets (sync only)."), mcp.WithString("name")),
+		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("Hello, " + r.GetString("name", "") + "!"), nil
+		})
+	s.MCPServer.AddTool(mcp.NewTool("failing_job", mcp.WithDescription("Fails as a tool after about a second (only as a task)."), mcp.WithTaskSupport(mcp.TaskSupportRequired)),
+		keeper.Tool(func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			select {
+			case <-time.After(time.Second):
+				return mcp.NewToolResultError("failing_job failed, as it always does"), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}))
+	s.MCPServer.AddTool(mcp.NewTool("protocol_error_job", mcp.WithDescription("Ends in a protocol error."), mcp.WithTaskSupport(mcp.TaskSupportOptional)),
+		keeper.Tool(func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return nil, fmt.Errorf("protocol_error_job: an internal failure, as it always has")
+		}))
+	return p.Serve(ctx, s, cfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, WrapMCP: keeper.Wrap}, stderr)
+}
+
+type slowIn struct {
+	Seconds float64 `json:"seconds,omitempty" jsonschema:"how long to work, in seconds (0: at once, at most 60)"`
+	Label   string  `json:"label,omitempty" jsonschema:"a label echoed in the answer"`
+}
+
+func slowCompute(ctx context.Context, in slowIn) (*mcp.CallToolResult, error) {
+	d := time.Duration(min(max(in.Seconds, 0), 60) * float64(time.Second))
+	select {
+	case <-time.After(d):
+		return mcp.NewToolResultText(fmt.Sprintf("computed %s after %s", in.Label, d)), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

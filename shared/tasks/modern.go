@@ -1,0 +1,323 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/shared/httpauth"
+)
+
+// ExtensionID names the MCP 2026-07-28 tasks extension.
+const ExtensionID = "io.modelcontextprotocol/tasks"
+
+// Modern-era JSON-RPC codes (2026-07-28).
+const (
+	codeMissingCapability = -32021 // the client declared no tasks extension
+	codeHeaderMismatch    = -32020 // an HTTP header disagrees with the body
+)
+
+// PollInterval is the pollIntervalMs the keeper suggests.
+const PollInterval = time.Second
+
+// modernTask is one task of the 2026-07-28 tasks extension. mcp-go v1.2.1
+// implements only the 2025-11-25 tasks, so the keeper runs these itself:
+// the plain tools/call goes through mcp-go (and so through the whole
+// toolcall pipeline) on a context detached from the creating request.
+type modernTask struct {
+	id        string
+	owner     httpauth.Principal
+	createdAt time.Time
+	ttl       time.Duration
+	cancel    context.CancelFunc
+
+	mu      sync.Mutex
+	status  string // working, completed, failed, cancelled
+	updated time.Time
+	result  json.RawMessage // completed: the tool's result
+	rpcErr  json.RawMessage // failed: the JSON-RPC error
+}
+
+func (t *modernTask) envelope() map[string]any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := map[string]any{
+		"taskId": t.id, "status": t.status,
+		"createdAt":      t.createdAt.UTC().Format(time.RFC3339Nano),
+		"lastUpdatedAt":  t.updated.UTC().Format(time.RFC3339Nano),
+		"ttlMs":          t.ttl.Milliseconds(),
+		"pollIntervalMs": PollInterval.Milliseconds(),
+	}
+	return m
+}
+
+// modernCall is the part of a 2026-07-28 request the keeper reads.
+type modernCall struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name   string `json:"name"`
+		TaskID string `json:"taskId"`
+		Meta   struct {
+			Version string `json:"io.modelcontextprotocol/protocolVersion"`
+			Caps    struct {
+				Extensions map[string]json.RawMessage `json:"extensions"`
+			} `json:"io.modelcontextprotocol/clientCapabilities"`
+		} `json:"_meta"`
+	} `json:"params"`
+}
+
+// Modern answers the 2026-07-28 tasks extension's requests: a tools/call of
+// a task-capable tool from a client that declared the extension becomes a
+// task (resultType "task"); tasks/get (the result inline once done),
+// tasks/update and tasks/cancel answer for the caller's own tasks only
+// (another identity's task is "not found", as an id that never existed).
+// handled is false for every other message, which goes on to mcp-go as
+// before. It is transport-independent: Wrap calls it over HTTP, serve's
+// stdio gate over stdio.
+func (k *Keeper) Modern(ctx context.Context, body []byte) (answer []byte, handled bool) {
+	var c modernCall
+	if json.Unmarshal(body, &c) != nil || c.Params.Meta.Version != mcp.LATEST_PROTOCOL_VERSION || len(c.ID) == 0 {
+		return nil, false
+	}
+	_, declared := c.Params.Meta.Caps.Extensions[ExtensionID]
+	switch c.Method {
+	case "tools/call":
+		return k.modernCall(ctx, c, body, declared)
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		if !declared {
+			if k.owns(httpauth.PrincipalFromContext(ctx), c.Params.TaskID) && c.Method != "tasks/update" {
+				// The caller's own 2025-11-25-style task (created with
+				// params.task): mcp-go answers for it, as before.
+				return nil, false
+			}
+			return rpcErrorBytes(c.ID, codeMissingCapability, c.Method+" needs the "+ExtensionID+" extension: declare it in _meta io.modelcontextprotocol/clientCapabilities.extensions"), true
+		}
+		t := k.modernTask(ctx, c.Params.TaskID)
+		if t == nil {
+			return rpcErrorBytes(c.ID, mcp.INVALID_PARAMS, fmt.Sprintf("task not found: it never existed, has expired (MCP_TASK_TTL %s), or belongs to another identity", k.cfg.TTL)), true
+		}
+		switch c.Method {
+		case "tasks/get":
+			m := t.envelope()
+			t.mu.Lock()
+			if t.result != nil {
+				m["result"] = t.result
+			}
+			if t.rpcErr != nil {
+				m["error"] = t.rpcErr
+			}
+			t.mu.Unlock()
+			m["resultType"] = "complete"
+			return modernResult(c.ID, m), true
+		case "tasks/cancel":
+			t.mu.Lock()
+			if t.status == "working" {
+				t.status, t.updated = "cancelled", time.Now()
+			}
+			t.mu.Unlock()
+			t.cancel()
+			return modernResult(c.ID, map[string]any{"resultType": "complete"}), true
+		default: // tasks/update
+			return rpcErrorBytes(c.ID, mcp.INVALID_PARAMS, fmt.Sprintf("task %q is not waiting for input (status %s); tasks/update answers a task whose status is input_required", t.id, t.envelope()["status"])), true
+		}
+	}
+	return nil, false
+}
+
+func (k *Keeper) modernCall(ctx context.Context, c modernCall, body []byte, declared bool) ([]byte, bool) {
+	k.mu.Lock()
+	s := k.server
+	k.mu.Unlock()
+	if s == nil {
+		return nil, false
+	}
+	tool := s.GetTool(c.Params.Name)
+	if tool == nil || tool.Tool.Execution == nil {
+		return nil, false
+	}
+	support := tool.Tool.Execution.TaskSupport
+	if support != mcp.TaskSupportOptional && support != mcp.TaskSupportRequired {
+		return nil, false
+	}
+	if !declared {
+		if support == mcp.TaskSupportRequired {
+			return rpcErrorBytes(c.ID, codeMissingCapability, fmt.Sprintf("tool %q runs only as a task: declare the %s extension in _meta io.modelcontextprotocol/clientCapabilities.extensions", c.Params.Name, ExtensionID)), true
+		}
+		return nil, false // a plain call, as before
+	}
+	if err := k.storeDown(ctx); err != nil {
+		return rpcErrorBytes(c.ID, mcp.INTERNAL_ERROR, "cannot create a task: "+err.Error()), true
+	}
+	owner := httpauth.PrincipalFromContext(ctx)
+	if !k.reserve(owner) {
+		return rpcErrorBytes(c.ID, mcp.INTERNAL_ERROR, k.fullError().Error()), true
+	}
+	now := time.Now()
+	run, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.cfg.TTL)
+	t := &modernTask{id: uuid.NewString(), owner: owner, createdAt: now, updated: now, ttl: k.cfg.TTL, cancel: cancel, status: "working"}
+	k.mu.Lock()
+	k.modern[t.id] = t
+	if k.stopped {
+		cancel()
+	}
+	if len(k.running) == 0 {
+		k.idle = make(chan struct{})
+	}
+	k.running[t.id] = runEntry{cancel: cancel, status: &status{}}
+	k.mu.Unlock()
+	time.AfterFunc(k.cfg.TTL, func() {
+		k.mu.Lock()
+		delete(k.modern, t.id)
+		k.mu.Unlock()
+		cancel()
+	})
+	go func() {
+		defer cancel()
+		var b []byte
+		if support == mcp.TaskSupportRequired {
+			// mcp-go refuses a plain call of a task-only tool: its handler
+			// runs directly (the toolcall pipeline is inside it).
+			b = callDirect(run, tool, body)
+		} else {
+			b, _ = json.Marshal(s.HandleMessage(run, body))
+		}
+		var r struct {
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		json.Unmarshal(b, &r)
+		k.mu.Lock()
+		delete(k.running, t.id)
+		if len(k.running) == 0 {
+			close(k.idle)
+		}
+		k.release(owner)
+		k.mu.Unlock()
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.status != "working" {
+			return // cancelled
+		}
+		t.updated = time.Now()
+		if run.Err() != nil && r.Result == nil {
+			t.status = "cancelled"
+			return
+		}
+		if r.Error != nil {
+			t.status, t.rpcErr = "failed", r.Error
+			return
+		}
+		t.status, t.result = "completed", r.Result
+	}()
+	m := t.envelope()
+	m["resultType"] = "task"
+	return modernResult(c.ID, m), true
+}
+
+// modernTask returns the caller's task id, or nil.
+func (k *Keeper) modernTask(ctx context.Context, id string) *modernTask {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	t := k.modern[id]
+	if t == nil || t.owner != httpauth.PrincipalFromContext(ctx) {
+		return nil
+	}
+	return t
+}
+
+// advertise adds the tasks extension to server/discover's capabilities
+// and drops the 2025-11-25 tasks slot there (2026-07-28 has none).
+func (k *Keeper) advertise(ctx context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+	if res == nil {
+		return
+	}
+	res.Capabilities.Tasks = nil
+	ext := map[string]any{}
+	for key, v := range res.Capabilities.Extensions {
+		ext[key] = v
+	}
+	ext[ExtensionID] = map[string]any{}
+	res.Capabilities.Extensions = ext
+}
+
+func modernResult(id json.RawMessage, result any) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "result": result})
+	return b
+}
+
+func rpcErrorBytes(id json.RawMessage, code int, msg string) []byte {
+	e := map[string]any{"code": code, "message": msg}
+	if code == codeMissingCapability {
+		e["data"] = map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{ExtensionID: map[string]any{}}}}
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": e})
+	return b
+}
+
+// httpStatus is the HTTP status of a Modern answer: 400 for the errors
+// 2026-07-28 answers so (-32021, -32020), else 200.
+func httpStatus(answer []byte) int {
+	var m struct {
+		Error *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(answer, &m) == nil && m.Error != nil && (m.Error.Code == codeMissingCapability || m.Error.Code == codeHeaderMismatch) {
+		return 400
+	}
+	return 200
+}
+
+// modernHTTP is Modern over HTTP: a tasks/* request whose Mcp-Name header
+// names another task than its body is refused (-32020), as mcp-go refuses
+// such a tools/call.
+func (k *Keeper) modernHTTP(r *http.Request, body []byte) ([]byte, bool) {
+	var c modernCall
+	if json.Unmarshal(body, &c) == nil && c.Params.Meta.Version == mcp.LATEST_PROTOCOL_VERSION && len(c.ID) > 0 {
+		want := ""
+		switch c.Method {
+		case "tasks/get", "tasks/update", "tasks/cancel":
+			want = c.Params.TaskID
+		case "tools/call":
+			want = c.Params.Name
+		default:
+			return nil, false
+		}
+		// The headers are checked before the keeper answers, as mcp-go
+		// checks them for what it answers (-32020 before any other error).
+		if m := strings.TrimSpace(r.Header.Get("Mcp-Method")); m != "" && m != c.Method {
+			return rpcErrorBytes(c.ID, codeHeaderMismatch, fmt.Sprintf("the Mcp-Method header %q does not match the method %q; send the same in both", m, c.Method)), true
+		}
+		if name := strings.TrimSpace(r.Header.Get("Mcp-Name")); name != "" && name != strings.TrimSpace(want) {
+			return rpcErrorBytes(c.ID, codeHeaderMismatch, fmt.Sprintf("the Mcp-Name header %q does not match %q in the body; send the same in both", name, want)), true
+		}
+		if v := strings.TrimSpace(r.Header.Get("MCP-Protocol-Version")); v != "" && v != c.Params.Meta.Version {
+			return rpcErrorBytes(c.ID, codeHeaderMismatch, fmt.Sprintf("the MCP-Protocol-Version header %q does not match _meta io.modelcontextprotocol/protocolVersion %q; send the same in both", v, c.Params.Meta.Version)), true
+		}
+	}
+	return k.Modern(r.Context(), body)
+}
+
+// callDirect runs tool's handler for the tools/call in body and returns
+// the JSON-RPC answer mcp-go would give.
+func callDirect(ctx context.Context, tool *server.ServerTool, body []byte) []byte {
+	var req mcp.CallToolRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return rpcErrorBytes(nil, mcp.INVALID_PARAMS, "cannot read the tools/call: "+err.Error())
+	}
+	res, err := tool.Handler(ctx, req)
+	if err != nil {
+		return rpcErrorBytes(nil, mcp.INTERNAL_ERROR, err.Error())
+	}
+	b, _ := json.Marshal(map[string]any{"result": res})
+	return b
+}
