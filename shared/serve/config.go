@@ -136,10 +136,6 @@ func baseHost(h string) string {
 	return h
 }
 
-func (c Config) String() string {
-	return fmt.Sprintf("transport=%s addr=%s", c.Transport, c.Addr())
-}
-
 func orDefault[T int | time.Duration](v, def T) T {
 	if v <= 0 {
 		return def

@@ -45,9 +45,8 @@ type RPCError struct {
 
 func (e *RPCError) Error() string { return fmt.Sprintf("%s (code %d)", e.Message, e.Code) }
 
-func (m *message) isRequest() bool      { return m.Method != "" && len(m.ID) > 0 }
-func (m *message) isNotification() bool { return m.Method != "" && len(m.ID) == 0 }
-func (m *message) isResponse() bool     { return m.Method == "" && len(m.ID) > 0 }
+func (m *message) isRequest() bool  { return m.Method != "" && len(m.ID) > 0 }
+func (m *message) isResponse() bool { return m.Method == "" && len(m.ID) > 0 }
 
 // Wire shapes of the v2 protocol this package uses (the CLI's generated
 // JSON Schema, `codex app-server generate-json-schema`, is the reference).

@@ -323,13 +323,6 @@ func (p *IdP) SignHeaderJSON(kid, header string, claims map[string]any) string {
 	return input + "." + b64.EncodeToString(sig)
 }
 
-// KeyAlg returns the JWS algorithm of the key kid (e.g. "RS256").
-func (p *IdP) KeyAlg(kid string) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.keys[kid].alg
-}
-
 // NoneToken returns an unsigned token with "alg": "none".
 func (p *IdP) NoneToken(claims map[string]any) string {
 	return encode(map[string]any{"alg": "none", "typ": "JWT"}, claims) + "."

@@ -170,13 +170,6 @@ func (s *cursors) closeAll() {
 	}
 }
 
-// count is the number of held cursors.
-func (s *cursors) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.byID)
-}
-
 // quoteShort quotes a caller's cursor for an error, cut and with control
 // characters escaped.
 func quoteShort(s string) string {
