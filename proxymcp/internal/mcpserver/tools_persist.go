@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -236,9 +238,25 @@ func (t *tools) persistHook(tg persistTarget, p planned) planned {
 	}
 	run := p.run
 	p.run = func(ctx context.Context) (result, error) {
+		// HAProxy may show a server change in "show servers state" a moment
+		// after it answered the command (seen on 3.2 with set server addr):
+		// the state file is written once the dump shows something new.
+		var before []byte
+		if tg.kind == persist.KindServerState {
+			before, _ = persist.Render(ctx, t.hp.Runtime, persist.KindServerState, "")
+		}
 		res, err := run(ctx)
 		if err != nil || res.data == nil {
 			return res, err
+		}
+		if before != nil {
+			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; {
+				now, err := persist.Render(ctx, t.hp.Runtime, persist.KindServerState, "")
+				if err != nil || !bytes.Equal(now, before) {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
 		}
 		mu.Lock()
 		pl := plans
