@@ -40,7 +40,7 @@ func newPipelineEnv(t *testing.T, kc *kafkatest.Cluster, pol approval.Config) *p
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { kcl.Close() })
-	h := mcpserver.New(kcl, mcpserver.Options{AllowWrites: true, LagThreshold: 1000})
+	h := mcpserver.New([]mcpserver.Cluster{{Name: "default", Client: kcl, LagThreshold: 1000}}, mcpserver.Options{AllowWrites: true})
 	s := server.NewMCPServer("streammcp", "test", append(h.ServerOptions(), server.WithElicitation())...)
 	path := filepath.Join(t.TempDir(), "audit.log")
 	calls, err := toolcall.New(s, toolcall.Config{Approval: pol, Audit: audit.Config{Dest: path}}, toolcall.Options{Server: "streammcp", Version: "test", Local: true})

@@ -88,7 +88,7 @@ func newChangeEnv(t *testing.T, kc *kafkatest.Cluster, pol approval.Config, clus
 		clusters = []mcpserver.Cluster{{Name: "default", Client: newClient(t, kc.Addrs(), 5*time.Second), LagThreshold: 1000,
 			Writes: &config.Writes{Allowed: true, AllowedVar: "STREAM_ALLOW_WRITES", TopicsVar: "STREAM_WRITE_TOPICS", GroupsVar: "STREAM_WRITE_GROUPS"}}}
 	}
-	h := mcpserver.NewFleet(clusters, mcpserver.Options{})
+	h := mcpserver.New(clusters, mcpserver.Options{})
 	s := server.NewMCPServer("streammcp", "test", h.ServerOptions()...)
 	path := filepath.Join(t.TempDir(), "audit.log")
 	calls, err := toolcall.New(s, toolcall.Config{Approval: pol, Audit: audit.Config{Dest: path}}, toolcall.Options{Server: "streammcp", Version: "test", Local: true})

@@ -68,7 +68,7 @@ func newClient(t testing.TB, addrs []string, timeout time.Duration) *kafka.Clien
 
 func newFleetEnv(t testing.TB, clusters []mcpserver.Cluster, o mcpserver.Options) (*mcpserver.Handler, *server.MCPServer) {
 	t.Helper()
-	h := mcpserver.NewFleet(clusters, o)
+	h := mcpserver.New(clusters, o)
 	s := server.NewMCPServer("streammcp", "test", h.ServerOptions()...)
 	h.Register(pipeline(t, s))
 	return h, s

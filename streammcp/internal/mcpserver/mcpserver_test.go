@@ -40,10 +40,7 @@ func newEnv(t *testing.T, addrs []string, o mcpserver.Options) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { kcl.Close() })
-	if o.LagThreshold == 0 {
-		o.LagThreshold = 1000
-	}
-	h := mcpserver.New(kcl, o)
+	h := mcpserver.New([]mcpserver.Cluster{{Name: "default", Client: kcl, LagThreshold: 1000}}, o)
 	s := server.NewMCPServer("streammcp", "test", h.ServerOptions()...)
 	h.Register(pipeline(t, s))
 	return &env{h: h, s: s}
@@ -237,7 +234,7 @@ func TestResourcesInBothProtocolEras(t *testing.T) {
 
 func TestLagThresholdParameter(t *testing.T) {
 	kc := cluster(t)
-	e := newEnv(t, kc.Addrs(), mcpserver.Options{LagThreshold: 1000})
+	e := newEnv(t, kc.Addrs(), mcpserver.Options{})
 	c := connect(t, e.s, mcp.ProtocolVersion20251125)
 	tests := []struct {
 		uri       string
