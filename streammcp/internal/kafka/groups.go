@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,11 @@ import (
 type tp struct {
 	topic string
 	part  int32
+}
+
+// compare orders partitions by topic, then number.
+func (a tp) compare(b tp) int {
+	return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.part, b.part))
 }
 
 // Groups reads every consumer group with its committed and log-end offsets

@@ -123,17 +123,7 @@ func (c *Client) DescribeTopic(ctx context.Context, topic string) (*TopicDetail,
 	for _, p := range t.Partitions {
 		parts[tp{t.Name, p.ID}] = true
 	}
-	type sideResult struct {
-		offs map[tp]int64
-		errs map[tp]string
-	}
-	early := make(chan sideResult, 1)
-	go func() {
-		o, e := c.offsetsAt(ctx, md, parts, sarama.OffsetOldest)
-		early <- sideResult{o, e}
-	}()
-	latest, lerrs := c.offsetsAt(ctx, md, parts, sarama.OffsetNewest)
-	er := <-early
+	earliest, latest, eerrs, lerrs := c.bothEnds(ctx, md, parts)
 	d := &TopicDetail{Name: t.Name, Internal: t.IsInternal, Partitions: []PartitionInfo{}}
 	for _, p := range t.Partitions {
 		k := tp{t.Name, p.ID}
@@ -142,14 +132,14 @@ func (c *Client) DescribeTopic(ctx context.Context, topic string) (*TopicDetail,
 			Replicas: nonNilIDs(p.Replicas), ISR: nonNilIDs(p.Isr), OfflineReplicas: nonNilIDs(p.OfflineReplicas),
 			EarliestOffset: -1, LatestOffset: -1, Error: ErrorName(p.Err),
 		}
-		if v, ok := er.offs[k]; ok {
+		if v, ok := earliest[k]; ok {
 			pi.EarliestOffset = v
 		}
 		if v, ok := latest[k]; ok {
 			pi.LatestOffset = v
 		}
 		if pi.Error == "" {
-			pi.Error = firstNonEmpty(lerrs[k], er.errs[k])
+			pi.Error = firstNonEmpty(lerrs[k], eerrs[k])
 		}
 		d.Partitions = append(d.Partitions, pi)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -171,19 +170,24 @@ func topicPartitions(md *sarama.MetadataResponse, topics []string, subset []int3
 			out = append(out, tp{name, p})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].topic != out[j].topic {
-			return out[i].topic < out[j].topic
-		}
-		return out[i].part < out[j].part
-	})
+	slices.SortFunc(out, tp.compare)
 	return slices.Compact(out), nil
 }
 
-// logRange reads the log start and end offsets of parts (one ListOffsets
-// per leader and side, in parallel) and fails naming the first partition
-// that could not be read.
+// logRange reads the log start and end offsets of parts and fails naming
+// the first partition that could not be read.
 func (c *Client) logRange(ctx context.Context, md *sarama.MetadataResponse, parts map[tp]bool) (start, end map[tp]int64, err error) {
+	start, end, serrs, eerrs := c.bothEnds(ctx, md, parts)
+	if err := firstPartitionError("read the log start and end offsets", serrs, eerrs); err != nil {
+		return nil, nil, err
+	}
+	return start, end, nil
+}
+
+// bothEnds reads the log start and end offsets of parts, one ListOffsets
+// per leader and side with the two sides in parallel, and the partitions
+// each side could not read (why, per partition).
+func (c *Client) bothEnds(ctx context.Context, md *sarama.MetadataResponse, parts map[tp]bool) (start, end map[tp]int64, startErrs, endErrs map[tp]string) {
 	type side struct {
 		offs map[tp]int64
 		errs map[tp]string
@@ -193,12 +197,9 @@ func (c *Client) logRange(ctx context.Context, md *sarama.MetadataResponse, part
 		o, e := c.offsetsAt(ctx, md, parts, sarama.OffsetOldest)
 		early <- side{o, e}
 	}()
-	end, lerrs := c.offsetsAt(ctx, md, parts, sarama.OffsetNewest)
-	er := <-early
-	if err := firstPartitionError("read the log start and end offsets", er.errs, lerrs); err != nil {
-		return nil, nil, err
-	}
-	return er.offs, end, nil
+	end, endErrs = c.offsetsAt(ctx, md, parts, sarama.OffsetNewest)
+	s := <-early
+	return s.offs, end, s.errs, endErrs
 }
 
 func firstPartitionError(what string, errs ...map[tp]string) error {
@@ -211,12 +212,7 @@ func firstPartitionError(what string, errs ...map[tp]string) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].topic != keys[j].topic {
-			return keys[i].topic < keys[j].topic
-		}
-		return keys[i].part < keys[j].part
-	})
+	slices.SortFunc(keys, tp.compare)
 	k := keys[0]
 	msg := ""
 	for _, m := range errs {
