@@ -50,7 +50,7 @@ type Options struct {
 
 // Server is a running in-process server with its pipeline and client.
 type Server struct {
-	t *testing.T
+	t testing.TB
 	// Serve is the server as serve.NewServer made it (Metrics included);
 	// MCP its mcp-go server.
 	Serve *serve.Server
@@ -65,7 +65,7 @@ type Server struct {
 
 // Start builds the server, its pipeline, registers the tools with register
 // and connects the client; everything is closed when the test ends.
-func Start(t *testing.T, o Options, register func(*toolcall.Pipeline)) *Server {
+func Start(t testing.TB, o Options, register func(*toolcall.Pipeline)) *Server {
 	t.Helper()
 	if o.Name == "" {
 		o.Name = "test"
@@ -97,15 +97,19 @@ func Start(t *testing.T, o Options, register func(*toolcall.Pipeline)) *Server {
 }
 
 // Connect starts an in-process client of s and initializes it as name
-// (default "test") asking for protocol (default mcp.LATEST_PROTOCOL_VERSION);
-// it is closed when the test ends.
-func Connect(t *testing.T, s *server.MCPServer, name, protocol string, opts ...client.ClientOption) *client.Client {
+// (default "test") asking for protocol (default mcp.LATEST_PROTOCOL_VERSION;
+// a protocol given is also the client's preferred one, so an earlier
+// revision keeps it on the initialize handshake); it is closed when the
+// test ends.
+func Connect(t testing.TB, s *server.MCPServer, name, protocol string, opts ...client.ClientOption) *client.Client {
 	t.Helper()
 	if name == "" {
 		name = "test"
 	}
 	if protocol == "" {
 		protocol = mcp.LATEST_PROTOCOL_VERSION
+	} else {
+		opts = append([]client.ClientOption{client.WithProtocolVersion(protocol)}, opts...)
 	}
 	c, err := client.NewInProcessClientWithOptions(s, opts...)
 	if err != nil {
