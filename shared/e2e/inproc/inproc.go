@@ -11,6 +11,7 @@
 package inproc
 
 import (
+	"cmp"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -39,9 +40,10 @@ type Options struct {
 	// HTTP runs the pipeline as over streamable HTTP (Local false: approval
 	// needs a client that can elicit); the default is as over stdio.
 	HTTP bool
-	// ClientName is the client's clientInfo name (default "test"); Protocol
-	// the revision it asks for (default mcp.LATEST_PROTOCOL_VERSION).
-	ClientName, Protocol string
+	// ClientName and ClientVersion are the client's clientInfo (default
+	// "test", "1"); Protocol the revision it asks for (default
+	// mcp.LATEST_PROTOCOL_VERSION).
+	ClientName, ClientVersion, Protocol string
 	// Client are the in-process client's options (elicitation handler, …).
 	Client []client.ClientOption
 	// NoClient starts no client: the test connects its own.
@@ -92,7 +94,7 @@ func Start(t testing.TB, o Options, register func(*toolcall.Pipeline)) *Server {
 	if o.NoClient {
 		return srv
 	}
-	srv.Client = Connect(t, s.MCPServer, o.ClientName, o.Protocol, o.Client...)
+	srv.Client = connect(t, s.MCPServer, mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, o.Protocol, o.Client...)
 	return srv
 }
 
@@ -103,9 +105,13 @@ func Start(t testing.TB, o Options, register func(*toolcall.Pipeline)) *Server {
 // test ends.
 func Connect(t testing.TB, s *server.MCPServer, name, protocol string, opts ...client.ClientOption) *client.Client {
 	t.Helper()
-	if name == "" {
-		name = "test"
-	}
+	return connect(t, s, mcp.Implementation{Name: name}, protocol, opts...)
+}
+
+func connect(t testing.TB, s *server.MCPServer, info mcp.Implementation, protocol string, opts ...client.ClientOption) *client.Client {
+	t.Helper()
+	info.Name = cmp.Or(info.Name, "test")
+	info.Version = cmp.Or(info.Version, "1")
 	if protocol == "" {
 		protocol = mcp.LATEST_PROTOCOL_VERSION
 	} else {
@@ -120,7 +126,7 @@ func Connect(t testing.TB, s *server.MCPServer, name, protocol string, opts ...c
 		t.Fatal(err)
 	}
 	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
+	init.Params.ClientInfo = info
 	init.Params.ProtocolVersion = protocol
 	if _, err := c.Initialize(t.Context(), init); err != nil {
 		t.Fatalf("initialize: %v", err)
