@@ -37,24 +37,6 @@ const (
 	Canceled
 )
 
-var kindNames = [...]string{
-	Internal:    "internal error",
-	Invalid:     "invalid input",
-	NotFound:    "not found",
-	Unavailable: "back end unavailable",
-	Timeout:     "timeout",
-	Permission:  "permission denied",
-	Conflict:    "conflict",
-	Canceled:    "canceled",
-}
-
-func (k Kind) String() string {
-	if k >= 0 && int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("kind(%d)", int(k))
-}
-
 // Error is a classified error: what was attempted (Op), why it failed (Err),
 // and what to do about it (Hint).
 type Error struct {
