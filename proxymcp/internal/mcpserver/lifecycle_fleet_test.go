@@ -1,0 +1,137 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/persist"
+)
+
+// stateFileServer reads one server from a server-state file; ok is false
+// when the file is missing or does not list it.
+func stateFileServer(t *testing.T, file, backend, server string) (persist.Server, bool) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return persist.Server{}, false
+	}
+	for _, s := range persist.ParseServersState(string(b)) {
+		if s.Backend == backend && s.Server == server {
+			return s, true
+		}
+	}
+	return persist.Server{}, false
+}
+
+// TestFleetPersistFailureIsNotSuccess: in a fleet with PROXY_PERSIST=on, a
+// change applied on every instance whose state file could not be written
+// on one of them is not reported as success: the call is an error result,
+// that instance's outcome says "applied at run time, NOT persisted: <why>"
+// with the persist_now call (naming the instance) that retries it, the
+// other instance's file is written, and the audit's outcome record says
+// which write failed. The retry then writes the file.
+func TestFleetPersistFailureIsNotSuccess(t *testing.T) {
+	var hs []*haproxytest.MasterWorker
+	var lives []*Lifecycle
+	for range 2 {
+		h := haproxytest.RunMaster(t, haproxytest.MasterOptions{Version: haproxytest.SystemBranch, StateFile: true})
+		hs = append(hs, h)
+		lives = append(lives, lifecycleOf(h, true))
+	}
+	e := newLC(t, hs, []string{"lb1", "lb2"}, lives)
+
+	// lb2's state file cannot be written: a directory stands in its place
+	// (the tests run as root, for whom a read-only mode changes nothing).
+	if err := os.RemoveAll(hs[1].StateFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(hs[1].StateFile, "keep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before1, had1 := stateFileServer(t, hs[0].StateFile, "be_app", "app1")
+	if had1 && before1.Weight == 7 {
+		t.Fatalf("lb1's state file already says weight 7: %+v", before1)
+	}
+
+	res := e.raw("set_server_weight", map[string]any{"backend": "be_app", "server": "app1", "weight": 7})
+	msg := text(res)
+	if !res.IsError {
+		t.Fatalf("a fleet write NOT persisted on lb2 was reported as success:\n%s", msg)
+	}
+	for _, want := range []string{"applied at run time on lb1, lb2", "NOT persisted on 1 of them", "lb2: applied at run time, NOT persisted:",
+		"not a regular file", `retry with persist_now {"instance":"lb2","kind":"server_state"}`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("result lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "lb1: applied at run time, NOT persisted") {
+		t.Errorf("lb1 is said not persisted:\n%s", msg)
+	}
+	var out map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	_ = json.Unmarshal(b, &out)
+	if got, _ := json.Marshal(out["not_persisted_on"]); string(got) != `["lb2"]` {
+		t.Errorf("not_persisted_on = %s", got)
+	}
+	if got, _ := json.Marshal(out["applied_on"]); string(got) != `["lb1","lb2"]` {
+		t.Errorf("applied_on = %s", got)
+	}
+	for _, o := range out["outcomes"].([]any) {
+		o := o.(map[string]any)
+		switch o["instance"] {
+		case "lb1":
+			if o["persisted"] != nil || o["result"].(map[string]any)["persisted"] != true {
+				t.Errorf("lb1's outcome: %v", o)
+			}
+		case "lb2":
+			np, _ := o["not_persisted"].(string)
+			rw, _ := json.Marshal(o["retry_with"])
+			if o["persisted"] != false || !strings.HasPrefix(np, "applied at run time, NOT persisted: ") ||
+				string(rw) != `{"arguments":{"instance":"lb2","kind":"server_state"},"tool":"persist_now"}` {
+				t.Errorf("lb2's outcome: %v (retry_with %s)", o, rw)
+			}
+		}
+	}
+
+	// HAProxy: applied on both. Files: lb1's written, lb2's untouched.
+	for i, h := range hs {
+		if w, err := h.Exec(t.Context(), "get weight be_app/app1"); err != nil || !strings.HasPrefix(w, "7 ") {
+			t.Errorf("lb%d: runtime weight %q %v, want 7", i+1, w, err)
+		}
+	}
+	if s, ok := stateFileServer(t, hs[0].StateFile, "be_app", "app1"); !ok || s.Weight != 7 {
+		t.Errorf("lb1's state file after the change: %+v (listed %v), want weight 7", s, ok)
+	}
+	if st, err := os.Stat(hs[1].StateFile); err != nil || !st.IsDir() {
+		t.Errorf("lb2's state file path was replaced: %v %v", st, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(hs[1].StateFile)); true {
+		for _, en := range ents {
+			if strings.Contains(en.Name(), ".proxymcp-") {
+				t.Errorf("a temporary file was left in lb2's directory: %s", en.Name())
+			}
+		}
+	}
+
+	// The audit's outcome record: an error, naming lb2's failed write.
+	recs := auditRecords(t, e.audit)
+	last := recs[len(recs)-1]
+	cmds, _ := json.Marshal(last["commands"])
+	if last["event"] != "outcome" || last["outcome"] != "error" || !strings.Contains(last["error"].(string), "NOT persisted on 1") ||
+		!strings.Contains(string(cmds), "lb2: persist: FAILED") || !strings.Contains(string(cmds), "lb1: persist: rewrote "+hs[0].StateFile) {
+		t.Errorf("audit outcome record: %v", last)
+	}
+
+	// The retry the result names writes lb2's file once it can be written.
+	if err := os.RemoveAll(hs[1].StateFile); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("persist_now", map[string]any{"instance": "lb2", "kind": "server_state"})
+	if s, ok := stateFileServer(t, hs[1].StateFile, "be_app", "app1"); !ok || s.Weight != 7 {
+		t.Errorf("lb2's state file after persist_now: %+v (listed %v), want weight 7", s, ok)
+	}
+}
