@@ -1,14 +1,23 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/persist"
+	"github.com/mcpfleet/mcpfleet/shared/approval"
+	"github.com/mcpfleet/mcpfleet/shared/audit"
+	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
 // stateFileServer reads one server from a server-state file; ok is false
@@ -134,4 +143,121 @@ func TestFleetPersistFailureIsNotSuccess(t *testing.T) {
 	if s, ok := stateFileServer(t, hs[1].StateFile, "be_app", "app1"); !ok || s.Weight != 7 {
 		t.Errorf("lb2's state file after persist_now: %+v (listed %v), want weight 7", s, ok)
 	}
+}
+
+// TestMapFileReplacedBeforeApproval: with PROXY_PERSIST=on, the preview a
+// person approves names the map file HAProxy loaded and its digest; a file
+// replaced behind proxymcp's back before the approval arrives is not
+// clobbered: the approved call is refused (the precondition changed), the
+// runtime map is not changed, the replaced file keeps its content, and the
+// audit says refused. Both approval flows: a confirmation code (a client
+// without elicitation) and an elicitation answered with accept (the file
+// is replaced while the person reads the preview). The control, with the
+// file left alone, applies and persists.
+func TestMapFileReplacedBeforeApproval(t *testing.T) {
+	h := haproxytest.RunMaster(t, haproxytest.MasterOptions{Version: haproxytest.SystemBranch, StateFile: true})
+	life := lifecycleOf(h, true)
+	replaced := "# replaced by the operator's editor\nreplaced.example be_other\n"
+	replace := func(t *testing.T) {
+		t.Helper()
+		tmp := h.MapFile + ".edit"
+		if err := os.WriteFile(tmp, []byte(replaced), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, h.MapFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtimeHas := func(t *testing.T, key string) bool {
+		out, err := h.Exec(t.Context(), "show map "+h.MapFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(out, " "+key+" ")
+	}
+	newEnv := func(t *testing.T, copts ...client.ClientOption) *lcEnv {
+		cfg := toolcall.Config{Approval: approval.Config{Policy: approval.Change, Timeout: time.Minute},
+			Audit: audit.Config{Dest: filepath.Join(t.TempDir(), "audit.log")}}
+		_, c := pipelineClient(t, cfg, "approval-test", func(p *toolcall.Pipeline) {
+			Register(p, one(pooled(h)), Options{Lifecycle: map[string]*Lifecycle{envconfig.DefaultName: life}})
+		}, copts...)
+		return &lcEnv{t: t, c: c, audit: cfg.Audit.Dest}
+	}
+	refused := func(t *testing.T, e *lcEnv, res *mcp.CallToolResult, key, original string) {
+		t.Helper()
+		msg := text(res)
+		if !res.IsError || !strings.Contains(msg, "state changed since the preview") || !strings.Contains(msg, "Nothing was changed") {
+			t.Errorf("the approved call on a replaced map file was not refused:\n%s", msg)
+		}
+		if runtimeHas(t, key) {
+			t.Errorf("the refused call changed the runtime map: %s is there", key)
+		}
+		if got, _ := os.ReadFile(h.MapFile); string(got) != replaced {
+			t.Errorf("the replaced map file was overwritten:\n%s\n(it was %q before the replacement)", got, original)
+		}
+		recs := auditRecords(t, e.audit)
+		last := recs[len(recs)-1]
+		if last["approval"] != "refused" {
+			t.Errorf("audit outcome record %v", last)
+		}
+		for _, r := range recs {
+			if r["event"] == "intent" {
+				t.Errorf("an intent record was written for a refused call: %v", r)
+			}
+		}
+	}
+	restore := func(t *testing.T, content string) {
+		t.Helper()
+		if err := os.WriteFile(h.MapFile, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	original, err := os.ReadFile(h.MapFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("confirmation code", func(t *testing.T) {
+		defer restore(t, string(original))
+		e := newEnv(t)
+		args := map[string]any{"map": h.MapFile, "key": "code.example", "value": "be_other"}
+		first := e.raw("add_map_entry", args)
+		pv := preview(t, first)
+		digest, _ := persist.Digest(h.MapFile)
+		if !strings.Contains(pv.Summary, "Then rewrites "+h.MapFile+" (now "+digest+")") {
+			t.Errorf("the preview does not name the file and its digest %s:\n%s", digest, pv.Summary)
+		}
+		replace(t)
+		refused(t, e, e.raw("add_map_entry", withArgs(args, "confirm", codeOf(t, first))), "code.example", string(original))
+	})
+
+	t.Run("elicitation accept", func(t *testing.T) {
+		defer restore(t, string(original))
+		var seen []string
+		ask := elicitor(func(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+			seen = append(seen, req.Params.Message)
+			replace(t) // while the person reads the preview
+			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept}}, nil
+		})
+		e := newEnv(t, client.WithElicitationHandler(ask), client.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}))
+		digest, _ := persist.Digest(h.MapFile)
+		res := e.raw("add_map_entry", map[string]any{"map": h.MapFile, "key": "ask.example", "value": "be_other"})
+		if len(seen) != 1 || !strings.Contains(seen[0], h.MapFile+" (now "+digest+")") {
+			t.Errorf("the person did not see the file and its digest %s: %q", digest, seen)
+		}
+		refused(t, e, res, "ask.example", string(original))
+	})
+
+	t.Run("control: file left alone", func(t *testing.T) {
+		e := newEnv(t)
+		args := map[string]any{"map": h.MapFile, "key": "kept.example", "value": "be_other"}
+		code := codeOf(t, e.raw("add_map_entry", args))
+		r := e.ok("add_map_entry", withArgs(args, "confirm", code))
+		if r["persisted"] != true || !runtimeHas(t, "kept.example") {
+			t.Errorf("the approved call was not applied and persisted: %v", r)
+		}
+		if got, _ := os.ReadFile(h.MapFile); !strings.Contains(string(got), "kept.example be_other") {
+			t.Errorf("the map file was not rewritten: %q", got)
+		}
+	})
 }
