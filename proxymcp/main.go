@@ -77,8 +77,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	defer calls.Close()
 	life := lifecycles(ctx, cf, f, s.Metrics.Registry(), logger)
-	n := mcpserver.Register(calls, f, mcpserver.Options{ReadOnly: cf.ReadOnly, ServerVersion: p.Version, Lifecycle: life})
-	logger.Debug("tools registered", "count", n, "instances", strings.Join(f.Names(), ","))
+	mcpserver.New(f, mcpserver.Options{ReadOnly: cf.ReadOnly, ServerVersion: p.Version, Lifecycle: life}).Register(calls)
+	logger.Debug("tools registered", "count", len(calls.Server().ListTools()), "instances", strings.Join(f.Names(), ","))
 
 	o := serve.Options{
 		Logger: logger, Stdin: stdin, Stdout: stdout,

@@ -87,7 +87,6 @@ type spec struct {
 // one of whose calls can be destructive (a drain of the last server), not
 // only for the tools whose every call is.
 func (t *tools) declare(name, title, desc string, eff effect, most toolcall.Class) toolcall.Tool {
-	t.n++
 	t.names = append(t.names, name)
 	d := toolcall.Tool{Name: name, Description: desc, Effect: toolcall.Effect{
 		Title: title, Most: most, Destructive: eff == destructive, Idempotent: eff == read || eff == idempotent}}

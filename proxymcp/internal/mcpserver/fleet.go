@@ -45,17 +45,15 @@ type persistEntry struct {
 	when time.Time
 }
 
-// registerFleet registers every tool once for the whole fleet and returns
-// how many were registered. Each instance has its own tools (over its own
-// client); the first declares them to the pipeline.
-func registerFleet(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) int {
+// registerFleet registers every tool once for the whole fleet. Each
+// instance has its own tools (over its own client); the first declares
+// them to the pipeline.
+func registerFleet(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) {
 	ft := &fleetTools{f: f, per: map[string]*tools{}, specs: map[string]map[string]spec{}, persist: map[string]persistEntry{}}
-	n := 0
 	for i, m := range f.Members() {
 		var t *tools
 		if i == 0 {
 			t = register(calls, m.Name, m.Client, opts, ft)
-			n = t.n
 		} else {
 			t = register(nil, m.Name, m.Client, opts, nil)
 		}
@@ -65,7 +63,6 @@ func registerFleet(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) int {
 			ft.specs[m.Name][sp.name] = sp
 		}
 	}
-	return n
 }
 
 func (ft *fleetTools) choose(names []string) ([]fleet.Member, error) {

@@ -179,7 +179,7 @@ func TestMapFileReplacedBeforeApproval(t *testing.T) {
 		cfg := toolcall.Config{Approval: approval.Config{Policy: approval.Change, Timeout: time.Minute},
 			Audit: audit.Config{Dest: filepath.Join(t.TempDir(), "audit.log")}}
 		_, c := pipelineClient(t, cfg, "approval-test", func(p *toolcall.Pipeline) {
-			Register(p, one(pooled(h)), Options{Lifecycle: map[string]*Lifecycle{envconfig.DefaultName: life}})
+			New(one(pooled(h)), Options{Lifecycle: map[string]*Lifecycle{envconfig.DefaultName: life}}).Register(p)
 		}, copts...)
 		return &lcEnv{t: t, c: c, audit: cfg.Audit.Dest}
 	}
