@@ -20,6 +20,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/statspage"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
+	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
@@ -31,7 +32,14 @@ type Options struct {
 	// Lifecycle are the instances' persistence, reload and certificate
 	// settings, by instance name ("default" without PROXY_INSTANCES).
 	Lifecycle map[string]*Lifecycle
+	// Views are the MCP Apps views; nil: none (the tests that build the
+	// surface without them). list_servers owns ViewBackendPool, every
+	// change tool the shared change preview.
+	Views *apps.Views
 }
+
+// ViewBackendPool is list_servers' view: ui://proxymcp/backend-pool.
+const ViewBackendPool = "backend-pool"
 
 // effect classifies a tool for its annotations.
 type effect int
