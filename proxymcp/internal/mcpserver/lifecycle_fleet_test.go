@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,7 +184,10 @@ func TestMapFileReplacedBeforeApproval(t *testing.T) {
 		}, copts...)
 		return &lcEnv{t: t, c: c, audit: cfg.Audit.Dest}
 	}
-	refused := func(t *testing.T, e *lcEnv, res *mcp.CallToolResult, key, original string) {
+	// refused checks a refused approved call: nothing in the runtime, the
+	// file as the change behind proxymcp's back left it (kept says how it
+	// differs, "" when it is as left), the audit says refused.
+	refused := func(t *testing.T, e *lcEnv, res *mcp.CallToolResult, key string, kept func() string) {
 		t.Helper()
 		msg := text(res)
 		if !res.IsError || !strings.Contains(msg, "state changed since the preview") || !strings.Contains(msg, "Nothing was changed") {
@@ -192,8 +196,8 @@ func TestMapFileReplacedBeforeApproval(t *testing.T) {
 		if runtimeHas(t, key) {
 			t.Errorf("the refused call changed the runtime map: %s is there", key)
 		}
-		if got, _ := os.ReadFile(h.MapFile); string(got) != replaced {
-			t.Errorf("the replaced map file was overwritten:\n%s\n(it was %q before the replacement)", got, original)
+		if d := kept(); d != "" {
+			t.Errorf("the map file changed behind proxymcp's back was written over: %s", d)
 		}
 		recs := auditRecords(t, e.audit)
 		last := recs[len(recs)-1]
@@ -208,6 +212,9 @@ func TestMapFileReplacedBeforeApproval(t *testing.T) {
 	}
 	restore := func(t *testing.T, content string) {
 		t.Helper()
+		if err := os.RemoveAll(h.MapFile); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(h.MapFile, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -216,6 +223,7 @@ func TestMapFileReplacedBeforeApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	isReplaced := fileIs(h.MapFile, replaced)
 
 	t.Run("confirmation code", func(t *testing.T) {
 		defer restore(t, string(original))
@@ -228,8 +236,89 @@ func TestMapFileReplacedBeforeApproval(t *testing.T) {
 			t.Errorf("the preview does not name the file and its digest %s:\n%s", digest, pv.Summary)
 		}
 		replace(t)
-		refused(t, e, e.raw("add_map_entry", withArgs(args, "confirm", codeOf(t, first))), "code.example", string(original))
+		refused(t, e, e.raw("add_map_entry", withArgs(args, "confirm", codeOf(t, first))), "code.example", isReplaced)
 	})
+
+	// Every way the file can change behind proxymcp's back between the
+	// preview and the approved call: refused, and the file left as it was
+	// left. The last row is the control: the same bytes written again (a
+	// new inode, the same digest) do not stop the call.
+	outside := filepath.Join(t.TempDir(), "outside.map")
+	other := filepath.Join(h.Dir, "other.map")
+	for _, c := range []struct {
+		name   string
+		change func(t *testing.T)
+		kept   func() string
+	}{
+		{"replaced by rename", replace, isReplaced},
+		{"edited in place (a line appended)", func(t *testing.T) { appendTo(t, h.MapFile, "late.example be_app\n") },
+			fileIs(h.MapFile, string(original)+"late.example be_app\n")},
+		{"truncated", func(t *testing.T) { must(t, os.Truncate(h.MapFile, 0)) }, fileIs(h.MapFile, "")},
+		{"one byte changed", func(t *testing.T) {
+			must(t, os.WriteFile(h.MapFile, []byte(strings.Replace(string(original), "be_app", "be_apq", 1)), 0o644))
+		}, fileIs(h.MapFile, strings.Replace(string(original), "be_app", "be_apq", 1))},
+		{"comment added", func(t *testing.T) { must(t, os.WriteFile(h.MapFile, append([]byte("# reviewed\n"), original...), 0o644)) },
+			fileIs(h.MapFile, "# reviewed\n"+string(original))},
+		{"deleted", func(t *testing.T) { must(t, os.Remove(h.MapFile)) }, func() string {
+			if _, err := os.Lstat(h.MapFile); err == nil {
+				return "the deleted file was written again"
+			}
+			return ""
+		}},
+		{"a link to a file outside HAProxy's directory", func(t *testing.T) {
+			must(t, os.WriteFile(outside, []byte("keep.example be_app\n"), 0o644))
+			must(t, os.Remove(h.MapFile))
+			must(t, os.Symlink(outside, h.MapFile))
+		}, func() string {
+			if tg, err := os.Readlink(h.MapFile); err != nil || tg != outside {
+				return "the link was replaced"
+			}
+			return fileIs(outside, "keep.example be_app\n")()
+		}},
+		{"a link to another file inside", func(t *testing.T) {
+			must(t, os.WriteFile(other, []byte("other.example be_app\n"), 0o644))
+			must(t, os.Remove(h.MapFile))
+			must(t, os.Symlink(other, h.MapFile))
+		}, fileIs(other, "other.example be_app\n")},
+		{"a directory in its place", func(t *testing.T) {
+			must(t, os.Remove(h.MapFile))
+			must(t, os.Mkdir(h.MapFile, 0o755))
+		}, func() string {
+			if st, err := os.Stat(h.MapFile); err != nil || !st.IsDir() {
+				return "the directory was replaced"
+			}
+			return ""
+		}},
+		{"control: the same bytes written again", func(t *testing.T) {
+			must(t, os.Remove(h.MapFile))
+			must(t, os.WriteFile(h.MapFile, original, 0o644))
+		}, nil},
+	} {
+		t.Run("behind the back/"+c.name, func(t *testing.T) {
+			defer restore(t, string(original))
+			e := newEnv(t)
+			key := "back" + strings.Map(func(r rune) rune {
+				if r >= 'a' && r <= 'z' {
+					return r
+				}
+				return -1
+			}, c.name) + ".example"
+			args := map[string]any{"map": h.MapFile, "key": key, "value": "be_other"}
+			first := e.raw("add_map_entry", args)
+			c.change(t)
+			res := e.raw("add_map_entry", withArgs(args, "confirm", codeOf(t, first)))
+			if c.kept == nil {
+				if res.IsError || !runtimeHas(t, key) {
+					t.Fatalf("the same bytes stopped the call: %s", text(res))
+				}
+				if got, _ := os.ReadFile(h.MapFile); !strings.Contains(string(got), key+" be_other") {
+					t.Errorf("the map file was not rewritten: %q", got)
+				}
+				return
+			}
+			refused(t, e, res, key, c.kept)
+		})
+	}
 
 	t.Run("elicitation accept", func(t *testing.T) {
 		defer restore(t, string(original))
@@ -245,10 +334,11 @@ func TestMapFileReplacedBeforeApproval(t *testing.T) {
 		if len(seen) != 1 || !strings.Contains(seen[0], h.MapFile+" (now "+digest+")") {
 			t.Errorf("the person did not see the file and its digest %s: %q", digest, seen)
 		}
-		refused(t, e, res, "ask.example", string(original))
+		refused(t, e, res, "ask.example", isReplaced)
 	})
 
 	t.Run("control: file left alone", func(t *testing.T) {
+		defer restore(t, string(original))
 		e := newEnv(t)
 		args := map[string]any{"map": h.MapFile, "key": "kept.example", "value": "be_other"}
 		code := codeOf(t, e.raw("add_map_entry", args))
@@ -260,4 +350,34 @@ func TestMapFileReplacedBeforeApproval(t *testing.T) {
 			t.Errorf("the map file was not rewritten: %q", got)
 		}
 	})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func appendTo(t *testing.T, file, line string) {
+	t.Helper()
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = f.WriteString(line)
+	must(t, err)
+	must(t, f.Close())
+}
+
+// fileIs says how file differs from want ("" when it does not).
+func fileIs(file, want string) func() string {
+	return func() string {
+		got, err := os.ReadFile(file)
+		if err != nil {
+			return fmt.Sprintf("%s: %v", file, err)
+		}
+		if string(got) != want {
+			return fmt.Sprintf("%s is %q, want %q", file, got, want)
+		}
+		return ""
+	}
 }
