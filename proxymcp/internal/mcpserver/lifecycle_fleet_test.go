@@ -257,7 +257,9 @@ func TestMapFileReplacedBeforeApproval(t *testing.T) {
 		{"one byte changed", func(t *testing.T) {
 			must(t, os.WriteFile(h.MapFile, []byte(strings.Replace(string(original), "be_app", "be_apq", 1)), 0o644))
 		}, fileIs(h.MapFile, strings.Replace(string(original), "be_app", "be_apq", 1))},
-		{"comment added", func(t *testing.T) { must(t, os.WriteFile(h.MapFile, append([]byte("# reviewed\n"), original...), 0o644)) },
+		{"comment added", func(t *testing.T) {
+			must(t, os.WriteFile(h.MapFile, append([]byte("# reviewed\n"), original...), 0o644))
+		},
 			fileIs(h.MapFile, "# reviewed\n"+string(original))},
 		{"deleted", func(t *testing.T) { must(t, os.Remove(h.MapFile)) }, func() string {
 			if _, err := os.Lstat(h.MapFile); err == nil {
