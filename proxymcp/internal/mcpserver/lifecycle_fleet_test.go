@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,8 +43,11 @@ func stateFileServer(t *testing.T, file, backend, server string) (persist.Server
 // on one of them is not reported as success: the call is an error result,
 // that instance's outcome says "applied at run time, NOT persisted: <why>"
 // with the persist_now call (naming the instance) that retries it, the
-// other instance's file is written, and the audit's outcome record says
-// which write failed. The retry then writes the file.
+// other instance's file is written, nothing is written where lb2's file
+// could not be, and the audit's outcome record says which write failed.
+// The retry then writes the file. Each row is one way lb2's state file
+// cannot be written (the tests run as root, for whom a read-only mode
+// changes nothing).
 func TestFleetPersistFailureIsNotSuccess(t *testing.T) {
 	var hs []*haproxytest.MasterWorker
 	var lives []*Lifecycle
@@ -53,96 +57,126 @@ func TestFleetPersistFailureIsNotSuccess(t *testing.T) {
 		lives = append(lives, lifecycleOf(h, true))
 	}
 	e := newLC(t, hs, []string{"lb1", "lb2"}, lives)
-
-	// lb2's state file cannot be written: a directory stands in its place
-	// (the tests run as root, for whom a read-only mode changes nothing).
-	if err := os.RemoveAll(hs[1].StateFile); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(hs[1].StateFile, "keep"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	before1, had1 := stateFileServer(t, hs[0].StateFile, "be_app", "app1")
-	if had1 && before1.Weight == 7 {
-		t.Fatalf("lb1's state file already says weight 7: %+v", before1)
-	}
-
-	res := e.raw("set_server_weight", map[string]any{"backend": "be_app", "server": "app1", "weight": 7})
-	msg := text(res)
-	if !res.IsError {
-		t.Fatalf("a fleet write NOT persisted on lb2 was reported as success:\n%s", msg)
-	}
-	for _, want := range []string{"applied at run time on lb1, lb2", "NOT persisted on 1 of them", "lb2: applied at run time, NOT persisted:",
-		"not a regular file", `retry with persist_now {"instance":"lb2","kind":"server_state"}`} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("result lacks %q:\n%s", want, msg)
-		}
-	}
-	if strings.Contains(msg, "lb1: applied at run time, NOT persisted") {
-		t.Errorf("lb1 is said not persisted:\n%s", msg)
-	}
-	var out map[string]any
-	b, _ := json.Marshal(res.StructuredContent)
-	_ = json.Unmarshal(b, &out)
-	if got, _ := json.Marshal(out["not_persisted_on"]); string(got) != `["lb2"]` {
-		t.Errorf("not_persisted_on = %s", got)
-	}
-	if got, _ := json.Marshal(out["applied_on"]); string(got) != `["lb1","lb2"]` {
-		t.Errorf("applied_on = %s", got)
-	}
-	for _, o := range out["outcomes"].([]any) {
-		o := o.(map[string]any)
-		switch o["instance"] {
-		case "lb1":
-			if o["persisted"] != nil || o["result"].(map[string]any)["persisted"] != true {
-				t.Errorf("lb1's outcome: %v", o)
+	state := hs[1].StateFile
+	outside := filepath.Join(t.TempDir(), "outside.state")
+	for i, c := range []struct {
+		name  string
+		block func(t *testing.T)
+		why   string
+		kept  func() string // how what is at lb2's path was changed ("" when not)
+	}{
+		{"a directory in its place", func(t *testing.T) { must(t, os.MkdirAll(filepath.Join(state, "keep"), 0o755)) }, "not a regular file",
+			func() string {
+				if st, err := os.Stat(filepath.Join(state, "keep")); err != nil || !st.IsDir() {
+					return "the directory was replaced"
+				}
+				return ""
+			}},
+		{"a link to a file outside HAProxy's directory", func(t *testing.T) {
+			must(t, os.WriteFile(outside, []byte("1\n# outside\n"), 0o644))
+			must(t, os.Symlink(outside, state))
+		}, "outside HAProxy's directory", func() string {
+			if tg, err := os.Readlink(state); err != nil || tg != outside {
+				return "the link was replaced"
 			}
-		case "lb2":
-			np, _ := o["not_persisted"].(string)
-			rw, _ := json.Marshal(o["retry_with"])
-			if o["persisted"] != false || !strings.HasPrefix(np, "applied at run time, NOT persisted: ") ||
-				string(rw) != `{"arguments":{"instance":"lb2","kind":"server_state"},"tool":"persist_now"}` {
-				t.Errorf("lb2's outcome: %v (retry_with %s)", o, rw)
+			return fileIs(outside, "1\n# outside\n")()
+		}},
+		{"a named pipe in its place", func(t *testing.T) { must(t, syscall.Mkfifo(state, 0o644)) }, "not a regular file",
+			func() string {
+				if st, err := os.Lstat(state); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+					return "the pipe was replaced"
+				}
+				return ""
+			}},
+		{"a dangling link", func(t *testing.T) { must(t, os.Symlink(filepath.Join(t.TempDir(), "gone", "x.state"), state)) }, "which does not exist",
+			func() string {
+				if _, err := os.Readlink(state); err != nil {
+					return "the link was replaced"
+				}
+				return ""
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			must(t, os.RemoveAll(state))
+			c.block(t)
+			defer func() { must(t, os.RemoveAll(state)) }()
+			weight := 7 + i
+			res := e.raw("set_server_weight", map[string]any{"backend": "be_app", "server": "app1", "weight": weight})
+			msg := text(res)
+			if !res.IsError {
+				t.Fatalf("a fleet write NOT persisted on lb2 was reported as success:\n%s", msg)
 			}
-		}
-	}
-
-	// HAProxy: applied on both. Files: lb1's written, lb2's untouched.
-	for i, h := range hs {
-		if w, err := h.Exec(t.Context(), "get weight be_app/app1"); err != nil || !strings.HasPrefix(w, "7 ") {
-			t.Errorf("lb%d: runtime weight %q %v, want 7", i+1, w, err)
-		}
-	}
-	if s, ok := stateFileServer(t, hs[0].StateFile, "be_app", "app1"); !ok || s.Weight != 7 {
-		t.Errorf("lb1's state file after the change: %+v (listed %v), want weight 7", s, ok)
-	}
-	if st, err := os.Stat(hs[1].StateFile); err != nil || !st.IsDir() {
-		t.Errorf("lb2's state file path was replaced: %v %v", st, err)
-	}
-	if ents, _ := os.ReadDir(filepath.Dir(hs[1].StateFile)); true {
-		for _, en := range ents {
-			if strings.Contains(en.Name(), ".proxymcp-") {
-				t.Errorf("a temporary file was left in lb2's directory: %s", en.Name())
+			for _, want := range []string{"applied at run time on lb1, lb2", "NOT persisted on 1 of them", "lb2: applied at run time, NOT persisted:",
+				c.why, `retry with persist_now {"instance":"lb2","kind":"server_state"}`} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("result lacks %q:\n%s", want, msg)
+				}
 			}
-		}
-	}
+			if strings.Contains(msg, "lb1: applied at run time, NOT persisted") {
+				t.Errorf("lb1 is said not persisted:\n%s", msg)
+			}
+			var out map[string]any
+			b, _ := json.Marshal(res.StructuredContent)
+			_ = json.Unmarshal(b, &out)
+			if got, _ := json.Marshal(out["not_persisted_on"]); string(got) != `["lb2"]` {
+				t.Errorf("not_persisted_on = %s", got)
+			}
+			if got, _ := json.Marshal(out["applied_on"]); string(got) != `["lb1","lb2"]` {
+				t.Errorf("applied_on = %s", got)
+			}
+			for _, o := range out["outcomes"].([]any) {
+				o := o.(map[string]any)
+				switch o["instance"] {
+				case "lb1":
+					if o["persisted"] != nil || o["result"].(map[string]any)["persisted"] != true {
+						t.Errorf("lb1's outcome: %v", o)
+					}
+				case "lb2":
+					np, _ := o["not_persisted"].(string)
+					rw, _ := json.Marshal(o["retry_with"])
+					if o["persisted"] != false || !strings.HasPrefix(np, "applied at run time, NOT persisted: ") ||
+						string(rw) != `{"arguments":{"instance":"lb2","kind":"server_state"},"tool":"persist_now"}` {
+						t.Errorf("lb2's outcome: %v (retry_with %s)", o, rw)
+					}
+				}
+			}
 
-	// The audit's outcome record: an error, naming lb2's failed write.
-	recs := auditRecords(t, e.audit)
-	last := recs[len(recs)-1]
-	cmds, _ := json.Marshal(last["commands"])
-	if last["event"] != "outcome" || last["outcome"] != "error" || !strings.Contains(last["error"].(string), "NOT persisted on 1") ||
-		!strings.Contains(string(cmds), "lb2: persist: FAILED") || !strings.Contains(string(cmds), "lb1: persist: rewrote "+hs[0].StateFile) {
-		t.Errorf("audit outcome record: %v", last)
-	}
+			// HAProxy: applied on both. Files: lb1's written, lb2's as
+			// the row left it, no temporary file left.
+			for i, h := range hs {
+				if w, err := h.Exec(t.Context(), "get weight be_app/app1"); err != nil || !strings.HasPrefix(w, fmt.Sprintf("%d ", weight)) {
+					t.Errorf("lb%d: runtime weight %q %v, want %d", i+1, w, err, weight)
+				}
+			}
+			if s, ok := stateFileServer(t, hs[0].StateFile, "be_app", "app1"); !ok || s.Weight != int(weight) {
+				t.Errorf("lb1's state file after the change: %+v (listed %v), want weight %d", s, ok, weight)
+			}
+			if d := c.kept(); d != "" {
+				t.Errorf("lb2: %s", d)
+			}
+			ents, _ := os.ReadDir(filepath.Dir(state))
+			for _, en := range ents {
+				if strings.Contains(en.Name(), ".proxymcp-") {
+					t.Errorf("a temporary file was left in lb2's directory: %s", en.Name())
+				}
+			}
 
-	// The retry the result names writes lb2's file once it can be written.
-	if err := os.RemoveAll(hs[1].StateFile); err != nil {
-		t.Fatal(err)
-	}
-	e.ok("persist_now", map[string]any{"instance": "lb2", "kind": "server_state"})
-	if s, ok := stateFileServer(t, hs[1].StateFile, "be_app", "app1"); !ok || s.Weight != 7 {
-		t.Errorf("lb2's state file after persist_now: %+v (listed %v), want weight 7", s, ok)
+			// The audit's outcome record: an error, naming lb2's failed write.
+			recs := auditRecords(t, e.audit)
+			last := recs[len(recs)-1]
+			cmds, _ := json.Marshal(last["commands"])
+			if last["event"] != "outcome" || last["outcome"] != "error" || !strings.Contains(last["error"].(string), "NOT persisted on 1") ||
+				!strings.Contains(string(cmds), "lb2: persist: FAILED") || !strings.Contains(string(cmds), "lb1: persist: rewrote "+hs[0].StateFile) {
+				t.Errorf("audit outcome record: %v", last)
+			}
+
+			// The retry the result names writes lb2's file once it can be written.
+			must(t, os.RemoveAll(state))
+			e.ok("persist_now", map[string]any{"instance": "lb2", "kind": "server_state"})
+			if s, ok := stateFileServer(t, state, "be_app", "app1"); !ok || s.Weight != int(weight) {
+				t.Errorf("lb2's state file after persist_now: %+v (listed %v), want weight %d", s, ok, weight)
+			}
+		})
 	}
 }
 
