@@ -414,17 +414,9 @@ func (ft *fleetTools) plan(ctx context.Context, name string, eff effect, class t
 	// Each instance's class from its own state, read concurrently, each
 	// within its own limit; the call's is the widest of them.
 	classes := make([]toolcall.Class, len(ms))
-	var wg sync.WaitGroup
-	for i, m := range ms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rctx, cancel := m.ReadContext(ctx)
-			defer cancel()
-			classes[i], plans[i] = ft.per[m.Name].settle(rctx, plans[i], class)
-		}()
-	}
-	wg.Wait()
+	onEach(ctx, ms, func(ctx context.Context, i int) {
+		classes[i], plans[i] = ft.per[ms[i].Name].settle(ctx, plans[i], class)
+	})
 	c := toolcall.Read
 	for _, pc := range classes {
 		c = max(c, pc)
@@ -444,6 +436,22 @@ func (ft *fleetTools) plan(ctx context.Context, name string, eff effect, class t
 		return res, nil
 	}
 	return pl, nil
+}
+
+// onEach runs f for every member concurrently, each within its own read
+// limit (PROXY_<NAME>_RUNTIME_TIMEOUT), and waits for all of them.
+func onEach(ctx context.Context, ms []fleet.Member, f func(ctx context.Context, i int)) {
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rctx, cancel := m.ReadContext(ctx)
+			defer cancel()
+			f(rctx, i)
+		}()
+	}
+	wg.Wait()
 }
 
 // fleetCommands lists what each instance is sent: once when they are all
@@ -478,17 +486,9 @@ func (ft *fleetTools) describe(ctx context.Context, name string, ms []fleet.Memb
 		err error
 	}
 	got := make([]one, len(ms))
-	var wg sync.WaitGroup
-	for i, m := range ms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rctx, cancel := m.ReadContext(ctx)
-			defer cancel()
-			got[i].pv, got[i].err = plans[i].describe(rctx)
-		}()
-	}
-	wg.Wait()
+	onEach(ctx, ms, func(ctx context.Context, i int) {
+		got[i].pv, got[i].err = plans[i].describe(ctx)
+	})
 	var sum, pre []string
 	state := map[string]any{}
 	failed := 0
