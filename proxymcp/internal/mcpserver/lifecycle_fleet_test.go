@@ -178,6 +178,44 @@ func TestFleetPersistFailureIsNotSuccess(t *testing.T) {
 			}
 		})
 	}
+
+	// Partially applied and not persisted where applied: lb1 has a server
+	// lb2 does not, and lb1's state file cannot be written. The result
+	// says both, and names the retry of each.
+	t.Run("partially applied", func(t *testing.T) {
+		if _, err := hs[0].Exec(t.Context(), "add server be_app/extra 127.0.0.1:1"); err != nil {
+			t.Fatal(err)
+		}
+		st1 := hs[0].StateFile
+		must(t, os.RemoveAll(st1))
+		must(t, os.Mkdir(st1, 0o755))
+		defer func() { must(t, os.RemoveAll(st1)) }()
+		res := e.raw("set_server_weight", map[string]any{"backend": "be_app", "server": "extra", "weight": 5})
+		msg := text(res)
+		if !res.IsError {
+			t.Fatalf("reported as success:\n%s", msg)
+		}
+		for _, want := range []string{"partially applied", "lb1: applied at run time, NOT persisted:", "not a regular file",
+			`retry with persist_now {"instance":"lb1","kind":"server_state"}`} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("result lacks %q:\n%s", want, msg)
+			}
+		}
+		var out map[string]any
+		b, _ := json.Marshal(res.StructuredContent)
+		_ = json.Unmarshal(b, &out)
+		for k, want := range map[string]string{"applied_on": `["lb1"]`, "not_applied_on": `["lb2"]`, "not_persisted_on": `["lb1"]`} {
+			if got, _ := json.Marshal(out[k]); string(got) != want {
+				t.Errorf("%s = %s, want %s", k, got, want)
+			}
+		}
+		if w, err := hs[0].Exec(t.Context(), "get weight be_app/extra"); err != nil || !strings.HasPrefix(w, "5 ") {
+			t.Errorf("lb1: runtime weight %q %v, want 5", w, err)
+		}
+		if st, err := os.Stat(st1); err != nil || !st.IsDir() {
+			t.Errorf("lb1's blocked state file path was replaced")
+		}
+	})
 }
 
 // TestMapFileReplacedBeforeApproval: with PROXY_PERSIST=on, the preview a
