@@ -101,6 +101,9 @@ func TestFleetPersistFailureIsNotSuccess(t *testing.T) {
 			c.block(t)
 			defer func() { must(t, os.RemoveAll(state)) }()
 			weight := 7 + i
+			if s, ok := stateFileServer(t, hs[0].StateFile, "be_app", "app1"); ok && s.Weight == weight {
+				t.Fatalf("lb1's state file already says weight %d before the change", weight)
+			}
 			res := e.raw("set_server_weight", map[string]any{"backend": "be_app", "server": "app1", "weight": weight})
 			msg := text(res)
 			if !res.IsError {
@@ -148,7 +151,7 @@ func TestFleetPersistFailureIsNotSuccess(t *testing.T) {
 					t.Errorf("lb%d: runtime weight %q %v, want %d", i+1, w, err, weight)
 				}
 			}
-			if s, ok := stateFileServer(t, hs[0].StateFile, "be_app", "app1"); !ok || s.Weight != int(weight) {
+			if s, ok := stateFileServer(t, hs[0].StateFile, "be_app", "app1"); !ok || s.Weight != weight {
 				t.Errorf("lb1's state file after the change: %+v (listed %v), want weight %d", s, ok, weight)
 			}
 			if d := c.kept(); d != "" {
@@ -173,7 +176,7 @@ func TestFleetPersistFailureIsNotSuccess(t *testing.T) {
 			// The retry the result names writes lb2's file once it can be written.
 			must(t, os.RemoveAll(state))
 			e.ok("persist_now", map[string]any{"instance": "lb2", "kind": "server_state"})
-			if s, ok := stateFileServer(t, state, "be_app", "app1"); !ok || s.Weight != int(weight) {
+			if s, ok := stateFileServer(t, state, "be_app", "app1"); !ok || s.Weight != weight {
 				t.Errorf("lb2's state file after persist_now: %+v (listed %v), want weight %d", s, ok, weight)
 			}
 		})
