@@ -100,7 +100,7 @@ var Vars = append([]envconfig.Var{
 	{Name: "SQLENGINE_CLUSTERS", Description: "comma-separated names of several Trino clusters; each reads SQLENGINE_<NAME>_<VAR> (HOST, PORT, USER, PASSWORD, CATALOG, SCHEMA, SSL, SSL_INSECURE, SCHEME, SOURCE, ALLOWED_SCHEMAS, MAX_RESULT_BYTES, QUERY_TIMEOUT, QUERY_MAX_MEMORY, PROFILE, AUTH, JWT, JWT_FILE, TOKEN_EXCHANGE_*) before SQLENGINE_<VAR>; the first is the default of a call without cluster"},
 	{Name: "SQLENGINE_CURSOR_TTL", Default: "4m", Description: "how long a query with more rows stays open for fetch_more; then it is cancelled on the engine (keep it below Trino's query.client.timeout, default 5m, and raise both together)"},
 	{Name: "SQLENGINE_CURSORS_PER_CALLER", Default: "8", Description: "open cursors one caller may hold; a new one beyond it ends that caller's least recently used"},
-	{Name: "SQLENGINE_MAX_SCAN_BYTES", Default: "none", Description: "read budget: a statement the engine estimates to read more bytes (EXPLAIN (TYPE IO)), or whose estimate is unknown, is refused with the estimate (a data size such as 10GB)"},
+	{Name: "SQLENGINE_MAX_SCAN_BYTES", Default: "none", Description: "read budget: a statement the engine estimates to read more bytes (EXPLAIN (TYPE IO)), or whose estimate is unknown, runs only after a person approves it, and is refused with the estimate when MCP_APPROVAL=none (a data size such as 10GB)"},
 	{Name: "SQLENGINE_MAX_SCAN_ROWS", Default: "none", Description: "read budget in rows, judged like SQLENGINE_MAX_SCAN_BYTES"},
 	{Name: "SQLENGINE_PROFILE", Description: "connection profile of ~/.config/sqlengine/config.json|yaml to use"},
 }, tasks.Vars...)

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
-
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
 )
@@ -78,17 +76,8 @@ func size(b float64) string {
 	return strconv.FormatFloat(b, 'f', 1, 64) + " " + units[i]
 }
 
-// checkBudget estimates the statement and refuses it when the estimate is
-// above a budget or unknown under one; nothing runs.
-func (t *Tools) checkBudget(ctx context.Context, tool string, st *sqlguard.Statement, q engine.Query) (*engine.Estimate, error) {
-	est, err := t.eng.Estimate(ctx, engine.Query{SQL: st.Inner, Catalog: q.Catalog, Schema: q.Schema})
-	if err != nil {
-		return nil, err
-	}
-	if why := t.overBudget(est); why != "" {
-		return est, mcperr.New(mcperr.Permission, tool+": refused before running: "+why+"; nothing was run",
-			fmt.Errorf("%s", estimateText(est)),
-			"narrow the query (filter on partition or key columns, select fewer columns), check it with explain_query type estimate, or ask the operator to raise the budget")
-	}
-	return est, nil
+// estimate asks the engine for the statement's input estimate (nothing
+// is executed).
+func (t *Tools) estimate(ctx context.Context, st *sqlguard.Statement, q engine.Query) (*engine.Estimate, error) {
+	return t.eng.Estimate(ctx, engine.Query{SQL: st.Inner, Catalog: q.Catalog, Schema: q.Schema})
 }

@@ -50,7 +50,8 @@ type Options struct {
 
 	// MaxScanBytes and MaxScanRows are the read budgets (0: none): a
 	// statement the engine estimates to read more, or whose estimate is
-	// unknown, is refused with the estimate before it runs.
+	// unknown, runs only after a person approves it through the pipeline
+	// (refused with the estimate when nobody can be asked).
 	MaxScanBytes int64
 	MaxScanRows  int64
 
