@@ -80,7 +80,8 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 			return p.ConfigError(stderr, err)
 		}
 		defer eng.Close()
-		clusters = append(clusters, mcpserver.Cluster{Name: cl.Name, Engine: eng, Scope: cl.AllowedSchemas, Auth: string(cl.Auth)})
+		clusters = append(clusters, mcpserver.Cluster{Name: cl.Name, Engine: eng, Scope: cl.AllowedSchemas, Auth: string(cl.Auth),
+			MaxScanBytes: cl.MaxScanBytes, MaxScanRows: cl.MaxScanRows})
 		logger.Info("engine configured", "cluster", cl.Name, "url", cl.Engine.URL(), "user", cl.Engine.User, "catalog", cl.Engine.Catalog, "schema", cl.Engine.Schema,
 			"profile", cl.Profile, "allow_writes", own.AllowWrites, "allowed_schemas", len(cl.AllowedSchemas.Schemas()), "impersonation", own.Impersonation, "auth", string(cl.Auth))
 		go func() {

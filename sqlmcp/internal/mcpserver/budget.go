@@ -14,8 +14,23 @@ import (
 // estimate (the figures the query budgets are judged by).
 const ExplainEstimate = "estimate"
 
-// budgeted reports whether a read budget is set.
+// budgeted reports whether a read budget is set (on this view's
+// cluster).
 func (t *Tools) budgeted() bool { return t.opts.MaxScanBytes > 0 || t.opts.MaxScanRows > 0 }
+
+// anyBudget reports whether any cluster has a read budget: execute_query
+// then needs the pipeline's approval path.
+func (t *Tools) anyBudget() bool {
+	if t.budgeted() {
+		return true
+	}
+	for _, v := range t.byName {
+		if v.budgeted() {
+			return true
+		}
+	}
+	return false
+}
 
 // overBudget says why est exceeds the budgets ("" when it does not); an
 // unknown figure under a set budget cannot be shown to fit and counts as
@@ -37,6 +52,10 @@ func (t *Tools) overBudget(est *engine.Estimate) string {
 		case *est.Bytes > float64(t.opts.MaxScanBytes):
 			why = append(why, "an estimated "+size(*est.Bytes)+" exceed SQLENGINE_MAX_SCAN_BYTES="+size(float64(t.opts.MaxScanBytes)))
 		}
+	}
+	if len(why) > 0 && t.cluster != "" {
+		// The cluster's own SQLENGINE_<NAME>_* value, or the shared one.
+		why[len(why)-1] += " (the budget of cluster " + t.cluster + ")"
 	}
 	return strings.Join(why, "; ")
 }

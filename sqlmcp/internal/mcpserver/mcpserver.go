@@ -69,6 +69,10 @@ type Cluster struct {
 	Engine *engine.Client
 	Scope  *sqlguard.Scope // nil or empty: every schema
 	Auth   string          // SQLENGINE_<NAME>_AUTH, for list_clusters
+	// MaxScanBytes and MaxScanRows are the cluster's read budgets (0:
+	// none), as Options' are for one cluster.
+	MaxScanBytes int64
+	MaxScanRows  int64
 }
 
 // Tools serves the engine over MCP.
@@ -108,11 +112,12 @@ func New(eng *engine.Client, opts Options, logger *slog.Logger) *Tools {
 		t.byName = map[string]*Tools{}
 		for _, cl := range opts.Clusters {
 			o := opts
-			o.Scope = cl.Scope
+			o.Scope, o.MaxScanBytes, o.MaxScanRows = cl.Scope, cl.MaxScanBytes, cl.MaxScanRows
 			t.byName[cl.Name] = &Tools{eng: cl.Engine, opts: o, logger: logger.With("cluster", cl.Name), cluster: cl.Name, curs: t.curs}
 		}
 		def := t.byName[opts.Clusters[0].Name]
 		t.eng, t.opts.Scope, t.cluster = def.eng, def.opts.Scope, def.cluster
+		t.opts.MaxScanBytes, t.opts.MaxScanRows = def.opts.MaxScanBytes, def.opts.MaxScanRows
 	}
 	return t
 }
