@@ -53,7 +53,13 @@ type identityFixture struct {
 // with SQLENGINE_AUTH=token-exchange.
 func startIdentity(t *testing.T, bin string, extra ...string) *identityFixture {
 	t.Helper()
-	idp := idptest.New(t, idptest.Options{})
+	return startIdentityWith(t, bin, idptest.Options{}, extra...)
+}
+
+// startIdentityWith is startIdentity with the provider's options.
+func startIdentityWith(t *testing.T, bin string, opts idptest.Options, extra ...string) *identityFixture {
+	t.Helper()
+	idp := idptest.New(t, opts)
 	idp.AddClient(idptest.Client{ID: exClient, Secret: exSecret})
 	idp.AllowExchange(exClient, trinoAudience)
 	rules, err := trinotest.ParseAccessRules([]byte(accessRules))

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/mcpserver"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinoauth"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -69,6 +71,14 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		// A token without the impersonated field is refused with 401 at the
 		// door, not later inside a tool.
 		cfg.Auth.RequiredIdentity = own.ImpersonationField
+	}
+	for _, cl := range own.Clusters {
+		if cl.Auth == trinoauth.ModeTokenExchange && cfg.Auth.Mode == httpauth.ModeProxy {
+			// Proxy mode: this server issues the MCP tokens, which the
+			// provider cannot exchange; it keeps the provider's access
+			// token behind each (sealed), and that is what is exchanged.
+			cfg.Auth.UpstreamAccess = true
+		}
 	}
 	var clusters []mcpserver.Cluster
 	for _, cl := range own.Clusters {
