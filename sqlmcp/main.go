@@ -14,8 +14,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
+	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
@@ -27,6 +29,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/mcpserver"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinoauth"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/views"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -54,12 +57,14 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		Name:    "sqlmcp",
 		Version: buildinfo.Version(version),
 		Summary: "run SQL on Trino and discover its catalogs, schemas and tables over MCP",
-		Vars:    config.Vars,
+		Vars:    append(slices.Clone(config.Vars), apps.Var),
 	}
 	var own config.Config
 	var profileErr error
+	var viewsOn bool
 	cfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(r *envconfig.Reader) {
 		own, profileErr = config.Read(r, getenv)
+		viewsOn = apps.Enabled(r)
 	})
 	if !ok {
 		return status
@@ -125,6 +130,14 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 	opts = append(opts, keeper.ServerOptions()...)
 	so.WrapMCP = keeper.Wrap
 	s := serve.NewServer(p.Name, p.Version, opts...)
+	// MCP Apps views (MCP_APPS): execute_query's rows as a grid and chart;
+	// a client without the extension sees today's surface.
+	v := apps.New(p.Name, viewsOn,
+		apps.View{Name: mcpserver.ViewQueryResult, Title: "Query result",
+			Description: "A sortable grid with column types, row count and truncation, a chart for two numeric columns, CSV download, fetch more while a cursor is open.",
+			HTML: views.QueryResult},
+		apps.ChangePreview())
+	v.Register(s.MCPServer)
 	times := engine.NewEngineTimes(s.Metrics.Registry(), p.Name)
 	for _, cl := range clusters {
 		backend := ""
@@ -157,6 +170,7 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		CursorsPerCaller:   own.CursorsPerCaller,
 		MaxScanBytes:       own.MaxScanBytes,
 		MaxScanRows:        own.MaxScanRows,
+		Views:              v,
 	}, logger)
 	tools.Register(calls)
 	defer tools.Close() // open cursors: their engine queries are cancelled

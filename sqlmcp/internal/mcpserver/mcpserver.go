@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
@@ -61,7 +62,17 @@ type Options struct {
 	// cluster argument.
 	Clusters []Cluster
 	Fleet    *envconfig.Fleet
+
+	// Views are the MCP Apps views; nil: none. execute_query owns
+	// ViewQueryResult (also when writes make it a change tool: a read's
+	// rows are what the view shows; a write's preview shows as a card
+	// there too).
+	Views *apps.Views
 }
+
+// ViewQueryResult is the name of execute_query's view
+// (ui://sqlmcp/query-result).
+const ViewQueryResult = "query-result"
 
 // Cluster is one named Trino cluster the tools serve.
 type Cluster struct {

@@ -87,6 +87,9 @@ func (t *Tools) Register(calls *toolcall.Pipeline) {
 		},
 		Options: output(executeOutput),
 	}
+	if v := t.opts.Views; v != nil {
+		exec.Options = append(exec.Options, v.Tool(ViewQueryResult)...)
+	}
 	// A heavy query can outlast a client's request timeout: it may run as
 	// an MCP task where the server offers them (HTTP).
 	if t.opts.AllowWrites {
