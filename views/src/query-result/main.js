@@ -1,12 +1,16 @@
 // query-result: sqlmcp's execute_query result ({columns: [{name, type}],
-// rows, row_count, truncated, limit, query_id, elapsed_ms}, and next_cursor
-// once paging exists). A sortable grid with the column types, the row count
-// and truncation/cursor state, a chart for a two-column result whose second
-// column is numeric, CSV download, and "fetch more" when a cursor is given.
+// rows, row_count, truncated, limit, query_id, elapsed_ms, next_cursor}). A
+// sortable grid with the column types, the row count and truncation/cursor
+// state, a chart for a two-column result whose second column is numeric,
+// CSV download, and "fetch more" (sqlmcp's fetch_more tool, continuing the
+// same engine query) while a cursor is open. A preview (a write's dry run,
+// or a call waiting for approval) is shown as the change-preview card.
 import { connect, dataOf } from "../lib/bridge.js";
 import { h, svg, render, fmt, messageView } from "../lib/dom.js";
+import { isPreview, outcomeCard } from "../lib/preview.js";
 
 const TOOL = "execute_query";
+const MORE = "fetch_more";
 const root = document.getElementById("app");
 let args = {};
 let q = null;
@@ -21,6 +25,11 @@ const app = connect({
   },
   onResult(result) {
     const res = dataOf(result);
+    if (!res.error && isPreview(res.data)) {
+      q = null;
+      render(root, outcomeCard(app.toolName(TOOL), res));
+      return;
+    }
     if (res.error || !res.data || !Array.isArray(res.data.columns) || !Array.isArray(res.data.rows)) {
       render(root, messageView("No rows", res.error || "The tool result has no columns and rows.", "danger"));
       return;
@@ -95,7 +104,8 @@ async function fetchMore() {
   busy = true;
   draw();
   try {
-    const res = dataOf(await app.callTool(app.toolName(TOOL), { ...args, cursor: q.next_cursor }));
+    // The same engine query's next page, in the format it was started with.
+    const res = dataOf(await app.callTool(MORE, { cursor: q.next_cursor }));
     if (res.error) note = messageView("Fetching more failed", res.error, "danger");
     else {
       q.rows.push(...res.data.rows);
