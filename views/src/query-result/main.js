@@ -124,9 +124,10 @@ function chart() {
   if (q.columns.length !== 2 || !isNumeric(q.columns[1].type)) return null;
   const pts = q.rows.filter((r) => !isNaN(num(r[1]))).slice(0, 200);
   if (pts.length < 2) return null;
-  const W = 560, H = 180, L = 48, B = 22, T = 8, R = 8;
   const ys = pts.map((r) => num(r[1]));
   const ymin = Math.min(0, ...ys), ymax = Math.max(0, ...ys) || 1;
+  // The left margin fits the longer y label (about 7 units a character).
+  const W = 560, H = 180, B = 22, T = 8, R = 8, L = Math.max(48, 12 + 7 * Math.max(fmt(ymax).length, fmt(ymin).length));
   const y = (v) => T + (H - T - B) * (1 - (v - ymin) / (ymax - ymin || 1));
   const xnum = isNumeric(q.columns[0].type) && pts.every((r) => !isNaN(num(r[0])));
   const label = `${q.columns[1].name} by ${q.columns[0].name}, ${pts.length} points`;
