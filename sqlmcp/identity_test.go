@@ -25,23 +25,11 @@ import (
 )
 
 const (
-	mcpAudience   = "https://mcp.example.com/mcp"
-	trinoAudience = "trino"
+	mcpAudience   = trinotest.MCPAudience
+	trinoAudience = trinotest.TrinoAudience
 	exClient      = "sqlmcp"
 	exSecret      = "exchange-secret-e2e"
 )
-
-const accessRules = `{
-  "catalogs": [{"user": "alice|bob", "catalog": "sales", "allow": "read-only"},
-               {"catalog": ".*", "allow": "none"}],
-  "tables": [
-    {"user": "alice", "catalog": "sales", "schema": "public", "table": ".*", "privileges": ["SELECT"]},
-    {"user": "bob", "catalog": "sales", "schema": "public", "table": "customers", "privileges": ["SELECT"],
-     "filter": "country = 'FR' OR name = current_user",
-     "columns": [{"name": "email", "mask": "CASE WHEN email IS NULL THEN NULL ELSE '***' END"},
-                 {"name": "balance", "allow": false}]}
-  ]
-}`
 
 type identityFixture struct {
 	idp *idptest.IdP
@@ -59,18 +47,8 @@ func startIdentity(t *testing.T, bin string, extra ...string) *identityFixture {
 // startIdentityWith is startIdentity with the provider's options.
 func startIdentityWith(t *testing.T, bin string, opts idptest.Options, extra ...string) *identityFixture {
 	t.Helper()
-	idp := idptest.New(t, opts)
-	idp.AddClient(idptest.Client{ID: exClient, Secret: exSecret})
-	idp.AllowExchange(exClient, trinoAudience)
-	rules, err := trinotest.ParseAccessRules([]byte(accessRules))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := trinotest.Start(t, trinotest.WithLargeTableRows(-1), trinotest.WithAccessRules(rules),
-		trinotest.WithJWTAuth(&trinotest.JWTAuth{
-			JWKSURL: idp.URL + "/jwks", Issuer: idp.Issuer(), Audience: trinoAudience,
-			PrincipalField: "preferred_username",
-		}))
+	id := trinotest.StartIdentity(t, opts, exClient, exSecret)
+	idp, eng := id.IdP, id.Engine
 	ca := filepath.Join(t.TempDir(), "engine-ca.pem")
 	if err := os.WriteFile(ca, eng.CACertPEM(), 0o600); err != nil {
 		t.Fatal(err)
@@ -94,9 +72,7 @@ func startIdentityWith(t *testing.T, bin string, opts idptest.Options, extra ...
 // mcpToken is a provider token for the MCP server's audience: what the
 // client presents to sqlmcp.
 func (f *identityFixture) mcpToken(user string) string {
-	c := f.idp.Claims(mcpAudience)
-	c["sub"], c["preferred_username"], c["email"] = "sub-"+user, user, user+"@example.com"
-	return f.idp.Sign(c)
+	return (&trinotest.Identity{IdP: f.idp, Engine: f.eng}).MCPToken(user)
 }
 
 func (f *identityFixture) client(t *testing.T, token string) *mcp.ClientSession {

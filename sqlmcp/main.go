@@ -135,7 +135,7 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 	v := apps.New(p.Name, viewsOn,
 		apps.View{Name: mcpserver.ViewQueryResult, Title: "Query result",
 			Description: "A sortable grid with column types, row count and truncation, a chart for two numeric columns, CSV download, fetch more while a cursor is open.",
-			HTML: views.QueryResult},
+			HTML:        views.QueryResult},
 		apps.ChangePreview())
 	v.Register(s.MCPServer)
 	times := engine.NewEngineTimes(s.Metrics.Registry(), p.Name)

@@ -30,23 +30,11 @@ import (
 )
 
 const (
-	mcpAudience   = "https://mcp.example.com/mcp"
-	trinoAudience = "trino"
+	mcpAudience   = trinotest.MCPAudience
+	trinoAudience = trinotest.TrinoAudience
 	clientID      = "sqlmcp"
 	clientSecret  = "exchange-secret"
 )
-
-const rules = `{
-  "catalogs": [{"user": "alice|bob", "catalog": "sales", "allow": "read-only"},
-               {"catalog": ".*", "allow": "none"}],
-  "tables": [
-    {"user": "alice", "catalog": "sales", "schema": "public", "table": ".*", "privileges": ["SELECT"]},
-    {"user": "bob", "catalog": "sales", "schema": "public", "table": "customers", "privileges": ["SELECT"],
-     "filter": "country = 'FR' OR name = current_user",
-     "columns": [{"name": "email", "mask": "CASE WHEN email IS NULL THEN NULL ELSE '***' END"},
-                 {"name": "balance", "allow": false}]}
-  ]
-}`
 
 type fixture struct {
 	idp    *idptest.IdP
@@ -57,18 +45,8 @@ type fixture struct {
 
 func setup(t *testing.T) *fixture {
 	t.Helper()
-	idp := idptest.New(t, idptest.Options{})
-	idp.AddClient(idptest.Client{ID: clientID, Secret: clientSecret})
-	idp.AllowExchange(clientID, trinoAudience)
-	r, err := trinotest.ParseAccessRules([]byte(rules))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1), trinotest.WithAccessRules(r),
-		trinotest.WithJWTAuth(&trinotest.JWTAuth{
-			JWKSURL: idp.URL + "/jwks", Issuer: idp.Issuer(), Audience: trinoAudience,
-			PrincipalField: "preferred_username",
-		}))
+	id := trinotest.StartIdentity(t, idptest.Options{}, clientID, clientSecret)
+	idp, srv := id.IdP, id.Engine
 	ex := &trinoauth.Exchanger{URL: idp.URL + "/token", ClientID: clientID, ClientSecret: clientSecret,
 		Audience: trinoAudience, HTTPClient: idp.HTTPClient()}
 	return &fixture{idp: idp, srv: srv, ex: ex, client: newClient(t, srv, ex)}
@@ -90,9 +68,7 @@ func newClient(t *testing.T, srv *trinotest.Server, src trinoauth.TokenSource) *
 
 // mcpToken is what the MCP server validated: a token for the MCP audience.
 func (f *fixture) mcpToken(user string) string {
-	c := f.idp.Claims(mcpAudience)
-	c["sub"], c["preferred_username"], c["email"] = "sub-"+user, user, user+"@example.com"
-	return f.idp.Sign(c)
+	return (&trinotest.Identity{IdP: f.idp, Engine: f.srv}).MCPToken(user)
 }
 
 func rowsOf(t *testing.T, res *engine.Result) string {
