@@ -29,13 +29,6 @@ import (
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
 
-const (
-	mcpAudience   = trinotest.MCPAudience
-	trinoAudience = trinotest.TrinoAudience
-	clientID      = "sqlmcp"
-	clientSecret  = "exchange-secret"
-)
-
 type fixture struct {
 	idp    *idptest.IdP
 	srv    *trinotest.Server
@@ -45,10 +38,10 @@ type fixture struct {
 
 func setup(t *testing.T) *fixture {
 	t.Helper()
-	id := trinotest.StartIdentity(t, idptest.Options{}, clientID, clientSecret)
+	id := trinotest.StartIdentity(t, idptest.Options{})
 	idp, srv := id.IdP, id.Engine
-	ex := &trinoauth.Exchanger{URL: idp.URL + "/token", ClientID: clientID, ClientSecret: clientSecret,
-		Audience: trinoAudience, HTTPClient: idp.HTTPClient()}
+	ex := &trinoauth.Exchanger{URL: idp.URL + "/token", ClientID: trinotest.ExchangeClient, ClientSecret: trinotest.ExchangeSecret,
+		Audience: trinotest.TrinoAudience, HTTPClient: idp.HTTPClient()}
 	return &fixture{idp: idp, srv: srv, ex: ex, client: newClient(t, srv, ex)}
 }
 
@@ -160,15 +153,15 @@ func TestSameQueryDifferentPeople(t *testing.T) {
 		}
 	}
 	reqs := f.idp.ExchangeRequests()
-	if len(reqs) != 2 || reqs[0].Audience != trinoAudience || reqs[0].SubjectTokenType != trinoauth.TokenTypeAccessToken {
-		t.Errorf("exchanges %+v, want one per person for audience %q", reqs, trinoAudience)
+	if len(reqs) != 2 || reqs[0].Audience != trinotest.TrinoAudience || reqs[0].SubjectTokenType != trinoauth.TokenTypeAccessToken {
+		t.Errorf("exchanges %+v, want one per person for audience %q", reqs, trinotest.TrinoAudience)
 	}
 }
 
 func TestEngineRefusesTokensNotForIt(t *testing.T) {
 	f := setup(t)
 	mcp := f.mcpToken("alice")
-	expired := f.idp.Claims(trinoAudience)
+	expired := f.idp.Claims(trinotest.TrinoAudience)
 	expired["exp"] = time.Now().Add(-time.Minute).Unix()
 	for name, tok := range map[string]string{
 		"MCP audience": mcp,
@@ -215,7 +208,7 @@ func TestProviderRefusesExchange(t *testing.T) {
 			t.Errorf("error %q does not name the provider's answer %q", err, want)
 		}
 	}
-	if strings.Contains(err.Error(), sub) || strings.Contains(err.Error(), clientSecret) {
+	if strings.Contains(err.Error(), sub) || strings.Contains(err.Error(), trinotest.ExchangeSecret) {
 		t.Error("the error quotes a secret")
 	}
 	var xe *trinoauth.ExchangeError
@@ -261,12 +254,12 @@ func TestExchangedTokenRenewedBeforeExpiry(t *testing.T) {
 func TestExternalAuthentication(t *testing.T) {
 	idp := idptest.New(t, idptest.Options{})
 	mint := func(user string) (string, error) {
-		c := idp.Claims(trinoAudience)
+		c := idp.Claims(trinotest.TrinoAudience)
 		c["preferred_username"] = user
 		return idp.Sign(c), nil
 	}
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1), trinotest.WithJWTAuth(&trinotest.JWTAuth{
-		JWKSURL: idp.URL + "/jwks", Issuer: idp.Issuer(), Audience: trinoAudience,
+		JWKSURL: idp.URL + "/jwks", Issuer: idp.Issuer(), Audience: trinotest.TrinoAudience,
 		PrincipalField: "preferred_username", External: mint,
 	}))
 	dir := filepath.Join(t.TempDir(), "sqlmcp", "tokens")

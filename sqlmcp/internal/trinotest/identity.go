@@ -14,6 +14,13 @@ const (
 	TrinoAudience = "trino"
 )
 
+// ExchangeClient and ExchangeSecret are sqlmcp's confidential client at
+// the provider of StartIdentity, allowed to exchange for TrinoAudience.
+const (
+	ExchangeClient = "sqlmcp"
+	ExchangeSecret = "exchange-secret-e2e"
+)
+
 // IdentityRules is the access-control file of the identity tests: alice
 // reads all of sales.public; bob only customers, the French ones and his
 // own row, with email masked and balance hidden; nobody else reads
@@ -39,14 +46,14 @@ type Identity struct {
 	Engine *Server
 }
 
-// StartIdentity starts the provider with opts, registers client (with
-// secret) allowed to exchange tokens for TrinoAudience (RFC 8693), and
-// starts the engine (TLS, no large table). Both stop when the test ends.
-func StartIdentity(t testing.TB, opts idptest.Options, client, secret string) *Identity {
+// StartIdentity starts the provider with opts, registers ExchangeClient
+// allowed to exchange tokens for TrinoAudience (RFC 8693), and starts the
+// engine (TLS, no large table). Both stop when the test ends.
+func StartIdentity(t testing.TB, opts idptest.Options) *Identity {
 	t.Helper()
 	idp := idptest.New(t, opts)
-	idp.AddClient(idptest.Client{ID: client, Secret: secret})
-	idp.AllowExchange(client, TrinoAudience)
+	idp.AddClient(idptest.Client{ID: ExchangeClient, Secret: ExchangeSecret})
+	idp.AllowExchange(ExchangeClient, TrinoAudience)
 	rules, err := ParseAccessRules([]byte(IdentityRules))
 	if err != nil {
 		t.Fatal(err)
