@@ -77,7 +77,7 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(attribute.String(AttrClass, rec.Class), attribute.Bool(AttrDryRun, dryRun))
 	}
-	if pl.Class == Read && !dryRun {
+	if pl.Class == Read && !dryRun && pl.Approve == "" {
 		// A read call of a change tool (a SELECT through execute_query)
 		// takes the read path: no approval, no audit.
 		return pl.Run(ctx)
@@ -93,7 +93,12 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 		return finish(p.previewResult(tool.Name, pl, pv, nil), "", nil)
 	}
 
-	if pl.Class == Read || !p.cfg.Approval.Policy.Needs(pl.Class.String()) {
+	if pl.Approve != "" && p.cfg.Approval.Policy == approval.None {
+		return finish(nil, audit.Refused, &mcperr.Error{Kind: mcperr.Permission,
+			Op:   fmt.Sprintf("refused %s: %s; such a call needs a person's approval, and MCP_APPROVAL=none asks nobody; nothing was run", tool.Name, pl.Approve),
+			Hint: "change the call so that it needs no approval, or ask the operator to set MCP_APPROVAL to destructive or change so that a person can approve it"})
+	}
+	if pl.Approve == "" && (pl.Class == Read || !p.cfg.Approval.Policy.Needs(pl.Class.String())) {
 		return p.run(ctx, rec, start, pl, audit.ByPolicy)
 	}
 
