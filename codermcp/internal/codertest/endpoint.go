@@ -2,7 +2,8 @@
 // speaks the Responses API (server-sent events) the way the real Codex CLI
 // expects, scripted per prompt, telling an Observer what it was sent; plus
 // a writer for a throwaway CODEX_HOME pointing the CLI at it. Tests and the
-// playground share it; what only tests use is in testdata/harness.
+// playground share it; what only tests use is in
+// codertest/harness.
 //
 // Scripting: the endpoint looks at the last user message of each request.
 //

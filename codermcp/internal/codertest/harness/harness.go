@@ -1,8 +1,8 @@
 // Package harness is what codermcp's tests add to codertest: the pinned CLI,
 // one test's back end (an endpoint that records what it was sent, a
 // CODEX_HOME for it, a marker to find what a run left behind), and a git
-// repository to work in. Only tests import it: it lives under testdata, so
-// the module's builds, vet and deadcode do not count it as the server's code.
+// repository to work in. Only tests import it; it is a normal package, so go
+// vet and scripts/deadcode check it like the rest of the test back end.
 package harness
 
 import (
