@@ -35,8 +35,14 @@ func newFixture(t *testing.T, version string) *fixture {
 	f.client = &appserver.Client{Path: h.CLI, Home: h.Home, Env: h.Env, Grace: 2 * time.Second,
 		OnStart: func(pid int) { f.mu.Lock(); f.pids = append(f.pids, pid); f.mu.Unlock() }}
 	t.Cleanup(func() {
-		// Whatever the test did, nothing it started may still run.
-		if left := harness.Leftovers(h.Marker); len(left) > 0 {
+		// Whatever the test did, nothing it started may still run (a
+		// process that was sent SIGKILL exits a moment later: wait for it,
+		// boundedly).
+		left := harness.Leftovers(h.Marker)
+		for deadline := time.Now().Add(10 * time.Second); len(left) > 0 && time.Now().Before(deadline); left = harness.Leftovers(h.Marker) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if len(left) > 0 {
 			var lines []string
 			for _, p := range left {
 				lines = append(lines, harness.Cmdline(p))
@@ -225,8 +231,15 @@ func TestCancelMidTurnLeavesNoProcess(t *testing.T) {
 		f.mu.Lock()
 		pgid := f.pids[len(f.pids)-1]
 		f.mu.Unlock()
-		if members := codertest.GroupMembers(pgid); len(members) > 0 {
-			t.Errorf("process group %d still has members %v", pgid, members)
+		// SIGKILL is sent before Turn returns; a killed process exits a
+		// moment later (under load, visibly so): wait for it, boundedly.
+		deadline = time.Now().Add(10 * time.Second)
+		for members := codertest.GroupMembers(pgid); len(members) > 0; members = codertest.GroupMembers(pgid) {
+			if time.Now().After(deadline) {
+				t.Errorf("process group %d still has members %v", pgid, members)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	})
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/procsweep"
 )
 
 // Approval policies the app-server accepts (AskForApproval). "never" runs
@@ -177,7 +179,7 @@ func (c *Client) start(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	cmd := exec.Command(c.Path, "app-server")
-	s := &session{c: c, cmd: cmd, marker: newRunMarker(), pending: map[string]chan *message{},
+	s := &session{c: c, cmd: cmd, marker: procsweep.NewMarker(runMarkerKey), pending: map[string]chan *message{},
 		inbox: make(chan *message, 256), done: make(chan struct{}), waited: make(chan struct{})}
 	cmd.Env = append(os.Environ(), c.Env...)
 	if c.Home != "" {
@@ -251,7 +253,7 @@ func (s *session) stop() {
 // kill stops everything at once (cancellation: no orphan, no waiting).
 func (s *session) kill() {
 	_ = syscall.Kill(-s.pgid, syscall.SIGKILL)
-	killMarked(s.marker)
+	procsweep.KillMarked(s.marker)
 }
 
 func (s *session) read(r io.Reader) {

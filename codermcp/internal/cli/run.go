@@ -19,6 +19,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/procsweep"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
 	"github.com/mcpfleet/mcpfleet/shared/backendcall"
 )
@@ -421,7 +422,7 @@ func (c *Client) runCLI(ctx context.Context, planned Command, onEvent func(Event
 	}
 	cmd := exec.Command(c.Path, args...)
 	cmd.Dir = dir
-	marker := newRunMarker()
+	marker := procsweep.NewMarker(runMarkerKey)
 	cmd.Env = append(c.env(callbackURI), marker)
 	// Own process group: cancellation reaches the CLI and everything it
 	// started (the npm shim's native binary, the model's shell commands).
@@ -588,7 +589,7 @@ wait:
 	// cancellation, so does anything it started outside the group.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	if ctx.Err() != nil || netFailure {
-		killMarked(marker)
+		procsweep.KillMarked(marker)
 	}
 	readersDone := make(chan struct{})
 	go func() { readers.Wait(); close(readersDone) }()
