@@ -12,11 +12,13 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/mcpserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
+	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
@@ -104,6 +106,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	// coder and review as tasks, over stdio and HTTP.
 	calls.OfferTasks(keeper)
 	defer keeper.Stop() // after serving: a task still running is cancelled, its CLI stopped
-	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Features: features}).Register(calls)
+	// Turns whose approval policy makes the CLI ask a person run on its
+	// app-server (one process group per turn, the same configuration home
+	// and environment as exec); the answers go to the pipeline's audit
+	// destination.
+	app := &appserver.Client{Path: ccfg.CLIPath, Home: home, Environ: cli.InheritedEnv, ApprovalTimeout: ccfg.ApprovalTimeout,
+		ClientName: p.Name, ClientVersion: p.Version}
+	answers, err := audit.Open(cfg.Calls.Audit, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
+		return serve.ExitFailure
+	}
+	defer answers.Close()
+	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Features: features, AppServer: app, Audit: answers,
+		Version: p.Version, Local: cfg.Transport != "http"}).Register(calls)
 	return p.Serve(ctx, s, cfg, so, stderr)
 }

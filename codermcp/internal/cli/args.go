@@ -128,6 +128,16 @@ func (p Pins) args() []string {
 	}
 }
 
+// Config is the pins as app-server configuration overrides (thread/start's
+// config), the same settings args puts on an exec command line.
+func (p Pins) Config() map[string]any {
+	return map[string]any{
+		"sandbox_workspace_write.writable_roots":         []any{},
+		"sandbox_workspace_write.exclude_slash_tmp":      p.ExcludeSlashTmp,
+		"sandbox_workspace_write.exclude_tmpdir_env_var": p.ExcludeTmpdir,
+	}
+}
+
 // tomlString renders s as a TOML basic string for a --config key=value
 // override: quotes, backslashes and every control character escaped, so the
 // value cannot end the string or start another key.

@@ -155,6 +155,19 @@ func unwrapExec(err error) error {
 // transport settings (the CLI runs model-chosen commands), plus CODEX_HOME
 // and the callback URI.
 func (c *Client) env(callbackURI string) []string {
+	env := InheritedEnv()
+	env = append(env, c.Env...)
+	if c.Home != "" {
+		env = append(env, "CODEX_HOME="+c.Home)
+	}
+	return append(env, CallbackEnv(callbackURI)...)
+}
+
+// InheritedEnv is what a CLI child inherits of this process's environment:
+// all of it but the server's own secrets and transport settings (MCP_*,
+// OAUTH_*, OIDC_*, JWT_*, CODER_*), for every way the CLI is run (exec,
+// app-server).
+func InheritedEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -163,14 +176,15 @@ func (c *Client) env(callbackURI string) []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, c.Env...)
-	if c.Home != "" {
-		env = append(env, "CODEX_HOME="+c.Home)
-	}
-	if callbackURI != "" {
-		env = append(env, "CODER_MCP_CALLBACK_URI="+callbackURI, "CODEX_MCP_CALLBACK_URI="+callbackURI)
-	}
 	return env
+}
+
+// CallbackEnv is the environment that gives the CLI a callback URI.
+func CallbackEnv(uri string) []string {
+	if uri == "" {
+		return nil
+	}
+	return []string{"CODER_MCP_CALLBACK_URI=" + uri, "CODEX_MCP_CALLBACK_URI=" + uri}
 }
 
 func dropFromChild(k string) bool {
@@ -279,6 +293,9 @@ func (c *Client) ExecCommand(caps Caps, req ExecRequest) (Command, error) {
 	}
 	return Command{Path: c.Path, Args: args, Dir: req.Dir, CallbackURI: req.CallbackURI, JSON: caps.JSON}, nil
 }
+
+// SandboxPins are the pins every run of this client names.
+func (c *Client) SandboxPins() Pins { return c.Pins }
 
 // ReviewCommand plans one review on a CLI with caps, or refuses req.
 func (c *Client) ReviewCommand(caps Caps, req ReviewRequest) (Command, error) {

@@ -11,6 +11,9 @@
 //	[[hang]]          never answer (until the client goes away)
 //	[[shell:CMD]]     ask the CLI to run CMD with its exec_command tool, then
 //	                  answer "ran: <output>" once the CLI sends the output back
+//	[[escalate:CMD]]  as shell, but the model asks to run CMD outside the
+//	                  sandbox and says why (EscalationReason): under the
+//	                  on-request approval policy the CLI asks a person
 //	[[burst:N]]       ask for N commands (echo burst-i) in one response, then
 //	                  answer "ran N commands": a flood of CLI events
 //	[[reply:TEXT]]    answer TEXT
@@ -122,7 +125,10 @@ type contentPart struct {
 	Text string `json:"text"`
 }
 
-var directiveRE = regexp.MustCompile(`\[\[(401|hang|shell|reply|burst|gate)(?::((?s).*?))?\]\]`)
+var directiveRE = regexp.MustCompile(`\[\[(401|hang|shell|escalate|reply|burst|gate)(?::((?s).*?))?\]\]`)
+
+// EscalationReason is the reason an [[escalate:CMD]] request gives.
+const EscalationReason = "codertest needs this command to run outside the sandbox"
 
 func (e *Endpoint) responses(w http.ResponseWriter, r *http.Request) {
 	var body struct {
@@ -181,9 +187,17 @@ func (e *Endpoint) responses(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		case <-e.stop:
 		}
-	case "shell":
+	case "shell", "escalate":
 		if len(req.Outputs) == 0 {
-			args, _ := json.Marshal(map[string]any{"cmd": arg})
+			call := map[string]any{"cmd": arg}
+			if kind == "escalate" {
+				// Both spellings: sandbox_permissions (recent CLIs) and
+				// with_escalated_permissions (older ones).
+				call["sandbox_permissions"] = "require_escalated"
+				call["with_escalated_permissions"] = true
+				call["justification"] = EscalationReason
+			}
+			args, _ := json.Marshal(call)
 			e.stream(w, n, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", n),
 				"call_id": fmt.Sprintf("call_%d", n), "name": "exec_command", "arguments": string(args)})
 			return

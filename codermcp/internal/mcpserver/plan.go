@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workdir"
@@ -55,6 +56,10 @@ type coderPlan struct {
 	primary  cli.Command
 	fallback *fallback // when resuming
 	resumeID string
+	// app is set instead of primary when the turn runs on the app-server
+	// (an approval policy other than never); appFresh is its fallback when
+	// the CLI no longer knows the thread it resumes.
+	app, appFresh *appserver.TurnRequest
 }
 
 // fallback is a command that runs only if the primary one fails because
@@ -70,6 +75,13 @@ type fallback struct {
 // record: the primary command, then the fallback with its condition in
 // words (toolcall.Plan's Commands are text).
 func (cp coderPlan) commands() []string {
+	if cp.app != nil {
+		cmds := []string{appCommand(cp.primary.Path, *cp.app)}
+		if cp.appFresh != nil {
+			cmds = append(cmds, "only if the CLI no longer knows conversation "+cp.resumeID+": "+appCommand(cp.primary.Path, *cp.appFresh))
+		}
+		return cmds
+	}
 	cmds := []string{cp.primary.String()}
 	if fb := cp.fallback; fb != nil {
 		cmds = append(cmds, "only if the CLI no longer knows conversation "+fb.unknownThread+": "+fb.cmd.String())
@@ -82,7 +94,7 @@ func (cp coderPlan) commands() []string {
 // session without taking it, and builds the exact commands. Nothing runs and
 // no session is created here.
 func (s *Server) planCoder(ctx context.Context, a coderArgs) (toolcall.Plan, error) {
-	in, err := s.decodeCoder(a)
+	in, err := s.decodeCoder(a, func(in *coderInput) { in.Tool = "coder" })
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
@@ -91,6 +103,13 @@ func (s *Server) planCoder(ctx context.Context, a coderArgs) (toolcall.Plan, err
 
 // planTurn plans a decoded coder, codex or codex-reply turn.
 func (s *Server) planTurn(ctx context.Context, in coderInput) (toolcall.Plan, error) {
+	arg := "approvalPolicy"
+	if in.Codex {
+		arg = "approval-policy"
+	}
+	if err := s.checkApprovals(ctx, arg, in); err != nil {
+		return toolcall.Plan{}, err
+	}
 	start := time.Now()
 	bctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -182,6 +201,23 @@ func (s *Server) buildCoder(caps cli.Caps, in coderInput, view sessionView) (cod
 	if cp.primary, err = s.cli.ExecCommand(caps, run); err != nil {
 		return cp, invalidInput(err)
 	}
+	if in.asksPerson() {
+		// The app-server: the same prompt, directory, model, sandbox and
+		// settings, and the pins as configuration overrides.
+		conf := s.cli.SandboxPins().Config()
+		for _, o := range in.Overrides {
+			conf[o.Key] = o.Value
+		}
+		req := appserver.TurnRequest{ThreadID: run.ResumeID, Prompt: run.Prompt, Cwd: cp.dir, Model: in.Model, Effort: in.ReasoningEffort,
+			Sandbox: run.EffectiveSandbox(), ApprovalPolicy: in.ApprovalPolicy, Config: conf, Env: cli.CallbackEnv(in.CallbackURI)}
+		cp.app = &req
+		if run.ResumeID != "" {
+			f := req
+			f.ThreadID, f.Prompt = "", fresh.Prompt
+			cp.appFresh = &f
+		}
+		return cp, nil
+	}
 	if run.ResumeID != "" {
 		fb, err := s.cli.ExecCommand(caps, fresh)
 		if err != nil {
@@ -234,13 +270,15 @@ func (s *Server) runCoder(ctx context.Context, req mcp.CallToolRequest, caps cli
 	defer prog.done()
 	onEvent := func(ev cli.Event) { prog.note(cli.Describe(ev)) }
 	var res *cli.Result
-	if cp.fallback != nil && !s.cli.KnowsThread(cp.resumeID) {
+	if cp.app != nil {
+		res, err = s.runApp(ctx, req, cp, lease, prog)
+	} else if cp.fallback != nil && !s.cli.KnowsThread(cp.resumeID) {
 		err = &cli.Error{Kind: cli.FailUnknownThread, Cause: "no rollout of conversation " + cp.resumeID + " in the CLI's configuration directory"}
 	} else {
 		res, err = s.cli.Run(ctx, cp.primary, onEvent)
 	}
 	var cerr *cli.Error
-	if cp.fallback != nil && errors.As(err, &cerr) && cerr.Kind == cli.FailUnknownThread {
+	if cp.app == nil && cp.fallback != nil && errors.As(err, &cerr) && cerr.Kind == cli.FailUnknownThread {
 		// The CLI no longer knows the conversation: carry the context ourselves.
 		s.logger.Info("CLI conversation unknown; continuing with the last turns as context", "session", lease.ID(), "thread", cp.resumeID)
 		prog.note("conversation " + cp.resumeID + " is unknown to the CLI; continuing with the last 2 turns as context")
@@ -258,7 +296,7 @@ func (s *Server) runCoder(ctx context.Context, req mcp.CallToolRequest, caps cli
 	}
 	lease.AddTurn(in.Prompt, res.Text)
 	if in.Codex {
-		lease.SetCodex(session.CodexSettings{Model: in.Model, Sandbox: in.Sandbox, Overrides: in.Overrides})
+		lease.SetCodex(session.CodexSettings{Model: in.Model, Sandbox: in.Sandbox, Overrides: in.Overrides, ApprovalPolicy: in.ApprovalPolicy})
 		thread := res.ThreadID
 		if thread == "" {
 			// A CLI without thread ids (0.36.0): the session stands for the
@@ -306,7 +344,7 @@ func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Previ
 		"workingDirectory": g,
 		"session":          sess,
 		"sandbox":          sandbox,
-		"approvalPolicy":   cli.ApprovalNever,
+		"approvalPolicy":   approvalWords(in.ApprovalPolicy),
 		"model":            in.Model,
 	}
 	if in.ReasoningEffort != "" {

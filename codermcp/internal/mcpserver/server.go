@@ -14,12 +14,15 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
+	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
@@ -37,6 +40,9 @@ type Runner interface {
 	// KnowsThread: the CLI still has the conversation (a resume of one it
 	// lost would silently start afresh on some versions).
 	KnowsThread(id string) bool
+	// SandboxPins are the sandbox settings every run names (the app-server
+	// gets them as configuration overrides).
+	SandboxPins() cli.Pins
 }
 
 // Server holds what the tool handlers share.
@@ -49,6 +55,11 @@ type Server struct {
 	throttle  time.Duration
 	ws        workspace.Policy
 	features  *cliversion.Detector
+	app       Turner            // the app-server path (approvals)
+	audit     *audit.Log        // where approval answers are recorded
+	mcp       *server.MCPServer // asks the person (set by Register)
+	version   string
+	local     bool
 }
 
 // Options tune progress reporting (tests shorten them).
@@ -59,6 +70,16 @@ type Options struct {
 	// Features probes what the installed CLI supports (version_info, help,
 	// and calls needing a feature); main starts it at start-up.
 	Features *cliversion.Detector
+	// AppServer runs the turns whose approval policy makes the CLI ask a
+	// person (default: an appserver.Client for cfg's CLI).
+	AppServer Turner
+	// Audit records each answer to the CLI's approval requests (the
+	// pipeline's destination, MCP_AUDIT_LOG; nil: none).
+	Audit *audit.Log
+	// Version is the server's, for audit records; Local is set on stdio
+	// (the caller is this machine's user).
+	Version string
+	Local   bool
 }
 
 // New returns the handlers' server.
@@ -82,7 +103,11 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 	if o.Features == nil {
 		o.Features = &cliversion.Detector{Path: cfg.CLIPath}
 	}
-	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws, features: o.Features}
+	if o.AppServer == nil {
+		o.AppServer = &appserver.Client{Path: cfg.CLIPath, Environ: cli.InheritedEnv, ApprovalTimeout: cfg.ApprovalTimeout}
+	}
+	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws,
+		features: o.Features, app: o.AppServer, audit: o.Audit, version: o.Version, local: o.Local}
 }
 
 // Register adds the five tools through the tool-call pipeline: coder is
@@ -96,6 +121,7 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 // as a plain call — validation, approval, audit, session lock, concurrency
 // slot, history and result.
 func (s *Server) Register(calls *toolcall.Pipeline) {
+	s.mcp = calls.Server()
 	toolcall.AddChange(calls, s.coderTool(), s.planCoder, toolcall.AsTask())
 	toolcall.AddChange(calls, s.codexTool(), s.planCodex, toolcall.AsTask())
 	toolcall.AddChange(calls, s.codexReplyTool(), s.planCodexReply, toolcall.AsTask())
@@ -223,6 +249,11 @@ type coderInput struct {
 	// result shape, and the thread's settings kept for replies).
 	Codex     bool
 	Overrides []cli.Override
+	Tool      string // the tool's name: coder, codex, codex-reply (audit records of approvals)
+
+	// ApprovalPolicy: never ("" too) runs on `codex exec`; on-request and
+	// untrusted on the app-server, whose approval requests reach a person.
+	ApprovalPolicy string
 }
 
 // decodeCoder checks what the schema cannot: the prompt's content and
@@ -238,6 +269,7 @@ func (s *Server) decodeCoder(a coderArgs, extra ...func(*coderInput)) (coderInpu
 		Sandbox:         a.Sandbox,
 		FullAuto:        a.FullAuto,
 		CallbackURI:     a.CallbackURI,
+		ApprovalPolicy:  a.ApprovalPolicy,
 	}
 	for _, f := range extra {
 		f(&in)

@@ -38,6 +38,7 @@ type coderArgs struct {
 	FullAuto         bool   `json:"fullAuto,omitempty" jsonschema:"sandboxed automatic execution (the workspace-write sandbox)" default:"false"`
 	WorkingDirectory string `json:"workingDirectory,omitempty" jsonschema:"directory the CLI works in (must exist)"`
 	CallbackURI      string `json:"callbackUri,omitempty" jsonschema:"URI passed to the CLI's environment as CODER_MCP_CALLBACK_URI / CODEX_MCP_CALLBACK_URI"`
+	ApprovalPolicy   string `json:"approvalPolicy,omitempty" jsonschema:"when the CLI asks a person before the agent runs a command or applies a patch: never (the default: the sandbox alone bounds what runs), on-request (the agent asks when it wants to leave the sandbox), untrusted (before any command not known to be safe); the question reaches you through elicitation" enum:"never,on-request,untrusted" default:"never"`
 }
 
 // reviewArgs are the review tool's arguments.
