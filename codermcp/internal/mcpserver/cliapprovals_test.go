@@ -275,3 +275,74 @@ func TestCLIApprovalsRefusedWhereNobodyCanBeAsked(t *testing.T) {
 		e.nothingRan(t, 0, 0)
 	})
 }
+
+// On the app-server path a session continues its thread natively (the
+// model is sent the earlier exchange, the thread id stays), progress comes
+// from the CLI's events, and a cancelled call leaves no process behind.
+func TestAppServerPathSessionsProgressCancel(t *testing.T) {
+	t.Parallel()
+	for _, v := range approvalVersions {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			e := newPersonEnv(t, codertest.CLIVersion(t, v), &person{action: "accept"}, 2*time.Minute)
+			dir := t.TempDir()
+			args := func(prompt string) map[string]any {
+				return map[string]any{"prompt": prompt, "sessionId": "app-s", "approvalPolicy": "on-request", "workingDirectory": dir}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			res, err := e.cs.CallTool(ctx, &mcp.CallToolParams{Name: "coder", Arguments: args("[[reply:FIRST-APP]]"), Meta: mcp.Meta{"progressToken": "tok-app"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := mustOK(t, res); got != "FIRST-APP" {
+				t.Fatalf("first turn = %q", got)
+			}
+			tid, _ := contentMeta(t, res)["threadId"].(string)
+			if tid == "" {
+				t.Fatalf("no threadId in %v", contentMeta(t, res))
+			}
+			var turnNotes bool
+			for _, n := range e.notes("tok-app") {
+				turnNotes = turnNotes || strings.Contains(n.Message, "agent: FIRST-APP") || strings.Contains(n.Message, "turn completed")
+			}
+			if !turnNotes {
+				t.Errorf("progress %+v, want the CLI's events", e.notes("tok-app"))
+			}
+			res = e.call(t, "coder", args("second app turn"))
+			mustOK(t, res)
+			if got, _ := contentMeta(t, res)["threadId"].(string); got != tid {
+				t.Errorf("second turn threadId = %q, want %q", got, tid)
+			}
+			reqs := e.h.Endpoint.RequestsWith("second app turn")
+			if len(reqs) != 1 || strings.Contains(reqs[0].Prompt, "Context from our previous conversation") ||
+				!strings.Contains(strings.Join(reqs[0].Texts, "\n"), "FIRST-APP") {
+				t.Errorf("the second turn was not a native continuation: %+v", reqs)
+			}
+
+			// Cancellation mid-turn.
+			cctx, ccancel := context.WithCancel(context.Background())
+			defer ccancel()
+			done := make(chan error, 1)
+			go func() {
+				_, err := e.cs.CallTool(cctx, &mcp.CallToolParams{Name: "coder", Arguments: args("cancel app [[hang]]")})
+				done <- err
+			}()
+			deadline := time.Now().Add(60 * time.Second)
+			for len(e.h.Endpoint.RequestsWith("cancel app")) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the CLI never reached the endpoint")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if e.started.Load() == 0 {
+				t.Fatal("no app-server process was counted")
+			}
+			ccancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("CallTool error = %v, want context.Canceled", err)
+			}
+			waitNoLeftovers(t, e.h.Marker, 15*time.Second)
+		})
+	}
+}
