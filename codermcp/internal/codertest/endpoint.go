@@ -53,6 +53,7 @@ type Request struct {
 	Prompt   string   // text of the last user message
 	Texts    []string // text of every message in the input, in order
 	Outputs  []string // function_call_output items
+	Images   []string // input_image parts of the user messages (their image_url: data URLs)
 	At       time.Time
 }
 
@@ -121,8 +122,9 @@ type inputItem struct {
 }
 
 type contentPart struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL string `json:"image_url"`
 }
 
 var directiveRE = regexp.MustCompile(`\[\[(401|hang|shell|escalate|reply|burst|gate)(?::((?s).*?))?\]\]`)
@@ -152,6 +154,7 @@ func (e *Endpoint) responses(w http.ResponseWriter, r *http.Request) {
 	for _, it := range body.Input {
 		switch it.Type {
 		case "message", "":
+			req.Images = append(req.Images, messageImages(it.Content)...)
 			text := messageText(it.Content)
 			req.Texts = append(req.Texts, text)
 			if it.Role == "user" && !strings.HasPrefix(strings.TrimSpace(text), "<environment_context>") {
@@ -285,6 +288,20 @@ func messageText(raw json.RawMessage) string {
 		b.WriteString(p.Text)
 	}
 	return b.String()
+}
+
+func messageImages(raw json.RawMessage) []string {
+	var parts []contentPart
+	if json.Unmarshal(raw, &parts) != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range parts {
+		if p.Type == "input_image" {
+			out = append(out, p.ImageURL)
+		}
+	}
+	return out
 }
 
 func outputText(raw json.RawMessage) string {

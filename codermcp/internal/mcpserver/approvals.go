@@ -420,3 +420,42 @@ func (s *Server) runApp(ctx context.Context, call mcp.CallToolRequest, cp coderP
 	}
 	return &cli.Result{ThreadID: res.ThreadID, Text: text}, nil
 }
+
+// checkOptions checks the CLI options a call passes against what the
+// installed CLI supports; a missing one is refused naming the release that
+// has it, before anything starts.
+func (s *Server) checkOptions(ctx context.Context, in *coderInput) error {
+	needs := map[string]bool{
+		cliversion.FeatureImages:    len(in.Images) > 0,
+		cliversion.FeatureAddDir:    len(in.AddDirs) > 0,
+		cliversion.FeatureWebSearch: in.WebSearch != "",
+		cliversion.FeatureEffort:    in.ReasoningEffort != "",
+	}
+	if !needs[cliversion.FeatureImages] && !needs[cliversion.FeatureAddDir] && !needs[cliversion.FeatureWebSearch] && !needs[cliversion.FeatureEffort] {
+		return nil
+	}
+	fctx, cancel := context.WithTimeout(ctx, featureWait)
+	defer cancel()
+	f, err := s.features.Get(fctx)
+	if err != nil {
+		return mcperr.New(mcperr.Unavailable, fmt.Sprintf("what the Codex CLI at %s supports is not known: %v; no CLI process was started", s.cfg.CLIPath, err), nil,
+			"Retry in a moment (the CLI's features are probed at start), or check CODER_CLI_PATH")
+	}
+	missing := func(arg string, err error) error {
+		return mcperr.New(mcperr.Invalid, arg+": "+err.Error(), nil, "Omit "+arg+", or install that release; no CLI process was started")
+	}
+	for _, c := range []struct{ arg, feature string }{{"images", cliversion.FeatureImages}, {"addDirs", cliversion.FeatureAddDir}, {"webSearch", cliversion.FeatureWebSearch}} {
+		if needs[c.feature] {
+			if err := f.Require(c.feature); err != nil {
+				return missing(c.arg, err)
+			}
+		}
+	}
+	if in.ReasoningEffort != "" {
+		if err := f.RequireEffort(in.ReasoningEffort); err != nil {
+			return missing("reasoningEffort", err)
+		}
+	}
+	in.feat = &f
+	return nil
+}

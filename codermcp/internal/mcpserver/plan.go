@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workdir"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
@@ -110,6 +111,9 @@ func (s *Server) planTurn(ctx context.Context, in coderInput) (toolcall.Plan, er
 	if err := s.checkApprovals(ctx, arg, in); err != nil {
 		return toolcall.Plan{}, err
 	}
+	if err := s.checkOptions(ctx, &in); err != nil {
+		return toolcall.Plan{}, err
+	}
 	start := time.Now()
 	bctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -187,6 +191,10 @@ func (s *Server) buildCoder(caps cli.Caps, in coderInput, view sessionView) (cod
 	run := cli.ExecRequest{
 		Prompt: in.Prompt, Model: in.Model, ReasoningEffort: in.ReasoningEffort, Sandbox: in.Sandbox,
 		FullAuto: in.FullAuto, Dir: cp.dir, CallbackURI: in.CallbackURI, Overrides: in.Overrides,
+		Images: in.Images, AddDirs: in.AddDirs, WebSearch: in.WebSearch,
+	}
+	if in.feat != nil {
+		run.WebSearchKey = in.feat.WebSearch
 	}
 	fresh := run
 	switch {
@@ -197,6 +205,11 @@ func (s *Server) buildCoder(caps cli.Caps, in coderInput, view sessionView) (cod
 	case len(data.Turns) > 0:
 		run.Prompt = session.ContextPrompt(data.Turns, in.Prompt)
 	}
+	if run.ResumeID != "" && len(in.Images) > 0 && in.feat != nil && !in.feat.ResumeImages && !in.asksPerson() {
+		err := &cliversion.MissingError{Feature: cliversion.FeatureImages, Installed: in.feat.Version, Since: "0.153.4",
+			Detail: "on a continued conversation (exec resume --image)"}
+		return cp, mcperr.New(mcperr.Invalid, "images: "+err.Error(), nil, "Pass the images in a new session (or resetSession=true); no CLI process was started")
+	}
 	var err error
 	if cp.primary, err = s.cli.ExecCommand(caps, run); err != nil {
 		return cp, invalidInput(err)
@@ -204,12 +217,18 @@ func (s *Server) buildCoder(caps cli.Caps, in coderInput, view sessionView) (cod
 	if in.asksPerson() {
 		// The app-server: the same prompt, directory, model, sandbox and
 		// settings, and the pins as configuration overrides.
-		conf := s.cli.SandboxPins().Config()
+		conf := s.cli.SandboxPins().Config(in.AddDirs...)
 		for _, o := range in.Overrides {
 			conf[o.Key] = o.Value
 		}
+		switch in.WebSearch {
+		case "on":
+			conf["web_search"] = "live"
+		case "off":
+			conf["web_search"] = "disabled"
+		}
 		req := appserver.TurnRequest{ThreadID: run.ResumeID, Prompt: run.Prompt, Cwd: cp.dir, Model: in.Model, Effort: in.ReasoningEffort,
-			Sandbox: run.EffectiveSandbox(), ApprovalPolicy: in.ApprovalPolicy, Config: conf, Env: cli.CallbackEnv(in.CallbackURI)}
+			Sandbox: run.EffectiveSandbox(), ApprovalPolicy: in.ApprovalPolicy, Config: conf, Env: cli.CallbackEnv(in.CallbackURI), Images: in.Images}
 		cp.app = &req
 		if run.ResumeID != "" {
 			f := req
@@ -353,6 +372,15 @@ func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Previ
 	if in.CallbackURI != "" {
 		state["callbackUri"] = in.CallbackURI
 	}
+	if len(in.Images) > 0 {
+		state["images"] = in.Images
+	}
+	if len(in.AddDirs) > 0 {
+		state["addDirs"] = in.AddDirs
+	}
+	if in.WebSearch != "" {
+		state["webSearch"] = in.WebSearch
+	}
 	hz := workdir.Hazards(cp.dir)
 	if len(hz) > 0 {
 		state["gitHazards"] = hz
@@ -366,6 +394,10 @@ func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Previ
 	case cli.SandboxWorkspaceWrite:
 		summary = fmt.Sprintf("Run Codex with write access to its working directory (workspace-write) in %s: it may change files under %s and run commands there; the rest of the machine stays read-only.", where, cp.dir)
 		effect = "files under " + cp.dir + " (and temporary directories) may be created, changed or deleted; git shows and can undo the changes to tracked files"
+		if len(in.AddDirs) > 0 {
+			summary += " It may also write under " + strings.Join(in.AddDirs, ", ") + "."
+			effect = "files under " + strings.Join(append([]string{cp.dir}, in.AddDirs...), ", ") + " (and temporary directories) may be created, changed or deleted"
+		}
 	default:
 		summary = fmt.Sprintf("Run Codex read-only (read-only) in %s: it may read files and run commands that change nothing.", where)
 		effect = "nothing on disk changes; the model answers"

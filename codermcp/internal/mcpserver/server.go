@@ -254,6 +254,15 @@ type coderInput struct {
 	// ApprovalPolicy: never ("" too) runs on `codex exec`; on-request and
 	// untrusted on the app-server, whose approval requests reach a person.
 	ApprovalPolicy string
+
+	// The CLI options (resolved and confined by decodeCoder): images,
+	// extra writable directories, web search "on"/"off"/"".
+	Images    []string
+	AddDirs   []string
+	WebSearch string
+	// feat is the installed CLI's features, when an option needs them
+	// (planTurn).
+	feat *cliversion.Features
 }
 
 // decodeCoder checks what the schema cannot: the prompt's content and
@@ -289,6 +298,18 @@ func (s *Server) decodeCoder(a coderArgs, extra ...func(*coderInput)) (coderInpu
 	if in.Dir, err = s.workingDir(a.WorkingDirectory); err != nil {
 		return in, err
 	}
+	if in.Images, err = s.images(a.Images); err != nil {
+		return in, err
+	}
+	if in.AddDirs, err = s.addDirs(a.AddDirs, cli.ExecRequest{Sandbox: in.Sandbox, FullAuto: in.FullAuto}.EffectiveSandbox()); err != nil {
+		return in, err
+	}
+	if a.WebSearch != nil {
+		in.WebSearch = "off"
+		if *a.WebSearch {
+			in.WebSearch = "on"
+		}
+	}
 	if in.CallbackURI == "" {
 		in.CallbackURI = s.cfg.CallbackURI
 	} else if u, perr := url.Parse(in.CallbackURI); perr != nil || u.Scheme == "" {
@@ -297,11 +318,64 @@ func (s *Server) decodeCoder(a coderArgs, extra ...func(*coderInput)) (coderInpu
 	// Everything that reaches the CLI's argv or environment, checked as the
 	// cli package will check it again before building the argv.
 	check := cli.ExecRequest{Prompt: in.Prompt, Model: in.Model, ReasoningEffort: in.ReasoningEffort,
-		Sandbox: in.Sandbox, Dir: in.Dir, CallbackURI: in.CallbackURI, Overrides: in.Overrides}
+		Sandbox: in.Sandbox, Dir: in.Dir, CallbackURI: in.CallbackURI, Overrides: in.Overrides,
+		Images: in.Images, AddDirs: in.AddDirs, WebSearch: in.WebSearch}
 	if err := check.Validate(); err != nil {
 		return in, invalidInput(err)
 	}
 	return in, nil
+}
+
+// MaxImageBytes bounds each image a turn attaches.
+const MaxImageBytes = 20 << 20
+
+// images confines each image to the workspace roots (symlinks resolved, a
+// regular file, size-capped) and returns the real paths the CLI is given.
+func (s *Server) images(paths []string) ([]string, error) {
+	if len(paths) > cli.MaxImages {
+		return nil, mcperr.New(mcperr.Invalid, fmt.Sprintf("images: %d images, more than %d", len(paths), cli.MaxImages), nil, "Pass fewer images; no CLI process was started")
+	}
+	var out []string
+	for _, p := range paths {
+		real, err := s.ws.ResolveFile("images", p, MaxImageBytes)
+		if err != nil {
+			return nil, workspaceError(err)
+		}
+		out = append(out, real)
+	}
+	return out, nil
+}
+
+// addDirs confines each extra writable directory as workingDirectory is
+// confined; they only mean something to the workspace-write sandbox.
+func (s *Server) addDirs(dirs []string, sandbox string) ([]string, error) {
+	if len(dirs) == 0 {
+		return nil, nil
+	}
+	if sandbox != cli.SandboxWorkspaceWrite {
+		return nil, mcperr.New(mcperr.Invalid, fmt.Sprintf("addDirs needs the workspace-write sandbox; this call's sandbox is %s", sandbox), nil,
+			`Pass sandbox "workspace-write" (or fullAuto), or omit addDirs; no CLI process was started`)
+	}
+	if len(dirs) > cli.MaxAddDirs {
+		return nil, mcperr.New(mcperr.Invalid, fmt.Sprintf("addDirs: %d directories, more than %d", len(dirs), cli.MaxAddDirs), nil, "Pass fewer directories; no CLI process was started")
+	}
+	var out []string
+	for _, d := range dirs {
+		real, err := s.ws.ResolveDir("addDirs", d)
+		if err != nil {
+			return nil, workspaceError(err)
+		}
+		out = append(out, real)
+	}
+	return out, nil
+}
+
+func workspaceError(err error) error {
+	var we *workspace.Error
+	if errors.As(err, &we) {
+		return mcperr.New(mcperr.Invalid, we.Error(), nil, we.Hint+"; no CLI process was started")
+	}
+	return err
 }
 
 // model applies the default and checks the catalogue.
