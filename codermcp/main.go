@@ -18,6 +18,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/mcpserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
+	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
@@ -38,13 +39,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		Name:    "codermcp",
 		Version: buildinfo.Version(version),
 		Summary: "the Codex CLI over MCP, with sessions, resume and live progress",
-		Vars:    append(append([]envconfig.Var{}, config.Vars...), tasks.Vars...),
+		Vars:    append(append(append([]envconfig.Var{}, config.Vars...), tasks.Vars...), apps.Var),
 	}
 	var ccfg config.Config
 	var tcfg tasks.Config
+	var viewsOn bool
 	cfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) {
 		ccfg = config.FromEnv(env)
 		tcfg = tasks.FromEnv(env)
+		viewsOn = apps.Enabled(env)
 	})
 	if !ok {
 		return status
@@ -94,6 +97,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	opts = append(opts, keeper.ServerOptions()...)
 	so.WrapMCP = keeper.Wrap
 	s := serve.NewServer(p.Name, p.Version, opts...)
+	// MCP Apps (issue 29): the change tools show their previews and results
+	// in change-preview for clients that declare the extension; MCP_APPS=off
+	// (or a client without it) sees exactly the tools without views.
+	views := apps.New(p.Name, viewsOn, apps.ChangePreview())
+	views.Register(s.MCPServer)
 	client.Recorder = s.BackendRecorder("codex", "") // each CLI run: metric + span
 	// Dry run, approval (MCP_APPROVAL*) and audit (MCP_AUDIT_LOG) around
 	// every tool; an audit log that cannot be opened stops the server.
@@ -119,6 +127,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	defer answers.Close()
 	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Features: features, AppServer: app, Audit: answers,
-		Version: p.Version, Local: cfg.Transport != "http"}).Register(calls)
+		Version: p.Version, Local: cfg.Transport != "http", Views: views}).Register(calls)
 	return p.Serve(ctx, s, cfg, so, stderr)
 }

@@ -74,23 +74,23 @@ func fixedSchema(raw string) func(*jsonschema.Schema) {
 }
 
 func (s *Server) codexTool() toolcall.Tool {
-	return toolcall.Tool{
+	return s.withPreview(toolcall.Tool{
 		Name:        "codex",
 		Description: "Run a Codex session. Accepts configuration parameters matching the Codex Config struct.",
 		Effect:      toolcall.Effect{Title: "Codex", Most: toolcall.Destructive, OpenWorld: true, TitleAnnotation: true},
 		Schema:      fixedSchema(codexInputSchema),
 		Options:     []mcp.ToolOption{mcp.WithRawOutputSchema(json.RawMessage(codexOutputSchema))},
-	}
+	})
 }
 
 func (s *Server) codexReplyTool() toolcall.Tool {
-	return toolcall.Tool{
+	return s.withPreview(toolcall.Tool{
 		Name:        "codex-reply",
 		Description: "Continue a Codex conversation by providing the thread id and prompt.",
 		Effect:      toolcall.Effect{Title: "Codex Reply", Most: toolcall.Destructive, OpenWorld: true, TitleAnnotation: true},
 		Schema:      fixedSchema(codexReplyInputSchema),
 		Options:     []mcp.ToolOption{mcp.WithRawOutputSchema(json.RawMessage(codexOutputSchema))},
-	}
+	})
 }
 
 // codexResult is `codex mcp-server`'s result: the text, and

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
+	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
@@ -60,6 +61,7 @@ type Server struct {
 	mcp       *server.MCPServer // asks the person (set by Register)
 	version   string
 	local     bool
+	views     *apps.Views
 }
 
 // Options tune progress reporting (tests shorten them).
@@ -80,6 +82,10 @@ type Options struct {
 	// (the caller is this machine's user).
 	Version string
 	Local   bool
+	// Views are the MCP Apps views; nil: none. The change tools (coder,
+	// codex, codex-reply: classified per call) show their dry runs,
+	// confirmation previews and results in change-preview.
+	Views *apps.Views
 }
 
 // New returns the handlers' server.
@@ -107,7 +113,7 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 		o.AppServer = &appserver.Client{Path: cfg.CLIPath, Environ: cli.InheritedEnv, ApprovalTimeout: cfg.ApprovalTimeout}
 	}
 	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws,
-		features: o.Features, app: o.AppServer, audit: o.Audit, version: o.Version, local: o.Local}
+		features: o.Features, app: o.AppServer, audit: o.Audit, version: o.Version, local: o.Local, views: o.Views}
 }
 
 // Register adds the five tools through the tool-call pipeline: coder is

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
@@ -75,6 +76,15 @@ func (s *Server) coderTool() toolcall.Tool {
 	}
 	if s.cfg.Structured {
 		t.Options = []mcp.ToolOption{mcp.WithRawOutputSchema(json.RawMessage(coderOutputSchema))}
+	}
+	return s.withPreview(t)
+}
+
+// withPreview points a change tool to the change-preview view (MCP Apps;
+// clients without the extension never see it).
+func (s *Server) withPreview(t toolcall.Tool) toolcall.Tool {
+	if v := s.views; v != nil {
+		t.Options = append(t.Options, v.Tool(apps.ChangePreviewView)...)
 	}
 	return t
 }
