@@ -60,6 +60,9 @@ type ExecRequest struct {
 	// "web_search", a mode, or "tools.web_search", a boolean).
 	WebSearch    string
 	WebSearchKey string
+	// Profile selects one of the CLI home's profiles (new conversations
+	// only: exec resume has no --profile).
+	Profile string
 }
 
 // MaxImages and MaxAddDirs bound a turn's images and extra directories.
@@ -239,6 +242,9 @@ func ExecArgs(caps Caps, req ExecRequest) ([]string, error) {
 	}
 	if caps.SkipGitRepoCheck {
 		args = append(args, "--skip-git-repo-check")
+	}
+	if req.Profile != "" {
+		args = append(args, "--profile="+req.Profile)
 	}
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)

@@ -270,6 +270,14 @@ func (r ExecRequest) Validate() error {
 			return refuse("addDirs", d, "it is not a usable absolute path", "Pass existing directories under the workspace roots")
 		}
 	}
+	if r.Profile != "" {
+		if !ProfileName.MatchString(r.Profile) {
+			return refuse("profile", r.Profile, "a profile name is 1-64 of A-Z a-z 0-9 _ - starting with a letter or digit", "Pass the name of one of the CLI configuration's profiles, or omit it")
+		}
+		if r.ResumeID != "" {
+			return refuse("profile", r.Profile, "it applies to a new conversation only (exec resume takes no --profile)", "Pass it in a new session (or with resetSession=true), or omit it")
+		}
+	}
 	switch r.WebSearch {
 	case "", "on", "off":
 	default:

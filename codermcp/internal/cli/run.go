@@ -294,6 +294,18 @@ func (c *Client) ExecCommand(caps Caps, req ExecRequest) (Command, error) {
 	return Command{Path: c.Path, Args: args, Dir: req.Dir, CallbackURI: req.CallbackURI, JSON: caps.JSON}, nil
 }
 
+// Profiles are the profiles this client's CLI home offers (Profiles).
+func (c *Client) Profiles() []string {
+	home := c.Home
+	if home == "" {
+		home = os.Getenv("CODEX_HOME")
+	}
+	if home == "" {
+		return nil
+	}
+	return Profiles(home)
+}
+
 // SandboxPins are the pins every run of this client names.
 func (c *Client) SandboxPins() Pins { return c.Pins }
 

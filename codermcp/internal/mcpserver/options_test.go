@@ -50,7 +50,9 @@ func TestCLIOptions(t *testing.T) {
 		}
 	})
 	t.Run("addDirs", func(t *testing.T) {
-		for _, policy := range []string{"never", "untrusted"} {
+		// on-request: the app-server path with commands in the sandbox (under
+		// untrusted the person's accept would run the write anyway).
+		for _, policy := range []string{"never", "on-request"} {
 			dir, extra, other := t.TempDir(), t.TempDir(), t.TempDir()
 			// Writes into the added directory succeed; into another one (not
 			// added) the sandbox refuses them: the pin keeps the rest shut.
@@ -77,6 +79,25 @@ func TestCLIOptions(t *testing.T) {
 				t.Errorf("effort %s: endpoint saw %+v", effort, reqs)
 			}
 		}
+	})
+	t.Run("profile", func(t *testing.T) {
+		// 0.153 on: a profile is $CODEX_HOME/<name>.config.toml layered on
+		// the configuration; its effort reaches the model.
+		if err := os.WriteFile(filepath.Join(e.h.Home, "deep.config.toml"), []byte("model_reasoning_effort = \"high\"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mustOK(t, e.call(t, "coder", map[string]any{"prompt": "profile deep", "profile": "deep", "workingDirectory": t.TempDir()}))
+		if reqs := e.h.Endpoint.RequestsWith("profile deep"); len(reqs) != 1 || reqs[0].Effort != "high" {
+			t.Errorf("the profile's effort did not reach the model: %+v", reqs)
+		}
+		// A follow-up resumes: exec resume takes no profile.
+		sid := map[string]any{"prompt": "profile session", "sessionId": "prof-s", "workingDirectory": t.TempDir()}
+		mustOK(t, e.call(t, "coder", sid))
+		sid["prompt"], sid["profile"] = "again", "deep"
+		mustError(t, e.call(t, "coder", sid), "profile", "new conversation")
+		// With an approval policy (the app-server) it is refused too.
+		mustError(t, e.call(t, "coder", map[string]any{"prompt": "p", "profile": "deep", "approvalPolicy": "untrusted", "workingDirectory": t.TempDir()}),
+			"cannot be combined with approvalPolicy")
 	})
 	t.Run("web search", func(t *testing.T) {
 		for on, want := range map[bool]string{true: `--config=web_search="live"`, false: `--config=web_search="disabled"`} {
@@ -108,6 +129,19 @@ func TestCLIOptionsNeedTheirRelease(t *testing.T) {
 		mustError(t, res, tc.want, "needs Codex CLI 0.153.4", "installed Codex CLI 0.50.0", "no CLI process was started")
 	}
 	e.nothingRan(t, 0, 0)
+	// Before 0.153 a profile is a [profiles.<name>] table of config.toml.
+	cfg, err := os.OpenFile(filepath.Join(e.h.Home, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = cfg.WriteString("\n[profiles.deep]\nmodel_reasoning_effort = \"high\"\n")
+	cfg.Close()
+	// 0.50.0 sends no effort for the test model, so the profile shows only
+	// as a run the CLI accepted (it refuses an unknown --profile).
+	mustOK(t, e.call(t, "coder", map[string]any{"prompt": "legacy profile deep", "profile": "deep", "workingDirectory": dir}))
+	if reqs := e.h.Endpoint.RequestsWith("legacy profile deep"); len(reqs) != 1 {
+		t.Errorf("the profile's run did not reach the model: %+v", reqs)
+	}
 }
 
 // Hostile values of every new argument: refused naming the argument, with
@@ -183,6 +217,14 @@ func TestHostileOptionsRunNothing(t *testing.T) {
 		{"nine addDirs", base("addDirs", many(root, 9)), "more than 8"},
 		{"addDirs with read-only", base("addDirs", []any{root}, "sandbox", "read-only"), "needs the workspace-write sandbox"},
 		{"addDirs with full access", base("addDirs", []any{root}, "sandbox", "danger-full-access"), "needs the workspace-write sandbox"},
+		{"profile unknown", base("profile", "nope"), "is not one of the CLI configuration's profiles"},
+		{"profile path", base("profile", "../config"), "a profile name is"},
+		{"profile absolute", base("profile", "/etc/passwd"), "a profile name is"},
+		{"profile option-looking", base("profile", "--dangerously-bypass-approvals-and-sandbox"), "a profile name is"},
+		{"profile with space", base("profile", "a b"), "a profile name is"},
+		{"profile with newline", base("profile", "a\nb"), "a profile name is"},
+		{"profile too long", base("profile", strings.Repeat("p", 65)), "a profile name is"},
+		{"profile huge", base("profile", strings.Repeat("p", 1<<20)), "a profile name is"},
 		{"webSearch a string", base("webSearch", "live"), "webSearch"},
 		{"webSearch a number", base("webSearch", 1), "webSearch"},
 		{"effort unknown", base("reasoningEffort", "ultra"), "reasoningEffort"},

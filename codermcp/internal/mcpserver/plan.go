@@ -191,7 +191,7 @@ func (s *Server) buildCoder(caps cli.Caps, in coderInput, view sessionView) (cod
 	run := cli.ExecRequest{
 		Prompt: in.Prompt, Model: in.Model, ReasoningEffort: in.ReasoningEffort, Sandbox: in.Sandbox,
 		FullAuto: in.FullAuto, Dir: cp.dir, CallbackURI: in.CallbackURI, Overrides: in.Overrides,
-		Images: in.Images, AddDirs: in.AddDirs, WebSearch: in.WebSearch,
+		Images: in.Images, AddDirs: in.AddDirs, WebSearch: in.WebSearch, Profile: in.Profile,
 	}
 	if in.feat != nil {
 		run.WebSearchKey = in.feat.WebSearch
@@ -215,6 +215,10 @@ func (s *Server) buildCoder(caps cli.Caps, in coderInput, view sessionView) (cod
 		return cp, invalidInput(err)
 	}
 	if in.asksPerson() {
+		if in.Profile != "" {
+			return cp, mcperr.New(mcperr.Invalid, fmt.Sprintf("profile %q cannot be combined with approvalPolicy %q: the app-server, which carries approval requests, takes no profile", in.Profile, in.ApprovalPolicy), nil,
+				"Omit profile, or pass approvalPolicy never; no CLI process was started")
+		}
 		// The app-server: the same prompt, directory, model, sandbox and
 		// settings, and the pins as configuration overrides.
 		conf := s.cli.SandboxPins().Config(in.AddDirs...)
@@ -380,6 +384,9 @@ func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Previ
 	}
 	if in.WebSearch != "" {
 		state["webSearch"] = in.WebSearch
+	}
+	if in.Profile != "" {
+		state["profile"] = in.Profile
 	}
 	hz := workdir.Hazards(cp.dir)
 	if len(hz) > 0 {

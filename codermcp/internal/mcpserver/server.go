@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,8 @@ type Runner interface {
 	// SandboxPins are the sandbox settings every run names (the app-server
 	// gets them as configuration overrides).
 	SandboxPins() cli.Pins
+	// Profiles are the profiles the CLI's configuration offers.
+	Profiles() []string
 }
 
 // Server holds what the tool handlers share.
@@ -266,6 +269,7 @@ type coderInput struct {
 	Images    []string
 	AddDirs   []string
 	WebSearch string
+	Profile   string
 	// feat is the installed CLI's features, when an option needs them
 	// (planTurn).
 	feat *cliversion.Features
@@ -310,6 +314,17 @@ func (s *Server) decodeCoder(a coderArgs, extra ...func(*coderInput)) (coderInpu
 	if in.AddDirs, err = s.addDirs(a.AddDirs, cli.ExecRequest{Sandbox: in.Sandbox, FullAuto: in.FullAuto}.EffectiveSandbox()); err != nil {
 		return in, err
 	}
+	if in.Profile = a.Profile; in.Profile != "" {
+		have := s.cli.Profiles()
+		if cli.ProfileName.MatchString(in.Profile) && !slices.Contains(have, in.Profile) {
+			words := strings.Join(have, ", ")
+			if words == "" {
+				words = "none"
+			}
+			return in, mcperr.New(mcperr.Invalid, fmt.Sprintf("profile %q is not one of the CLI configuration's profiles (%s)", in.Profile, words), nil,
+				"Pass one of them, or ask the operator to add it to CODER_HOME (as [profiles."+in.Profile+"] or "+in.Profile+".config.toml); no CLI process was started")
+		}
+	}
 	if a.WebSearch != nil {
 		in.WebSearch = "off"
 		if *a.WebSearch {
@@ -325,7 +340,7 @@ func (s *Server) decodeCoder(a coderArgs, extra ...func(*coderInput)) (coderInpu
 	// cli package will check it again before building the argv.
 	check := cli.ExecRequest{Prompt: in.Prompt, Model: in.Model, ReasoningEffort: in.ReasoningEffort,
 		Sandbox: in.Sandbox, Dir: in.Dir, CallbackURI: in.CallbackURI, Overrides: in.Overrides,
-		Images: in.Images, AddDirs: in.AddDirs, WebSearch: in.WebSearch}
+		Images: in.Images, AddDirs: in.AddDirs, WebSearch: in.WebSearch, Profile: in.Profile}
 	if err := check.Validate(); err != nil {
 		return in, invalidInput(err)
 	}

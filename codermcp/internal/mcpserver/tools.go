@@ -41,6 +41,7 @@ type coderArgs struct {
 	CallbackURI      string   `json:"callbackUri,omitempty" jsonschema:"URI passed to the CLI's environment as CODER_MCP_CALLBACK_URI / CODEX_MCP_CALLBACK_URI"`
 	Images           []string `json:"images,omitempty" jsonschema:"local image files attached to the prompt: paths (absolute, or relative to the server's directory) of regular files under the workspace roots, at most 8, 20 MiB each"`
 	AddDirs          []string `json:"addDirs,omitempty" jsonschema:"extra directories the workspace-write sandbox may write, besides workingDirectory: existing directories under the workspace roots, at most 8 (needs Codex CLI 0.153.4 or later)"`
+	Profile          string   `json:"profile,omitempty" jsonschema:"one of the CLI configuration's profiles (the operator's [profiles.<name>] or <name>.config.toml, model and provider settings only) for a new conversation"`
 	WebSearch        *bool    `json:"webSearch,omitempty" jsonschema:"turn the model's web search on (true) or off (false); absent: the CLI's default"`
 	ApprovalPolicy   string   `json:"approvalPolicy,omitempty" jsonschema:"when the CLI asks a person before the agent runs a command or applies a patch: never (the default: the sandbox alone bounds what runs), on-request (the agent asks when it wants to leave the sandbox), untrusted (before any command not known to be safe); the question reaches you through elicitation" enum:"never,on-request,untrusted" default:"never"`
 }
