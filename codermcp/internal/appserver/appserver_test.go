@@ -181,15 +181,9 @@ func TestNoApproverDeclines(t *testing.T) {
 // saying the command was not run.
 func assertAgentToldDeclined(t *testing.T, f *fixture) {
 	t.Helper()
-	for _, r := range f.h.Endpoint.RequestsWith("[[shell:echo approved > marker]]") {
-		for _, out := range r.Outputs {
-			low := strings.ToLower(out)
-			if strings.Contains(low, "reject") || strings.Contains(low, "declin") || strings.Contains(low, "denied") {
-				return
-			}
-		}
+	if !f.h.Endpoint.ToldNotRun("[[shell:echo approved > marker]]") {
+		t.Errorf("the model was not told the command was declined: %+v", f.h.Endpoint.Requests())
 	}
-	t.Errorf("the model was not told the command was declined: %+v", f.h.Endpoint.Requests())
 }
 
 func TestCancelMidTurnLeavesNoProcess(t *testing.T) {

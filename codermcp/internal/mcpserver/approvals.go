@@ -153,20 +153,13 @@ func (s *Server) approvalTimeout() time.Duration {
 }
 
 // auditArguments are the call's arguments as the pipeline's records hold
-// them (without its own dryRun and confirm).
+// them: the planner's request, which carries no dryRun or confirm.
 func auditArguments(req mcp.CallToolRequest) map[string]any {
 	args := req.GetArguments()
 	if len(args) == 0 && len(req.Params.RawArguments) > 0 {
 		_ = json.Unmarshal(req.Params.RawArguments, &args)
 	}
-	out := make(map[string]any, len(args))
-	for k, v := range args {
-		if k == "dryRun" || k == "confirm" {
-			continue
-		}
-		out[k] = v
-	}
-	return out
+	return args
 }
 
 // auditIdentity words the caller as the pipeline's records do:

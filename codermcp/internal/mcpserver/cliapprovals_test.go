@@ -40,31 +40,34 @@ var approvalCases = []approvalCase{
 	{"silent", false, "timeout"},
 }
 
-// newPersonEnv is an env whose client (go-sdk, 2025-11-25) declares
-// elicitation and answers each question as p says; a silent person holds
-// the question until it is withdrawn.
-func newPersonEnv(t *testing.T, cliPath string, p *person, approvalTimeout time.Duration) *approvalEnv {
+// newPersonEnv is an env (o, plus a client on 2025-11-25 that declares
+// elicitation) whose person answers each question as p says; a silent
+// person holds the question until it is withdrawn.
+func newPersonEnv(t *testing.T, o envOptions, p *person) *approvalEnv {
 	t.Helper()
 	quit := make(chan struct{})
-	e := newApprovalEnv(t, envOptions{
-		cliPath:         cliPath,
-		protocolVersion: "2025-11-25",
-		cfg:             func(c *config.Config) { c.ApprovalTimeout = approvalTimeout },
-		clientOpts: &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			if p.saw(req.Params.Message) == "silent" {
-				select {
-				case <-ctx.Done():
-				case <-quit:
-				}
-				return nil, context.Canceled
+	o.protocolVersion = "2025-11-25"
+	o.clientOpts = &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		if p.saw(req.Params.Message) == "silent" {
+			select {
+			case <-ctx.Done():
+			case <-quit:
 			}
-			return &mcp.ElicitResult{Action: p.action}, nil
-		}},
-	})
+			return nil, context.Canceled
+		}
+		return &mcp.ElicitResult{Action: p.action}, nil
+	}}
+	e := newApprovalEnv(t, o)
 	// Registered after the env's, so it runs first: the silent person lets
 	// go before the server and client are closed.
 	t.Cleanup(func() { close(quit) })
 	return e
+}
+
+// cliEnv is the options for the real CLI at path with
+// CODER_APPROVAL_TIMEOUT d (0: the default).
+func cliEnv(path string, d time.Duration) envOptions {
+	return envOptions{cliPath: path, cfg: func(c *config.Config) { c.ApprovalTimeout = d }}
 }
 
 func TestCLIApprovalsReachAPerson(t *testing.T) {
@@ -80,7 +83,7 @@ func TestCLIApprovalsReachAPerson(t *testing.T) {
 				if tc.action == "silent" {
 					timeout = 2 * time.Second
 				}
-				e := newPersonEnv(t, codertest.CLIVersion(t, v), p, timeout)
+				e := newPersonEnv(t, cliEnv(codertest.CLIVersion(t, v), timeout), p)
 				dir := t.TempDir()
 				cmd := "echo approved > marker"
 				res := e.call(t, "coder", map[string]any{"prompt": "[[shell:" + cmd + "]]", "sandbox": "workspace-write",
@@ -145,15 +148,9 @@ func TestCLIApprovalsReachAPerson(t *testing.T) {
 // assertToldNotRun checks the CLI told the model the command was not run.
 func assertToldNotRun(t *testing.T, e *approvalEnv, cmd string) {
 	t.Helper()
-	for _, r := range e.h.Endpoint.RequestsWith("[[shell:" + cmd + "]]") {
-		for _, out := range r.Outputs {
-			low := strings.ToLower(out)
-			if strings.Contains(low, "reject") || strings.Contains(low, "declin") || strings.Contains(low, "denied") {
-				return
-			}
-		}
+	if !e.h.Endpoint.ToldNotRun("[[shell:" + cmd + "]]") {
+		t.Errorf("the model was not told the command was not run: %+v", e.h.Endpoint.Requests())
 	}
-	t.Errorf("the model was not told the command was not run: %+v", e.h.Endpoint.Requests())
 }
 
 // A client that cannot be asked is refused before anything starts, for each
@@ -193,7 +190,7 @@ func TestCodexOnRequestAsksWithTheAgentsReason(t *testing.T) {
 			t.Run(v+"/"+tc.action, func(t *testing.T) {
 				t.Parallel()
 				p := &person{action: tc.action}
-				e := newPersonEnv(t, codertest.CLIVersion(t, v), p, 2*time.Minute)
+				e := newPersonEnv(t, cliEnv(codertest.CLIVersion(t, v), 2*time.Minute), p)
 				dir := t.TempDir()
 				cmd := "echo escalated > marker"
 				res := e.call(t, "codex", map[string]any{"prompt": "[[escalate:" + cmd + "]]", "approval-policy": "on-request", "cwd": dir})
@@ -284,7 +281,7 @@ func TestAppServerPathSessionsProgressCancel(t *testing.T) {
 	for _, v := range approvalVersions {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
-			e := newPersonEnv(t, codertest.CLIVersion(t, v), &person{action: "accept"}, 2*time.Minute)
+			e := newPersonEnv(t, cliEnv(codertest.CLIVersion(t, v), 2*time.Minute), &person{action: "accept"})
 			dir := t.TempDir()
 			args := func(prompt string) map[string]any {
 				return map[string]any{"prompt": prompt, "sessionId": "app-s", "approvalPolicy": "on-request", "workingDirectory": dir}

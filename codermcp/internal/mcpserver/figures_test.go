@@ -36,7 +36,7 @@ func TestFigures(t *testing.T) {
 		path := codertest.CLIVersion(t, v)
 		// A client that can be asked, so that approval-policy on-request
 		// (the app-server path) is measured too where the CLI has it.
-		e := newPersonEnv(t, path, &person{action: "accept"}, 0)
+		e := newPersonEnv(t, cliEnv(path, 0), &person{action: "accept"})
 		if _, err := e.client.Caps(context.Background()); err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ func writePNG(t *testing.T, dir, name string) string {
 // directories take writes, reasoning efforts and web search reach the CLI.
 func TestCLIOptions(t *testing.T) {
 	t.Parallel()
-	e := newPersonEnv(t, codertest.CLIVersion(t, codertest.NewestVersion), &person{action: "accept"}, 0)
+	e := newPersonEnv(t, cliEnv(codertest.CLIVersion(t, codertest.NewestVersion), 0), &person{action: "accept"})
 	t.Run("images", func(t *testing.T) {
 		for _, policy := range []string{"never", "untrusted"} {
 			dir := t.TempDir()
