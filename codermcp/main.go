@@ -12,11 +12,14 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/mcpserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
+	"github.com/mcpfleet/mcpfleet/shared/apps"
+	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
@@ -36,13 +39,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		Name:    "codermcp",
 		Version: buildinfo.Version(version),
 		Summary: "the Codex CLI over MCP, with sessions, resume and live progress",
-		Vars:    append(append([]envconfig.Var{}, config.Vars...), tasks.Vars...),
+		Vars:    append(append(append([]envconfig.Var{}, config.Vars...), tasks.Vars...), apps.Var),
 	}
 	var ccfg config.Config
 	var tcfg tasks.Config
+	var viewsOn bool
 	cfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) {
 		ccfg = config.FromEnv(env)
 		tcfg = tasks.FromEnv(env)
+		viewsOn = apps.Enabled(env)
 	})
 	if !ok {
 		return status
@@ -92,6 +97,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	opts = append(opts, keeper.ServerOptions()...)
 	so.WrapMCP = keeper.Wrap
 	s := serve.NewServer(p.Name, p.Version, opts...)
+	// MCP Apps (issue 29): the change tools show their previews and results
+	// in change-preview for clients that declare the extension; MCP_APPS=off
+	// (or a client without it) sees exactly the tools without views.
+	views := apps.New(p.Name, viewsOn, apps.ChangePreview())
+	views.Register(s.MCPServer)
 	client.Recorder = s.BackendRecorder("codex", "") // each CLI run: metric + span
 	// Dry run, approval (MCP_APPROVAL*) and audit (MCP_AUDIT_LOG) around
 	// every tool; an audit log that cannot be opened stops the server.
@@ -104,6 +114,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	// coder and review as tasks, over stdio and HTTP.
 	calls.OfferTasks(keeper)
 	defer keeper.Stop() // after serving: a task still running is cancelled, its CLI stopped
-	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Features: features}).Register(calls)
+	// Turns whose approval policy makes the CLI ask a person run on its
+	// app-server (one process group per turn, the same configuration home
+	// and environment as exec); the answers go to the pipeline's audit
+	// destination.
+	app := &appserver.Client{Path: ccfg.CLIPath, Home: home, Environ: cli.InheritedEnv, ApprovalTimeout: ccfg.ApprovalTimeout,
+		ClientName: p.Name, ClientVersion: p.Version}
+	answers, err := audit.Open(cfg.Calls.Audit, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
+		return serve.ExitFailure
+	}
+	defer answers.Close()
+	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Features: features, AppServer: app, Audit: answers,
+		Version: p.Version, Local: cfg.Transport != "http", Views: views}).Register(calls)
 	return p.Serve(ctx, s, cfg, so, stderr)
 }

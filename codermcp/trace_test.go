@@ -10,7 +10,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/otlptest"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/harness"
 )
 
 // One coder turn over stdio on the real CLI, with the caller's traceparent

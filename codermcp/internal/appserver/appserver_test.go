@@ -12,7 +12,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/harness"
 )
 
 // The versions whose app-server speaks the v2 protocol this package drives
@@ -35,8 +35,14 @@ func newFixture(t *testing.T, version string) *fixture {
 	f.client = &appserver.Client{Path: h.CLI, Home: h.Home, Env: h.Env, Grace: 2 * time.Second,
 		OnStart: func(pid int) { f.mu.Lock(); f.pids = append(f.pids, pid); f.mu.Unlock() }}
 	t.Cleanup(func() {
-		// Whatever the test did, nothing it started may still run.
-		if left := harness.Leftovers(h.Marker); len(left) > 0 {
+		// Whatever the test did, nothing it started may still run (a
+		// process that was sent SIGKILL exits a moment later: wait for it,
+		// boundedly).
+		left := harness.Leftovers(h.Marker)
+		for deadline := time.Now().Add(10 * time.Second); len(left) > 0 && time.Now().Before(deadline); left = harness.Leftovers(h.Marker) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if len(left) > 0 {
 			var lines []string
 			for _, p := range left {
 				lines = append(lines, harness.Cmdline(p))
@@ -175,15 +181,9 @@ func TestNoApproverDeclines(t *testing.T) {
 // saying the command was not run.
 func assertAgentToldDeclined(t *testing.T, f *fixture) {
 	t.Helper()
-	for _, r := range f.h.Endpoint.RequestsWith("[[shell:echo approved > marker]]") {
-		for _, out := range r.Outputs {
-			low := strings.ToLower(out)
-			if strings.Contains(low, "reject") || strings.Contains(low, "declin") || strings.Contains(low, "denied") {
-				return
-			}
-		}
+	if !f.h.Endpoint.ToldNotRun("[[shell:echo approved > marker]]") {
+		t.Errorf("the model was not told the command was declined: %+v", f.h.Endpoint.Requests())
 	}
-	t.Errorf("the model was not told the command was declined: %+v", f.h.Endpoint.Requests())
 }
 
 func TestCancelMidTurnLeavesNoProcess(t *testing.T) {
@@ -225,8 +225,15 @@ func TestCancelMidTurnLeavesNoProcess(t *testing.T) {
 		f.mu.Lock()
 		pgid := f.pids[len(f.pids)-1]
 		f.mu.Unlock()
-		if members := codertest.GroupMembers(pgid); len(members) > 0 {
-			t.Errorf("process group %d still has members %v", pgid, members)
+		// SIGKILL is sent before Turn returns; a killed process exits a
+		// moment later (under load, visibly so): wait for it, boundedly.
+		deadline = time.Now().Add(10 * time.Second)
+		for members := codertest.GroupMembers(pgid); len(members) > 0; members = codertest.GroupMembers(pgid) {
+			if time.Now().After(deadline) {
+				t.Errorf("process group %d still has members %v", pgid, members)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	})
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/procsweep"
 )
 
 // Approval policies the app-server accepts (AskForApproval). "never" runs
@@ -30,6 +32,9 @@ type Client struct {
 	Path string   // the codex executable
 	Home string   // CODEX_HOME for the child, "" to inherit
 	Env  []string // added to the child's environment
+	// Environ, when set, gives the child's base environment instead of this
+	// process's (the server passes its own minus its secrets, as for exec).
+	Environ func() []string
 	// Grace is how long the app-server gets to exit on its own (stdin closed)
 	// and then after SIGTERM, before its process group is killed (default 3s).
 	Grace time.Duration
@@ -52,9 +57,10 @@ type TurnRequest struct {
 	Images                []string // local image paths, checked by the caller
 	Cwd                   string   // the turn's working directory (absolute)
 	Model                 string
-	Effort                string // reasoning effort, "" for the CLI's default
-	Sandbox               string // read-only | workspace-write | danger-full-access
-	ApprovalPolicy        string // Policy*; "" means never
+	Effort                string   // reasoning effort, "" for the CLI's default
+	Sandbox               string   // read-only | workspace-write | danger-full-access
+	ApprovalPolicy        string   // Policy*; "" means never
+	Env                   []string // added to this turn's child environment (after Client.Env)
 	Config                map[string]any
 	BaseInstructions      string
 	DeveloperInstructions string
@@ -140,7 +146,7 @@ func (c *Client) Turn(ctx context.Context, req TurnRequest, onEvent func(Event),
 	if req.Prompt == "" && len(req.Images) == 0 {
 		return nil, errors.New("appserver: a turn needs a prompt or an image")
 	}
-	s, err := c.start(ctx)
+	s, err := c.start(ctx, req.Env)
 	if err != nil {
 		return nil, err
 	}
@@ -172,14 +178,18 @@ type session struct {
 	done    chan struct{} // closed when stdout reached EOF
 }
 
-func (c *Client) start(ctx context.Context) (*session, error) {
+func (c *Client) start(ctx context.Context, extra []string) (*session, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(c.Path, "app-server")
-	s := &session{c: c, cmd: cmd, marker: newRunMarker(), pending: map[string]chan *message{},
+	s := &session{c: c, cmd: cmd, marker: procsweep.NewMarker(runMarkerKey), pending: map[string]chan *message{},
 		inbox: make(chan *message, 256), done: make(chan struct{}), waited: make(chan struct{})}
-	cmd.Env = append(os.Environ(), c.Env...)
+	base := os.Environ
+	if c.Environ != nil {
+		base = c.Environ
+	}
+	cmd.Env = append(append(base(), c.Env...), extra...)
 	if c.Home != "" {
 		cmd.Env = append(cmd.Env, "CODEX_HOME="+c.Home)
 	}
@@ -251,7 +261,7 @@ func (s *session) stop() {
 // kill stops everything at once (cancellation: no orphan, no waiting).
 func (s *session) kill() {
 	_ = syscall.Kill(-s.pgid, syscall.SIGKILL)
-	killMarked(s.marker)
+	procsweep.KillMarked(s.marker)
 }
 
 func (s *session) read(r io.Reader) {

@@ -2,8 +2,6 @@ package appserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -274,9 +272,3 @@ func (t *turnState) answers() []Answer {
 // runMarkerKey marks every app-server child's environment so descendants
 // that left the process group are still found and stopped.
 const runMarkerKey = "CODERMCP_APPSERVER_RUN"
-
-func newRunMarker() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	return runMarkerKey + "=" + hex.EncodeToString(b)
-}

@@ -47,7 +47,29 @@ type ExecRequest struct {
 	// Overrides are further --config settings from the caller (the codex
 	// tool's config and instructions), limited to ConfigKeys.
 	Overrides []Override
+	// Images are local image files (resolved, checked by the caller)
+	// attached to the prompt: --image=<path>.
+	Images []string
+	// AddDirs are extra writable directories (resolved, inside the roots,
+	// checked by the caller) of the workspace-write sandbox: they become
+	// the pinned sandbox_workspace_write.writable_roots, which is otherwise
+	// empty, so no configuration file widens it.
+	AddDirs []string
+	// WebSearch switches the model's web search: "on", "off" or "" (the
+	// CLI's default); WebSearchKey is how this CLI spells it (cliversion:
+	// "web_search", a mode, or "tools.web_search", a boolean).
+	WebSearch    string
+	WebSearchKey string
+	// Profile selects one of the CLI home's profiles (new conversations
+	// only: exec resume has no --profile).
+	Profile string
 }
+
+// MaxImages and MaxAddDirs bound a turn's images and extra directories.
+const (
+	MaxImages  = 8
+	MaxAddDirs = 8
+)
 
 // Override is one caller-given --config setting: a key of ConfigKeys and a
 // string or boolean value.
@@ -120,11 +142,29 @@ func (p Pins) Or(q Pins) Pins {
 	return Pins{ExcludeSlashTmp: p.ExcludeSlashTmp || q.ExcludeSlashTmp, ExcludeTmpdir: p.ExcludeTmpdir || q.ExcludeTmpdir}
 }
 
-func (p Pins) args() []string {
+func (p Pins) args(addDirs ...string) []string {
+	roots := make([]string, len(addDirs))
+	for i, d := range addDirs {
+		roots[i] = tomlString(d)
+	}
 	return []string{
-		"--config=sandbox_workspace_write.writable_roots=[]",
+		"--config=sandbox_workspace_write.writable_roots=[" + strings.Join(roots, ",") + "]",
 		"--config=sandbox_workspace_write.exclude_slash_tmp=" + strconv.FormatBool(p.ExcludeSlashTmp),
 		"--config=sandbox_workspace_write.exclude_tmpdir_env_var=" + strconv.FormatBool(p.ExcludeTmpdir),
+	}
+}
+
+// Config is the pins as app-server configuration overrides (thread/start's
+// config), the same settings args puts on an exec command line.
+func (p Pins) Config(addDirs ...string) map[string]any {
+	roots := make([]any, len(addDirs))
+	for i, d := range addDirs {
+		roots[i] = d
+	}
+	return map[string]any{
+		"sandbox_workspace_write.writable_roots":         roots,
+		"sandbox_workspace_write.exclude_slash_tmp":      p.ExcludeSlashTmp,
+		"sandbox_workspace_write.exclude_tmpdir_env_var": p.ExcludeTmpdir,
 	}
 }
 
@@ -190,9 +230,10 @@ func ExecArgs(caps Caps, req ExecRequest) ([]string, error) {
 			args = append(args, "--config=model_reasoning_effort="+tomlString(req.ReasoningEffort))
 		}
 		args = append(args, overrideArgs(req.Overrides)...)
+		args = append(args, req.settingArgs()...)
 		args = append(args, "--config=approval_policy="+tomlString(ApprovalNever),
 			"--config=sandbox_mode="+tomlString(req.EffectiveSandbox()))
-		args = append(args, req.Pins.args()...)
+		args = append(args, req.Pins.args(req.AddDirs...)...)
 		return append(args, "--", req.ResumeID, req.Prompt), nil
 	}
 	args := []string{"exec"}
@@ -202,6 +243,9 @@ func ExecArgs(caps Caps, req ExecRequest) ([]string, error) {
 	if caps.SkipGitRepoCheck {
 		args = append(args, "--skip-git-repo-check")
 	}
+	if req.Profile != "" {
+		args = append(args, "--profile="+req.Profile)
+	}
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}
@@ -209,6 +253,7 @@ func ExecArgs(caps Caps, req ExecRequest) ([]string, error) {
 		args = append(args, "--config=model_reasoning_effort="+tomlString(req.ReasoningEffort))
 	}
 	args = append(args, overrideArgs(req.Overrides)...)
+	args = append(args, req.settingArgs()...)
 	args = append(args, "--config=approval_policy="+tomlString(ApprovalNever))
 	if req.FullAuto && caps.FullAutoFlag {
 		args = append(args, "--full-auto")
@@ -218,11 +263,32 @@ func ExecArgs(caps Caps, req ExecRequest) ([]string, error) {
 		// workspace-write sandbox), so the CLI's config cannot widen it.
 		args = append(args, "--sandbox="+req.EffectiveSandbox())
 	}
-	args = append(args, req.Pins.args()...)
+	args = append(args, req.Pins.args(req.AddDirs...)...)
 	if req.Dir != "" {
 		args = append(args, "--cd="+req.Dir)
 	}
 	return append(args, "--", req.Prompt), nil
+}
+
+// settingArgs are the images and the web search switch, each as one
+// "--name=value" item (an image path never holds a comma: Validate).
+func (r ExecRequest) settingArgs() []string {
+	var args []string
+	for _, img := range r.Images {
+		args = append(args, "--image="+img)
+	}
+	switch {
+	case r.WebSearch == "" || r.WebSearchKey == "":
+	case r.WebSearchKey == "tools.web_search":
+		args = append(args, "--config=tools.web_search="+strconv.FormatBool(r.WebSearch == "on"))
+	default:
+		mode := "disabled"
+		if r.WebSearch == "on" {
+			mode = "live"
+		}
+		args = append(args, "--config=web_search="+tomlString(mode))
+	}
+	return args
 }
 
 func overrideArgs(os []Override) []string {

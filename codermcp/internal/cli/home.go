@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -29,6 +30,78 @@ var providerKeys = []string{
 	"openai_base_url", "chatgpt_base_url",
 	"preferred_auth_method", "forced_login_method", "forced_chatgpt_workspace_id",
 	"cli_auth_credentials_store",
+}
+
+// ProfileName is a profile name a call may select.
+var ProfileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// providerOnly keeps a table's provider settings.
+func providerOnly(table map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, k := range providerKeys {
+		if v, ok := table[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// profileFiles copies the operator's layered profiles (CLIs from 0.153:
+// $CODEX_HOME/<name>.config.toml) into home, provider settings only.
+func profileFiles(opHome, home string) error {
+	entries, err := os.ReadDir(opHome)
+	if err != nil {
+		return nil // no operator home: no profiles
+	}
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".config.toml")
+		if !ok || !ProfileName.MatchString(name) || !e.Type().IsRegular() {
+			continue
+		}
+		src := filepath.Join(opHome, e.Name())
+		var table map[string]any
+		if _, err := toml.DecodeFile(src, &table); err != nil {
+			return &HomeError{"read " + src, err}
+		}
+		var out bytes.Buffer
+		out.WriteString("# Written by codermcp at start from " + src + ": its model provider settings only.\n")
+		if err := toml.NewEncoder(&out).Encode(providerOnly(table)); err != nil {
+			return &HomeError{"write profile " + name, err}
+		}
+		if err := os.WriteFile(filepath.Join(home, e.Name()), out.Bytes(), 0o600); err != nil {
+			return &HomeError{"write " + filepath.Join(home, e.Name()), err}
+		}
+	}
+	return nil
+}
+
+// Profiles lists the profiles a CLI home offers: its config.toml's
+// [profiles] tables and its <name>.config.toml files.
+func Profiles(home string) []string {
+	seen := map[string]bool{}
+	var cfg map[string]any
+	if _, err := toml.DecodeFile(filepath.Join(home, "config.toml"), &cfg); err == nil {
+		if ps, _ := cfg["profiles"].(map[string]any); ps != nil {
+			for name := range ps {
+				if ProfileName.MatchString(name) {
+					seen[name] = true
+				}
+			}
+		}
+	}
+	if entries, err := os.ReadDir(home); err == nil {
+		for _, e := range entries {
+			if name, ok := strings.CutSuffix(e.Name(), ".config.toml"); ok && ProfileName.MatchString(name) {
+				seen[name] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for name := range seen {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // credentialFiles are linked, not copied, so a token the CLI refreshes is
@@ -77,6 +150,10 @@ func OwnHome(stateDir, opHome string, allowMCP []string) (home string, remove fu
 	}
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), cfg, 0o600); err != nil {
 		return fail("write "+filepath.Join(home, "config.toml"), err)
+	}
+	if err := profileFiles(opHome, home); err != nil {
+		_ = remove()
+		return "", nil, err
 	}
 	for _, name := range credentialFiles {
 		src := filepath.Join(opHome, name)
@@ -166,6 +243,23 @@ func ownConfig(opHome string, allowMCP []string) ([]byte, error) {
 	}
 	if len(allowed) > 0 {
 		own["mcp_servers"] = allowed
+	}
+	// Profiles a call may select (coder's profile): each of the operator's
+	// [profiles.<name>] tables (CLIs before 0.153) with its provider
+	// settings only, so a profile can switch model, provider and effort but
+	// nothing else.
+	if profiles, _ := op["profiles"].(map[string]any); len(profiles) > 0 {
+		kept := map[string]any{}
+		for name, p := range profiles {
+			table, ok := p.(map[string]any)
+			if !ok || !ProfileName.MatchString(name) {
+				continue
+			}
+			kept[name] = providerOnly(table)
+		}
+		if len(kept) > 0 {
+			own["profiles"] = kept
+		}
 	}
 	var out bytes.Buffer
 	out.WriteString("# Written by codermcp at start from " + src + ": only the model provider and the MCP servers\n# CODER_MCP_SERVERS allows. Every CLI run of this server reads this file; no call can write it.\n")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -71,8 +72,13 @@ pre = "/bin/sh"
 	for k := range got {
 		keys = append(keys, k)
 	}
-	if len(got) != 4 || got["model"] != "top-model" || got["model_provider"] != "work" || got["model_providers"] == nil {
+	if len(got) != 5 || got["model"] != "top-model" || got["model_provider"] != "work" || got["model_providers"] == nil {
 		t.Errorf("config keys %v: %v", keys, got)
+	}
+	// The profile a call may select keeps its provider settings only (its
+	// approval policy and MCP server stay behind).
+	if ps, _ := got["profiles"].(map[string]any); len(ps) != 1 || !reflect.DeepEqual(ps["work"], map[string]any{"model_provider": "work"}) {
+		t.Errorf("profiles = %v, want work with model_provider only", got["profiles"])
 	}
 	if servers, _ := got["mcp_servers"].(map[string]any); len(servers) != 1 || servers["docs"] == nil {
 		t.Errorf("mcp_servers = %v, want only docs", got["mcp_servers"])
@@ -100,5 +106,38 @@ pre = "/bin/sh"
 	defer remove()
 	if _, err := toml.DecodeFile(filepath.Join(home, "config.toml"), &got); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The operator's profiles reach the server's own home with their provider
+// settings only, in both spellings ([profiles.<name>] for CLIs before 0.153,
+// <name>.config.toml after), and Profiles lists them.
+func TestOwnHomeProfiles(t *testing.T) {
+	op := t.TempDir()
+	cfg := "[profiles.fast]\nmodel = \"fast-model\"\nsandbox_mode = \"danger-full-access\"\nnotify = [\"/bin/sh\"]\n\n[profiles.\"bad name\"]\nmodel = \"x\"\n"
+	if err := os.WriteFile(filepath.Join(op, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	layered := "model_reasoning_effort = \"high\"\napproval_policy = \"never\"\n[mcp_servers.evil]\ncommand = \"/bin/sh\"\n"
+	if err := os.WriteFile(filepath.Join(op, "deep.config.toml"), []byte(layered), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	home, remove, err := OwnHome(filepath.Join(t.TempDir(), "state"), op, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remove()
+	if got := Profiles(home); len(got) != 2 || got[0] != "deep" || got[1] != "fast" {
+		t.Errorf("Profiles = %v, want [deep fast]", got)
+	}
+	own, _ := os.ReadFile(filepath.Join(home, "config.toml"))
+	deep, _ := os.ReadFile(filepath.Join(home, "deep.config.toml"))
+	for _, bad := range []string{"danger-full-access", "notify", "bad name", "approval_policy", "mcp_servers", "evil"} {
+		if strings.Contains(string(own), bad) || strings.Contains(string(deep), bad) {
+			t.Errorf("%q crossed into the server's home:\n%s\n%s", bad, own, deep)
+		}
+	}
+	if !strings.Contains(string(own), "fast-model") || !strings.Contains(string(deep), `model_reasoning_effort = "high"`) {
+		t.Errorf("the provider settings are missing:\n%s\n%s", own, deep)
 	}
 }

@@ -246,9 +246,42 @@ func (r ExecRequest) Validate() error {
 		}
 	}
 	switch r.ReasoningEffort {
-	case "", "low", "medium", "high":
+	case "", "none", "minimal", "low", "medium", "high", "xhigh":
 	default:
-		return refuse("reasoningEffort", r.ReasoningEffort, "it is not one of low, medium, high", "Pass low, medium or high, or omit it")
+		return refuse("reasoningEffort", r.ReasoningEffort, "it is not one of none, minimal, low, medium, high, xhigh", "Pass one of them, or omit it")
+	}
+	if len(r.Images) > MaxImages {
+		return refuse("images", fmt.Sprintf("%d images", len(r.Images)), fmt.Sprintf("more than %d images", MaxImages), "Pass fewer images")
+	}
+	for _, img := range r.Images {
+		switch {
+		case !strings.HasPrefix(img, "/") || len(img) > MaxPathBytes || strings.IndexByte(img, 0) >= 0:
+			return refuse("images", img, "it is not a usable absolute path", "Pass image files under the workspace roots")
+		case strings.ContainsRune(img, ','):
+			// The CLI splits --image values at commas.
+			return refuse("images", img, "it contains a comma, which the CLI would read as two paths", "Rename or copy the image to a path without a comma")
+		}
+	}
+	if len(r.AddDirs) > MaxAddDirs {
+		return refuse("addDirs", fmt.Sprintf("%d directories", len(r.AddDirs)), fmt.Sprintf("more than %d directories", MaxAddDirs), "Pass fewer directories")
+	}
+	for _, d := range r.AddDirs {
+		if err := checkDir(d); err != nil {
+			return refuse("addDirs", d, "it is not a usable absolute path", "Pass existing directories under the workspace roots")
+		}
+	}
+	if r.Profile != "" {
+		if !ProfileName.MatchString(r.Profile) {
+			return refuse("profile", r.Profile, "a profile name is 1-64 of A-Z a-z 0-9 _ - starting with a letter or digit", "Pass the name of one of the CLI configuration's profiles, or omit it")
+		}
+		if r.ResumeID != "" {
+			return refuse("profile", r.Profile, "it applies to a new conversation only (exec resume takes no --profile)", "Pass it in a new session (or with resetSession=true), or omit it")
+		}
+	}
+	switch r.WebSearch {
+	case "", "on", "off":
+	default:
+		return refuse("webSearch", r.WebSearch, "it is not on or off", "Pass true or false, or omit it")
 	}
 	switch r.Sandbox {
 	case "", SandboxReadOnly, SandboxWorkspaceWrite, SandboxFullAccess:

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/harness"
 )
 
 // TestReady: the real CLI is ready; a missing, non-executable, hanging,

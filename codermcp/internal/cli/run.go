@@ -19,6 +19,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/procsweep"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
 	"github.com/mcpfleet/mcpfleet/shared/backendcall"
 )
@@ -154,6 +155,19 @@ func unwrapExec(err error) error {
 // transport settings (the CLI runs model-chosen commands), plus CODEX_HOME
 // and the callback URI.
 func (c *Client) env(callbackURI string) []string {
+	env := InheritedEnv()
+	env = append(env, c.Env...)
+	if c.Home != "" {
+		env = append(env, "CODEX_HOME="+c.Home)
+	}
+	return append(env, CallbackEnv(callbackURI)...)
+}
+
+// InheritedEnv is what a CLI child inherits of this process's environment:
+// all of it but the server's own secrets and transport settings (MCP_*,
+// OAUTH_*, OIDC_*, JWT_*, CODER_*), for every way the CLI is run (exec,
+// app-server).
+func InheritedEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
@@ -162,14 +176,15 @@ func (c *Client) env(callbackURI string) []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, c.Env...)
-	if c.Home != "" {
-		env = append(env, "CODEX_HOME="+c.Home)
-	}
-	if callbackURI != "" {
-		env = append(env, "CODER_MCP_CALLBACK_URI="+callbackURI, "CODEX_MCP_CALLBACK_URI="+callbackURI)
-	}
 	return env
+}
+
+// CallbackEnv is the environment that gives the CLI a callback URI.
+func CallbackEnv(uri string) []string {
+	if uri == "" {
+		return nil
+	}
+	return []string{"CODER_MCP_CALLBACK_URI=" + uri, "CODEX_MCP_CALLBACK_URI=" + uri}
 }
 
 func dropFromChild(k string) bool {
@@ -278,6 +293,21 @@ func (c *Client) ExecCommand(caps Caps, req ExecRequest) (Command, error) {
 	}
 	return Command{Path: c.Path, Args: args, Dir: req.Dir, CallbackURI: req.CallbackURI, JSON: caps.JSON}, nil
 }
+
+// Profiles are the profiles this client's CLI home offers (Profiles).
+func (c *Client) Profiles() []string {
+	home := c.Home
+	if home == "" {
+		home = os.Getenv("CODEX_HOME")
+	}
+	if home == "" {
+		return nil
+	}
+	return Profiles(home)
+}
+
+// SandboxPins are the pins every run of this client names.
+func (c *Client) SandboxPins() Pins { return c.Pins }
 
 // ReviewCommand plans one review on a CLI with caps, or refuses req.
 func (c *Client) ReviewCommand(caps Caps, req ReviewRequest) (Command, error) {
@@ -421,7 +451,7 @@ func (c *Client) runCLI(ctx context.Context, planned Command, onEvent func(Event
 	}
 	cmd := exec.Command(c.Path, args...)
 	cmd.Dir = dir
-	marker := newRunMarker()
+	marker := procsweep.NewMarker(runMarkerKey)
 	cmd.Env = append(c.env(callbackURI), marker)
 	// Own process group: cancellation reaches the CLI and everything it
 	// started (the npm shim's native binary, the model's shell commands).
@@ -588,7 +618,7 @@ wait:
 	// cancellation, so does anything it started outside the group.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	if ctx.Err() != nil || netFailure {
-		killMarked(marker)
+		procsweep.KillMarked(marker)
 	}
 	readersDone := make(chan struct{})
 	go func() { readers.Wait(); close(readersDone) }()

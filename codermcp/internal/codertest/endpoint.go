@@ -2,7 +2,8 @@
 // speaks the Responses API (server-sent events) the way the real Codex CLI
 // expects, scripted per prompt, telling an Observer what it was sent; plus
 // a writer for a throwaway CODEX_HOME pointing the CLI at it. Tests and the
-// playground share it; what only tests use is in testdata/harness.
+// playground share it; what only tests use is in
+// codertest/harness.
 //
 // Scripting: the endpoint looks at the last user message of each request.
 //
@@ -10,6 +11,9 @@
 //	[[hang]]          never answer (until the client goes away)
 //	[[shell:CMD]]     ask the CLI to run CMD with its exec_command tool, then
 //	                  answer "ran: <output>" once the CLI sends the output back
+//	[[escalate:CMD]]  as shell, but the model asks to run CMD outside the
+//	                  sandbox and says why (EscalationReason): under the
+//	                  on-request approval policy the CLI asks a person
 //	[[burst:N]]       ask for N commands (echo burst-i) in one response, then
 //	                  answer "ran N commands": a flood of CLI events
 //	[[reply:TEXT]]    answer TEXT
@@ -49,6 +53,7 @@ type Request struct {
 	Prompt   string   // text of the last user message
 	Texts    []string // text of every message in the input, in order
 	Outputs  []string // function_call_output items
+	Images   []string // input_image parts of the user messages (their image_url: data URLs)
 	At       time.Time
 }
 
@@ -117,11 +122,15 @@ type inputItem struct {
 }
 
 type contentPart struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL string `json:"image_url"`
 }
 
-var directiveRE = regexp.MustCompile(`\[\[(401|hang|shell|reply|burst|gate)(?::((?s).*?))?\]\]`)
+var directiveRE = regexp.MustCompile(`\[\[(401|hang|shell|escalate|reply|burst|gate)(?::((?s).*?))?\]\]`)
+
+// EscalationReason is the reason an [[escalate:CMD]] request gives.
+const EscalationReason = "codertest needs this command to run outside the sandbox"
 
 func (e *Endpoint) responses(w http.ResponseWriter, r *http.Request) {
 	var body struct {
@@ -145,6 +154,7 @@ func (e *Endpoint) responses(w http.ResponseWriter, r *http.Request) {
 	for _, it := range body.Input {
 		switch it.Type {
 		case "message", "":
+			req.Images = append(req.Images, messageImages(it.Content)...)
 			text := messageText(it.Content)
 			req.Texts = append(req.Texts, text)
 			if it.Role == "user" && !strings.HasPrefix(strings.TrimSpace(text), "<environment_context>") {
@@ -180,9 +190,17 @@ func (e *Endpoint) responses(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		case <-e.stop:
 		}
-	case "shell":
+	case "shell", "escalate":
 		if len(req.Outputs) == 0 {
-			args, _ := json.Marshal(map[string]any{"cmd": arg})
+			call := map[string]any{"cmd": arg}
+			if kind == "escalate" {
+				// Both spellings: sandbox_permissions (recent CLIs) and
+				// with_escalated_permissions (older ones).
+				call["sandbox_permissions"] = "require_escalated"
+				call["with_escalated_permissions"] = true
+				call["justification"] = EscalationReason
+			}
+			args, _ := json.Marshal(call)
 			e.stream(w, n, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", n),
 				"call_id": fmt.Sprintf("call_%d", n), "name": "exec_command", "arguments": string(args)})
 			return
@@ -270,6 +288,20 @@ func messageText(raw json.RawMessage) string {
 		b.WriteString(p.Text)
 	}
 	return b.String()
+}
+
+func messageImages(raw json.RawMessage) []string {
+	var parts []contentPart
+	if json.Unmarshal(raw, &parts) != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range parts {
+		if p.Type == "input_image" {
+			out = append(out, p.ImageURL)
+		}
+	}
+	return out
 }
 
 func outputText(raw json.RawMessage) string {

@@ -42,8 +42,11 @@ type Config struct {
 	SessionTTL     time.Duration // CODER_SESSION_TTL
 	MaxConcurrency int           // CODER_MAX_CONCURRENCY
 	Timeout        time.Duration // CODER_TIMEOUT: bound on each CLI run
-	CallbackURI    string        // CODER_MCP_CALLBACK_URI: default callbackUri passed to the CLI's environment
-	Structured     bool          // STRUCTURED_CONTENT_ENABLED
+	// ApprovalTimeout (CODER_APPROVAL_TIMEOUT) bounds each question the
+	// CLI asks a person (approvalPolicy other than never); no answer declines.
+	ApprovalTimeout time.Duration
+	CallbackURI     string // CODER_MCP_CALLBACK_URI: default callbackUri passed to the CLI's environment
+	Structured      bool   // STRUCTURED_CONTENT_ENABLED
 }
 
 // Vars documents every variable for --help and the README.
@@ -59,6 +62,7 @@ var Vars = []envconfig.Var{
 	{Name: "CODER_SESSION_TTL", Default: "24h", Description: "idle time after which a session is removed"},
 	{Name: "CODER_MAX_CONCURRENCY", Default: "4", Description: "most CLI runs at the same time (across sessions)"},
 	{Name: "CODER_TIMEOUT", Default: "30m", Description: "limit on each CLI run; the CLI and its children are stopped after it"},
+	{Name: "CODER_APPROVAL_TIMEOUT", Default: "5m", Description: "how long a person has to answer one of the CLI's approval requests (a command or a patch, with approvalPolicy on-request or untrusted); no answer declines it and the agent is told"},
 	{Name: "CODER_MCP_CALLBACK_URI", Description: "callback URI given to the CLI (as CODER_MCP_CALLBACK_URI and CODEX_MCP_CALLBACK_URI) when a call sets no callbackUri"},
 	{Name: "STRUCTURED_CONTENT_ENABLED", Default: "false", Description: "1,true,yes,on: return structuredContent and advertise coder's output schema"},
 }
@@ -66,15 +70,16 @@ var Vars = []envconfig.Var{
 // FromEnv reads the configuration, recording every problem in r.
 func FromEnv(r *envconfig.Reader) Config {
 	c := Config{
-		CLIPath:        r.String("CODER_CLI_PATH", "codex"),
-		Home:           r.String("CODER_HOME", ""),
-		Models:         r.List("CODER_MODELS", DefaultModels),
-		SessionLimit:   r.Int("CODER_SESSION_LIMIT", 100, 1, 1_000_000),
-		SessionTTL:     r.Duration("CODER_SESSION_TTL", 24*time.Hour, time.Second),
-		MaxConcurrency: r.Int("CODER_MAX_CONCURRENCY", 4, 1, 1024),
-		Timeout:        r.Duration("CODER_TIMEOUT", 30*time.Minute, time.Second),
-		CallbackURI:    r.String("CODER_MCP_CALLBACK_URI", ""),
-		Structured:     r.Bool("STRUCTURED_CONTENT_ENABLED", false),
+		CLIPath:         r.String("CODER_CLI_PATH", "codex"),
+		Home:            r.String("CODER_HOME", ""),
+		Models:          r.List("CODER_MODELS", DefaultModels),
+		SessionLimit:    r.Int("CODER_SESSION_LIMIT", 100, 1, 1_000_000),
+		SessionTTL:      r.Duration("CODER_SESSION_TTL", 24*time.Hour, time.Second),
+		MaxConcurrency:  r.Int("CODER_MAX_CONCURRENCY", 4, 1, 1024),
+		Timeout:         r.Duration("CODER_TIMEOUT", 30*time.Minute, time.Second),
+		ApprovalTimeout: r.Duration("CODER_APPROVAL_TIMEOUT", 5*time.Minute, time.Second),
+		CallbackURI:     r.String("CODER_MCP_CALLBACK_URI", ""),
+		Structured:      r.Bool("STRUCTURED_CONTENT_ENABLED", false),
 	}
 	c.MCPServers = r.List("CODER_MCP_SERVERS", nil)
 	c.CLIHome, c.StateDir, c.WorkspaceRoots = workspaceRoots(r, c.Home)

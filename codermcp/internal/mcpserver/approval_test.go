@@ -23,7 +23,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/harness"
 	"github.com/mcpfleet/mcpfleet/shared/approval"
 	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
@@ -478,24 +478,7 @@ func TestCoderElicitation(t *testing.T) {
 		t.Run("go-sdk 2025-11-25 "+tc.action, func(t *testing.T) {
 			t.Parallel()
 			p := &person{action: tc.action}
-			quit := make(chan struct{})
-			e := newApprovalEnv(t, envOptions{
-				calls:           toolcall.Config{Approval: approval.Config{Timeout: 2 * time.Second}},
-				protocolVersion: "2025-11-25",
-				clientOpts: &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					if p.saw(req.Params.Message) == "silent" {
-						select {
-						case <-ctx.Done():
-						case <-quit:
-						}
-						return nil, context.Canceled
-					}
-					return &mcp.ElicitResult{Action: tc.action}, nil
-				}},
-			})
-			// Registered after the env's, so it runs first: the silent person
-			// lets go before the server and client are closed.
-			t.Cleanup(func() { close(quit) })
+			e := newPersonEnv(t, envOptions{calls: toolcall.Config{Approval: approval.Config{Timeout: 2 * time.Second}}}, p)
 			dir := t.TempDir()
 			res := e.call(t, "coder", map[string]any{"prompt": "elicit " + tc.action + " [[shell:echo yes > elicited.txt]]", "sandbox": "danger-full-access", "workingDirectory": dir})
 			checkElicited(t, e, p.seen(), res.IsError, text(res), dir, tc.action, tc.approval, tc.want)

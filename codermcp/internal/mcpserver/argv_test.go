@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/harness"
 )
 
 // TestRefusedArgumentsStartNoProcess calls the tools with values that must

@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/harness"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 )
 

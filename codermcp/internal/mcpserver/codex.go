@@ -10,7 +10,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
@@ -75,23 +74,23 @@ func fixedSchema(raw string) func(*jsonschema.Schema) {
 }
 
 func (s *Server) codexTool() toolcall.Tool {
-	return toolcall.Tool{
+	return s.withPreview(toolcall.Tool{
 		Name:        "codex",
 		Description: "Run a Codex session. Accepts configuration parameters matching the Codex Config struct.",
 		Effect:      toolcall.Effect{Title: "Codex", Most: toolcall.Destructive, OpenWorld: true, TitleAnnotation: true},
 		Schema:      fixedSchema(codexInputSchema),
 		Options:     []mcp.ToolOption{mcp.WithRawOutputSchema(json.RawMessage(codexOutputSchema))},
-	}
+	})
 }
 
 func (s *Server) codexReplyTool() toolcall.Tool {
-	return toolcall.Tool{
+	return s.withPreview(toolcall.Tool{
 		Name:        "codex-reply",
 		Description: "Continue a Codex conversation by providing the thread id and prompt.",
 		Effect:      toolcall.Effect{Title: "Codex Reply", Most: toolcall.Destructive, OpenWorld: true, TitleAnnotation: true},
 		Schema:      fixedSchema(codexReplyInputSchema),
 		Options:     []mcp.ToolOption{mcp.WithRawOutputSchema(json.RawMessage(codexOutputSchema))},
-	}
+	})
 }
 
 // codexResult is `codex mcp-server`'s result: the text, and
@@ -136,35 +135,28 @@ func codexOverrides(a codexArgs) ([]cli.Override, error) {
 	return os, nil
 }
 
-// checkApprovalPolicy accepts the policies this server can honour.
-func (s *Server) checkApprovalPolicy(ctx context.Context, p string) error {
+// checkApprovalPolicy accepts the policies `codex mcp-server` offered;
+// whether on-request can be honoured here (the CLI's app-server, a client
+// that can be asked) is checked with the rest of the turn (checkApprovals).
+func checkApprovalPolicy(p string) error {
 	switch p {
-	case "", cli.ApprovalNever:
+	case "", policyNever, policyOnRequest:
 		return nil
-	case "on-request":
-		fctx, cancel := context.WithTimeout(ctx, featureWait)
-		defer cancel()
-		if f, err := s.features.Get(fctx); err == nil {
-			if err := f.Require(cliversion.FeatureApprovals); err != nil {
-				return mcperr.New(mcperr.Invalid, `approval-policy "on-request": `+err.Error(), nil, `Or pass approval-policy "never"; no CLI process was started`)
-			}
-		}
-		return mcperr.New(mcperr.Invalid, `approval-policy "on-request" is not available yet: the CLI's approval requests cannot reach a person through this server`, nil,
-			`Pass approval-policy "never" (the sandbox alone bounds what runs), or omit it; no CLI process was started`)
 	}
 	return mcperr.New(mcperr.Invalid, fmt.Sprintf("approval-policy %q is not one of on-request, never", p), nil, "Pass on-request or never, or omit it")
 }
 
 func (s *Server) planCodex(ctx context.Context, a codexArgs) (toolcall.Plan, error) {
-	if err := s.checkApprovalPolicy(ctx, a.ApprovalPolicy); err != nil {
+	if err := checkApprovalPolicy(a.ApprovalPolicy); err != nil {
 		return toolcall.Plan{}, err
 	}
 	overrides, err := codexOverrides(a)
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
-	in, err := s.decodeCoder(coderArgs{Prompt: a.Prompt, Model: a.Model, Sandbox: a.Sandbox, WorkingDirectory: a.Cwd}, func(in *coderInput) {
+	in, err := s.decodeCoder(coderArgs{Prompt: a.Prompt, Model: a.Model, Sandbox: a.Sandbox, WorkingDirectory: a.Cwd, ApprovalPolicy: a.ApprovalPolicy}, func(in *coderInput) {
 		in.Codex = true
+		in.Tool = "codex"
 		in.Overrides = overrides
 	})
 	if err != nil {
@@ -202,8 +194,9 @@ func (s *Server) planCodexReply(ctx context.Context, a codexReplyArgs) (toolcall
 		}, nil
 	}
 	c := data.Codex
-	in, err := s.decodeCoder(coderArgs{Prompt: a.Prompt, SessionID: data.ID, Model: c.Model, Sandbox: c.Sandbox}, func(in *coderInput) {
+	in, err := s.decodeCoder(coderArgs{Prompt: a.Prompt, SessionID: data.ID, Model: c.Model, Sandbox: c.Sandbox, ApprovalPolicy: c.ApprovalPolicy}, func(in *coderInput) {
 		in.Codex = true
+		in.Tool = "codex-reply"
 		in.Overrides = c.Overrides
 	})
 	if err != nil {

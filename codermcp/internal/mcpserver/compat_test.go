@@ -13,7 +13,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/harness"
 )
 
 // TestCompatibility runs the compatibility suite on every CLI of the

@@ -17,14 +17,16 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
-	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/testdata/harness"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/harness"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/mcpserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
+	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
@@ -45,6 +47,7 @@ type env struct {
 	calls    *toolcall.Pipeline
 	srv      *server.MCPServer // for in-process clients
 	audit    string            // the audit log file
+	app      *appserver.Client // the app-server path (approval policies)
 
 	mu       sync.Mutex
 	progress []progressNote
@@ -77,6 +80,8 @@ type envOptions struct {
 	// for a cold probe); noFeatureProbe leaves the start-up probe out.
 	prober         *cliversion.Prober
 	noFeatureProbe bool
+	// app adjusts the app-server client (its OnStart is the exec client's).
+	app func(*appserver.Client)
 }
 
 func testConfig() config.Config {
@@ -159,7 +164,21 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if !o.noFeatureProbe {
 		e.features.Start(context.Background())
 	}
-	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: o.throttle, Features: e.features}).Register(calls)
+	// The app-server path as main.go wires it: the same CLI, home and
+	// environment, CODER_APPROVAL_TIMEOUT, and the answers audited to the
+	// pipeline's destination.
+	e.app = &appserver.Client{Path: e.cfg.CLIPath, Home: e.cfg.Home, Env: append([]string(nil), e.h.Env...), Environ: cli.InheritedEnv,
+		Grace: time.Second, ApprovalTimeout: e.cfg.ApprovalTimeout, OnStart: e.client.OnStart}
+	if o.app != nil {
+		o.app(e.app)
+	}
+	answers, err := audit.Open(tc.Audit, io.Discard)
+	if err != nil {
+		t.Fatalf("audit: %v", err)
+	}
+	t.Cleanup(func() { answers.Close() })
+	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: o.throttle, Features: e.features,
+		AppServer: e.app, Audit: answers, Version: "test"}).Register(calls)
 	scfg := serve.Config{Transport: "http", Host: "127.0.0.1"}
 	ts := httptest.NewServer(serve.NewHTTPHandler(serve.Program{Name: "codermcp"}, s, scfg, nil, so))
 	t.Cleanup(ts.Close)

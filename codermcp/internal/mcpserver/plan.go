@@ -10,7 +10,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workdir"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
@@ -55,6 +57,10 @@ type coderPlan struct {
 	primary  cli.Command
 	fallback *fallback // when resuming
 	resumeID string
+	// app is set instead of primary when the turn runs on the app-server
+	// (an approval policy other than never); appFresh is its fallback when
+	// the CLI no longer knows the thread it resumes.
+	app, appFresh *appserver.TurnRequest
 }
 
 // fallback is a command that runs only if the primary one fails because
@@ -70,6 +76,13 @@ type fallback struct {
 // record: the primary command, then the fallback with its condition in
 // words (toolcall.Plan's Commands are text).
 func (cp coderPlan) commands() []string {
+	if cp.app != nil {
+		cmds := []string{appCommand(cp.primary.Path, *cp.app)}
+		if cp.appFresh != nil {
+			cmds = append(cmds, "only if the CLI no longer knows conversation "+cp.resumeID+": "+appCommand(cp.primary.Path, *cp.appFresh))
+		}
+		return cmds
+	}
 	cmds := []string{cp.primary.String()}
 	if fb := cp.fallback; fb != nil {
 		cmds = append(cmds, "only if the CLI no longer knows conversation "+fb.unknownThread+": "+fb.cmd.String())
@@ -82,7 +95,7 @@ func (cp coderPlan) commands() []string {
 // session without taking it, and builds the exact commands. Nothing runs and
 // no session is created here.
 func (s *Server) planCoder(ctx context.Context, a coderArgs) (toolcall.Plan, error) {
-	in, err := s.decodeCoder(a)
+	in, err := s.decodeCoder(a, func(in *coderInput) { in.Tool = "coder" })
 	if err != nil {
 		return toolcall.Plan{}, err
 	}
@@ -91,6 +104,16 @@ func (s *Server) planCoder(ctx context.Context, a coderArgs) (toolcall.Plan, err
 
 // planTurn plans a decoded coder, codex or codex-reply turn.
 func (s *Server) planTurn(ctx context.Context, in coderInput) (toolcall.Plan, error) {
+	arg := "approvalPolicy"
+	if in.Codex {
+		arg = "approval-policy"
+	}
+	if err := s.checkApprovals(ctx, arg, in); err != nil {
+		return toolcall.Plan{}, err
+	}
+	if err := s.checkOptions(ctx, &in); err != nil {
+		return toolcall.Plan{}, err
+	}
 	start := time.Now()
 	bctx, cancel := s.bound(ctx)
 	defer cancel()
@@ -168,6 +191,10 @@ func (s *Server) buildCoder(caps cli.Caps, in coderInput, view sessionView) (cod
 	run := cli.ExecRequest{
 		Prompt: in.Prompt, Model: in.Model, ReasoningEffort: in.ReasoningEffort, Sandbox: in.Sandbox,
 		FullAuto: in.FullAuto, Dir: cp.dir, CallbackURI: in.CallbackURI, Overrides: in.Overrides,
+		Images: in.Images, AddDirs: in.AddDirs, WebSearch: in.WebSearch, Profile: in.Profile,
+	}
+	if in.feat != nil {
+		run.WebSearchKey = in.feat.WebSearch
 	}
 	fresh := run
 	switch {
@@ -178,9 +205,41 @@ func (s *Server) buildCoder(caps cli.Caps, in coderInput, view sessionView) (cod
 	case len(data.Turns) > 0:
 		run.Prompt = session.ContextPrompt(data.Turns, in.Prompt)
 	}
+	if run.ResumeID != "" && len(in.Images) > 0 && in.feat != nil && !in.feat.ResumeImages && !in.asksPerson() {
+		err := &cliversion.MissingError{Feature: cliversion.FeatureImages, Installed: in.feat.Version, Since: "0.153.4",
+			Detail: "on a continued conversation (exec resume --image)"}
+		return cp, mcperr.New(mcperr.Invalid, "images: "+err.Error(), nil, "Pass the images in a new session (or resetSession=true); no CLI process was started")
+	}
 	var err error
 	if cp.primary, err = s.cli.ExecCommand(caps, run); err != nil {
 		return cp, invalidInput(err)
+	}
+	if in.asksPerson() {
+		if in.Profile != "" {
+			return cp, mcperr.New(mcperr.Invalid, fmt.Sprintf("profile %q cannot be combined with approvalPolicy %q: the app-server, which carries approval requests, takes no profile", in.Profile, in.ApprovalPolicy), nil,
+				"Omit profile, or pass approvalPolicy never; no CLI process was started")
+		}
+		// The app-server: the same prompt, directory, model, sandbox and
+		// settings, and the pins as configuration overrides.
+		conf := s.cli.SandboxPins().Config(in.AddDirs...)
+		for _, o := range in.Overrides {
+			conf[o.Key] = o.Value
+		}
+		switch in.WebSearch {
+		case "on":
+			conf["web_search"] = "live"
+		case "off":
+			conf["web_search"] = "disabled"
+		}
+		req := appserver.TurnRequest{ThreadID: run.ResumeID, Prompt: run.Prompt, Cwd: cp.dir, Model: in.Model, Effort: in.ReasoningEffort,
+			Sandbox: run.EffectiveSandbox(), ApprovalPolicy: in.ApprovalPolicy, Config: conf, Env: cli.CallbackEnv(in.CallbackURI), Images: in.Images}
+		cp.app = &req
+		if run.ResumeID != "" {
+			f := req
+			f.ThreadID, f.Prompt = "", fresh.Prompt
+			cp.appFresh = &f
+		}
+		return cp, nil
 	}
 	if run.ResumeID != "" {
 		fb, err := s.cli.ExecCommand(caps, fresh)
@@ -234,13 +293,15 @@ func (s *Server) runCoder(ctx context.Context, req mcp.CallToolRequest, caps cli
 	defer prog.done()
 	onEvent := func(ev cli.Event) { prog.note(cli.Describe(ev)) }
 	var res *cli.Result
-	if cp.fallback != nil && !s.cli.KnowsThread(cp.resumeID) {
+	if cp.app != nil {
+		res, err = s.runApp(ctx, req, cp, lease, prog)
+	} else if cp.fallback != nil && !s.cli.KnowsThread(cp.resumeID) {
 		err = &cli.Error{Kind: cli.FailUnknownThread, Cause: "no rollout of conversation " + cp.resumeID + " in the CLI's configuration directory"}
 	} else {
 		res, err = s.cli.Run(ctx, cp.primary, onEvent)
 	}
 	var cerr *cli.Error
-	if cp.fallback != nil && errors.As(err, &cerr) && cerr.Kind == cli.FailUnknownThread {
+	if cp.app == nil && cp.fallback != nil && errors.As(err, &cerr) && cerr.Kind == cli.FailUnknownThread {
 		// The CLI no longer knows the conversation: carry the context ourselves.
 		s.logger.Info("CLI conversation unknown; continuing with the last turns as context", "session", lease.ID(), "thread", cp.resumeID)
 		prog.note("conversation " + cp.resumeID + " is unknown to the CLI; continuing with the last 2 turns as context")
@@ -258,7 +319,7 @@ func (s *Server) runCoder(ctx context.Context, req mcp.CallToolRequest, caps cli
 	}
 	lease.AddTurn(in.Prompt, res.Text)
 	if in.Codex {
-		lease.SetCodex(session.CodexSettings{Model: in.Model, Sandbox: in.Sandbox, Overrides: in.Overrides})
+		lease.SetCodex(session.CodexSettings{Model: in.Model, Sandbox: in.Sandbox, Overrides: in.Overrides, ApprovalPolicy: in.ApprovalPolicy})
 		thread := res.ThreadID
 		if thread == "" {
 			// A CLI without thread ids (0.36.0): the session stands for the
@@ -306,7 +367,7 @@ func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Previ
 		"workingDirectory": g,
 		"session":          sess,
 		"sandbox":          sandbox,
-		"approvalPolicy":   cli.ApprovalNever,
+		"approvalPolicy":   approvalWords(in.ApprovalPolicy),
 		"model":            in.Model,
 	}
 	if in.ReasoningEffort != "" {
@@ -314,6 +375,18 @@ func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Previ
 	}
 	if in.CallbackURI != "" {
 		state["callbackUri"] = in.CallbackURI
+	}
+	if len(in.Images) > 0 {
+		state["images"] = in.Images
+	}
+	if len(in.AddDirs) > 0 {
+		state["addDirs"] = in.AddDirs
+	}
+	if in.WebSearch != "" {
+		state["webSearch"] = in.WebSearch
+	}
+	if in.Profile != "" {
+		state["profile"] = in.Profile
 	}
 	hz := workdir.Hazards(cp.dir)
 	if len(hz) > 0 {
@@ -328,6 +401,10 @@ func (s *Server) describeCoder(ctx context.Context, cp coderPlan) toolcall.Previ
 	case cli.SandboxWorkspaceWrite:
 		summary = fmt.Sprintf("Run Codex with write access to its working directory (workspace-write) in %s: it may change files under %s and run commands there; the rest of the machine stays read-only.", where, cp.dir)
 		effect = "files under " + cp.dir + " (and temporary directories) may be created, changed or deleted; git shows and can undo the changes to tracked files"
+		if len(in.AddDirs) > 0 {
+			summary += " It may also write under " + strings.Join(in.AddDirs, ", ") + "."
+			effect = "files under " + strings.Join(append([]string{cp.dir}, in.AddDirs...), ", ") + " (and temporary directories) may be created, changed or deleted"
+		}
 	default:
 		summary = fmt.Sprintf("Run Codex read-only (read-only) in %s: it may read files and run commands that change nothing.", where)
 		effect = "nothing on disk changes; the model answers"

@@ -9,17 +9,22 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
+	"github.com/mcpfleet/mcpfleet/shared/apps"
+	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
@@ -37,6 +42,11 @@ type Runner interface {
 	// KnowsThread: the CLI still has the conversation (a resume of one it
 	// lost would silently start afresh on some versions).
 	KnowsThread(id string) bool
+	// SandboxPins are the sandbox settings every run names (the app-server
+	// gets them as configuration overrides).
+	SandboxPins() cli.Pins
+	// Profiles are the profiles the CLI's configuration offers.
+	Profiles() []string
 }
 
 // Server holds what the tool handlers share.
@@ -49,6 +59,12 @@ type Server struct {
 	throttle  time.Duration
 	ws        workspace.Policy
 	features  *cliversion.Detector
+	app       Turner            // the app-server path (approvals)
+	audit     *audit.Log        // where approval answers are recorded
+	mcp       *server.MCPServer // asks the person (set by Register)
+	version   string
+	local     bool
+	views     *apps.Views
 }
 
 // Options tune progress reporting (tests shorten them).
@@ -59,6 +75,20 @@ type Options struct {
 	// Features probes what the installed CLI supports (version_info, help,
 	// and calls needing a feature); main starts it at start-up.
 	Features *cliversion.Detector
+	// AppServer runs the turns whose approval policy makes the CLI ask a
+	// person (default: an appserver.Client for cfg's CLI).
+	AppServer Turner
+	// Audit records each answer to the CLI's approval requests (the
+	// pipeline's destination, MCP_AUDIT_LOG; nil: none).
+	Audit *audit.Log
+	// Version is the server's, for audit records; Local is set on stdio
+	// (the caller is this machine's user).
+	Version string
+	Local   bool
+	// Views are the MCP Apps views; nil: none. The change tools (coder,
+	// codex, codex-reply: classified per call) show their dry runs,
+	// confirmation previews and results in change-preview.
+	Views *apps.Views
 }
 
 // New returns the handlers' server.
@@ -82,7 +112,11 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 	if o.Features == nil {
 		o.Features = &cliversion.Detector{Path: cfg.CLIPath}
 	}
-	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws, features: o.Features}
+	if o.AppServer == nil {
+		o.AppServer = &appserver.Client{Path: cfg.CLIPath, Environ: cli.InheritedEnv, ApprovalTimeout: cfg.ApprovalTimeout}
+	}
+	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws,
+		features: o.Features, app: o.AppServer, audit: o.Audit, version: o.Version, local: o.Local, views: o.Views}
 }
 
 // Register adds the five tools through the tool-call pipeline: coder is
@@ -96,6 +130,7 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 // as a plain call — validation, approval, audit, session lock, concurrency
 // slot, history and result.
 func (s *Server) Register(calls *toolcall.Pipeline) {
+	s.mcp = calls.Server()
 	toolcall.AddChange(calls, s.coderTool(), s.planCoder, toolcall.AsTask())
 	toolcall.AddChange(calls, s.codexTool(), s.planCodex, toolcall.AsTask())
 	toolcall.AddChange(calls, s.codexReplyTool(), s.planCodexReply, toolcall.AsTask())
@@ -223,6 +258,21 @@ type coderInput struct {
 	// result shape, and the thread's settings kept for replies).
 	Codex     bool
 	Overrides []cli.Override
+	Tool      string // the tool's name: coder, codex, codex-reply (audit records of approvals)
+
+	// ApprovalPolicy: never ("" too) runs on `codex exec`; on-request and
+	// untrusted on the app-server, whose approval requests reach a person.
+	ApprovalPolicy string
+
+	// The CLI options (resolved and confined by decodeCoder): images,
+	// extra writable directories, web search "on"/"off"/"".
+	Images    []string
+	AddDirs   []string
+	WebSearch string
+	Profile   string
+	// feat is the installed CLI's features, when an option needs them
+	// (planTurn).
+	feat *cliversion.Features
 }
 
 // decodeCoder checks what the schema cannot: the prompt's content and
@@ -238,6 +288,7 @@ func (s *Server) decodeCoder(a coderArgs, extra ...func(*coderInput)) (coderInpu
 		Sandbox:         a.Sandbox,
 		FullAuto:        a.FullAuto,
 		CallbackURI:     a.CallbackURI,
+		ApprovalPolicy:  a.ApprovalPolicy,
 	}
 	for _, f := range extra {
 		f(&in)
@@ -257,6 +308,29 @@ func (s *Server) decodeCoder(a coderArgs, extra ...func(*coderInput)) (coderInpu
 	if in.Dir, err = s.workingDir(a.WorkingDirectory); err != nil {
 		return in, err
 	}
+	if in.Images, err = s.images(a.Images); err != nil {
+		return in, err
+	}
+	if in.AddDirs, err = s.addDirs(a.AddDirs, cli.ExecRequest{Sandbox: in.Sandbox, FullAuto: in.FullAuto}.EffectiveSandbox()); err != nil {
+		return in, err
+	}
+	if in.Profile = a.Profile; in.Profile != "" {
+		have := s.cli.Profiles()
+		if cli.ProfileName.MatchString(in.Profile) && !slices.Contains(have, in.Profile) {
+			words := strings.Join(have, ", ")
+			if words == "" {
+				words = "none"
+			}
+			return in, mcperr.New(mcperr.Invalid, fmt.Sprintf("profile %q is not one of the CLI configuration's profiles (%s)", in.Profile, words), nil,
+				"Pass one of them, or ask the operator to add it to CODER_HOME (as [profiles."+in.Profile+"] or "+in.Profile+".config.toml); no CLI process was started")
+		}
+	}
+	if a.WebSearch != nil {
+		in.WebSearch = "off"
+		if *a.WebSearch {
+			in.WebSearch = "on"
+		}
+	}
 	if in.CallbackURI == "" {
 		in.CallbackURI = s.cfg.CallbackURI
 	} else if u, perr := url.Parse(in.CallbackURI); perr != nil || u.Scheme == "" {
@@ -265,11 +339,64 @@ func (s *Server) decodeCoder(a coderArgs, extra ...func(*coderInput)) (coderInpu
 	// Everything that reaches the CLI's argv or environment, checked as the
 	// cli package will check it again before building the argv.
 	check := cli.ExecRequest{Prompt: in.Prompt, Model: in.Model, ReasoningEffort: in.ReasoningEffort,
-		Sandbox: in.Sandbox, Dir: in.Dir, CallbackURI: in.CallbackURI, Overrides: in.Overrides}
+		Sandbox: in.Sandbox, Dir: in.Dir, CallbackURI: in.CallbackURI, Overrides: in.Overrides,
+		Images: in.Images, AddDirs: in.AddDirs, WebSearch: in.WebSearch, Profile: in.Profile}
 	if err := check.Validate(); err != nil {
 		return in, invalidInput(err)
 	}
 	return in, nil
+}
+
+// MaxImageBytes bounds each image a turn attaches.
+const MaxImageBytes = 20 << 20
+
+// images confines each image to the workspace roots (symlinks resolved, a
+// regular file, size-capped) and returns the real paths the CLI is given.
+func (s *Server) images(paths []string) ([]string, error) {
+	if len(paths) > cli.MaxImages {
+		return nil, mcperr.New(mcperr.Invalid, fmt.Sprintf("images: %d images, more than %d", len(paths), cli.MaxImages), nil, "Pass fewer images; no CLI process was started")
+	}
+	var out []string
+	for _, p := range paths {
+		real, err := s.ws.ResolveFile("images", p, MaxImageBytes)
+		if err != nil {
+			return nil, workspaceError(err)
+		}
+		out = append(out, real)
+	}
+	return out, nil
+}
+
+// addDirs confines each extra writable directory as workingDirectory is
+// confined; they only mean something to the workspace-write sandbox.
+func (s *Server) addDirs(dirs []string, sandbox string) ([]string, error) {
+	if len(dirs) == 0 {
+		return nil, nil
+	}
+	if sandbox != cli.SandboxWorkspaceWrite {
+		return nil, mcperr.New(mcperr.Invalid, fmt.Sprintf("addDirs needs the workspace-write sandbox; this call's sandbox is %s", sandbox), nil,
+			`Pass sandbox "workspace-write" (or fullAuto), or omit addDirs; no CLI process was started`)
+	}
+	if len(dirs) > cli.MaxAddDirs {
+		return nil, mcperr.New(mcperr.Invalid, fmt.Sprintf("addDirs: %d directories, more than %d", len(dirs), cli.MaxAddDirs), nil, "Pass fewer directories; no CLI process was started")
+	}
+	var out []string
+	for _, d := range dirs {
+		real, err := s.ws.ResolveDir("addDirs", d)
+		if err != nil {
+			return nil, workspaceError(err)
+		}
+		out = append(out, real)
+	}
+	return out, nil
+}
+
+func workspaceError(err error) error {
+	var we *workspace.Error
+	if errors.As(err, &we) {
+		return mcperr.New(mcperr.Invalid, we.Error(), nil, we.Hint+"; no CLI process was started")
+	}
+	return err
 }
 
 // model applies the default and checks the catalogue.

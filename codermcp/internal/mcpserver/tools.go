@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
@@ -29,15 +30,20 @@ func ServerOptions() []server.ServerOption {
 
 // coderArgs are the coder tool's arguments.
 type coderArgs struct {
-	Prompt           string `json:"prompt" jsonschema:"the task or question for the coding assistant"`
-	SessionID        string `json:"sessionId,omitempty" jsonschema:"session to continue (1-256 of A-Z a-z 0-9 _ -); absent or unknown: a new session"`
-	ResetSession     bool   `json:"resetSession,omitempty" jsonschema:"clear the session's history and CLI conversation before this prompt" default:"false"`
-	Model            string `json:"model,omitempty"` // default and description from the configuration: models
-	ReasoningEffort  string `json:"reasoningEffort,omitempty" jsonschema:"how hard the model reasons" enum:"low,medium,high"`
-	Sandbox          string `json:"sandbox,omitempty" jsonschema:"what commands run by the assistant may touch (default read-only)" enum:"read-only,workspace-write,danger-full-access"`
-	FullAuto         bool   `json:"fullAuto,omitempty" jsonschema:"sandboxed automatic execution (the workspace-write sandbox)" default:"false"`
-	WorkingDirectory string `json:"workingDirectory,omitempty" jsonschema:"directory the CLI works in (must exist)"`
-	CallbackURI      string `json:"callbackUri,omitempty" jsonschema:"URI passed to the CLI's environment as CODER_MCP_CALLBACK_URI / CODEX_MCP_CALLBACK_URI"`
+	Prompt           string   `json:"prompt" jsonschema:"the task or question for the coding assistant"`
+	SessionID        string   `json:"sessionId,omitempty" jsonschema:"session to continue (1-256 of A-Z a-z 0-9 _ -); absent or unknown: a new session"`
+	ResetSession     bool     `json:"resetSession,omitempty" jsonschema:"clear the session's history and CLI conversation before this prompt" default:"false"`
+	Model            string   `json:"model,omitempty"` // default and description from the configuration: models
+	ReasoningEffort  string   `json:"reasoningEffort,omitempty" jsonschema:"how hard the model reasons (none, minimal and xhigh need a CLI and model that take them; an effort the installed CLI refuses is refused naming the release that has it)" enum:"none,minimal,low,medium,high,xhigh"`
+	Sandbox          string   `json:"sandbox,omitempty" jsonschema:"what commands run by the assistant may touch (default read-only)" enum:"read-only,workspace-write,danger-full-access"`
+	FullAuto         bool     `json:"fullAuto,omitempty" jsonschema:"sandboxed automatic execution (the workspace-write sandbox)" default:"false"`
+	WorkingDirectory string   `json:"workingDirectory,omitempty" jsonschema:"directory the CLI works in (must exist)"`
+	CallbackURI      string   `json:"callbackUri,omitempty" jsonschema:"URI passed to the CLI's environment as CODER_MCP_CALLBACK_URI / CODEX_MCP_CALLBACK_URI"`
+	Images           []string `json:"images,omitempty" jsonschema:"local image files attached to the prompt: paths (absolute, or relative to the server's directory) of regular files under the workspace roots, at most 8, 20 MiB each"`
+	AddDirs          []string `json:"addDirs,omitempty" jsonschema:"extra directories the workspace-write sandbox may write, besides workingDirectory: existing directories under the workspace roots, at most 8 (needs Codex CLI 0.153.4 or later)"`
+	Profile          string   `json:"profile,omitempty" jsonschema:"one of the CLI configuration's profiles (the operator's [profiles.<name>] or <name>.config.toml, model and provider settings only) for a new conversation"`
+	WebSearch        *bool    `json:"webSearch,omitempty" jsonschema:"turn the model's web search on (true) or off (false); absent: the CLI's default"`
+	ApprovalPolicy   string   `json:"approvalPolicy,omitempty" jsonschema:"when the CLI asks a person before the agent runs a command or applies a patch: never (the default: the sandbox alone bounds what runs), on-request (the agent asks when it wants to leave the sandbox), untrusted (before any command not known to be safe); the question reaches you through elicitation" enum:"never,on-request,untrusted" default:"never"`
 }
 
 // reviewArgs are the review tool's arguments.
@@ -71,6 +77,15 @@ func (s *Server) coderTool() toolcall.Tool {
 	}
 	if s.cfg.Structured {
 		t.Options = []mcp.ToolOption{mcp.WithRawOutputSchema(json.RawMessage(coderOutputSchema))}
+	}
+	return s.withPreview(t)
+}
+
+// withPreview points a change tool to the change-preview view (MCP Apps;
+// clients without the extension never see it).
+func (s *Server) withPreview(t toolcall.Tool) toolcall.Tool {
+	if v := s.views; v != nil {
+		t.Options = append(t.Options, v.Tool(apps.ChangePreviewView)...)
 	}
 	return t
 }

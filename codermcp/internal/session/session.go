@@ -47,6 +47,8 @@ type CodexSettings struct {
 	Model     string
 	Sandbox   string
 	Overrides []cli.Override
+	// ApprovalPolicy is the thread's approval-policy, which its replies keep.
+	ApprovalPolicy string
 }
 
 // Summary is the listSessions view of a session.

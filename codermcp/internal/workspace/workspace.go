@@ -34,15 +34,80 @@ type Guard struct {
 	What string
 }
 
-// Error is a refused workingDirectory: what was asked, why not, what to do.
+// Error is a refused workingDirectory (or another path argument: Arg):
+// what was asked, why not, what to do.
 type Error struct {
 	Dir  string // as the caller gave it
 	Why  string
 	Hint string
+	Arg  string // the argument's name; "" is workingDirectory
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("workingDirectory %q is refused: %s", e.Dir, e.Why)
+	arg := e.Arg
+	if arg == "" {
+		arg = "workingDirectory"
+	}
+	return fmt.Sprintf("%s %q is refused: %s", arg, e.Dir, e.Why)
+}
+
+// ResolveDir is Resolve for another directory argument (addDirs): the
+// same confinement, the error naming arg.
+func (p Policy) ResolveDir(arg, dir string) (string, error) {
+	real, err := p.Resolve(dir)
+	var we *Error
+	if errors.As(err, &we) {
+		we.Arg = arg
+	}
+	return real, err
+}
+
+// ResolveFile checks a file argument (an image): absolute, or relative to
+// the server's working directory, symlinks resolved, a regular file of at
+// most maxBytes, inside the roots and outside every guarded path. It
+// returns the real path the CLI must be given.
+func (p Policy) ResolveFile(arg, path string, maxBytes int64) (string, error) {
+	roots := "CODER_WORKSPACE_ROOTS (" + strings.Join(p.Roots, ", ") + ")"
+	pass := "Pass a file under one of " + roots
+	refuse := func(why, hint string) (string, error) { return "", &Error{Dir: path, Why: why, Hint: hint, Arg: arg} }
+	switch {
+	case path == "":
+		return refuse("it is empty", pass)
+	case strings.IndexByte(path, 0) >= 0:
+		return refuse("it contains a NUL byte", pass)
+	case len(path) > MaxPathBytes:
+		return refuse(fmt.Sprintf("it is longer than %d bytes", MaxPathBytes), pass)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return refuse("it is not a usable path: "+err.Error(), pass)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return refuse("it does not exist or cannot be resolved: "+unwrap(err), pass)
+	}
+	if !p.inRoots(real) {
+		why := "it is outside the workspace roots " + roots
+		if real != abs {
+			why = fmt.Sprintf("it resolves to %s, outside the workspace roots %s", real, roots)
+		}
+		return refuse(why, pass+", or ask the operator to add a root")
+	}
+	for _, g := range p.Guarded {
+		if Within(real, g.Path) {
+			return refuse(fmt.Sprintf("it lies inside %s %s", g.What, g.Path), pass+" outside "+g.Path)
+		}
+	}
+	fi, err := os.Stat(real)
+	switch {
+	case err != nil:
+		return refuse("it cannot be read: "+unwrap(err), pass)
+	case !fi.Mode().IsRegular():
+		return refuse("it is not a regular file", "Pass an image file (not a directory, device or pipe) under one of "+roots)
+	case fi.Size() > maxBytes:
+		return refuse(fmt.Sprintf("it is %d bytes, more than the %d allowed", fi.Size(), maxBytes), "Pass a smaller image")
+	}
+	return real, nil
 }
 
 // Resolve checks dir (absolute, or relative to the server's working
@@ -52,40 +117,40 @@ func (p Policy) Resolve(dir string) (string, error) {
 	pass := "Pass a directory under one of " + roots + ", or ask the operator to add a root"
 	switch {
 	case strings.IndexByte(dir, 0) >= 0:
-		return "", &Error{dir, "it contains a NUL byte", pass}
+		return "", &Error{dir, "it contains a NUL byte", pass, ""}
 	case len(dir) > MaxPathBytes:
-		return "", &Error{dir, fmt.Sprintf("it is longer than %d bytes", MaxPathBytes), pass}
+		return "", &Error{dir, fmt.Sprintf("it is longer than %d bytes", MaxPathBytes), pass, ""}
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", &Error{dir, "it is not a usable path: " + err.Error(), pass}
+		return "", &Error{dir, "it is not a usable path: " + err.Error(), pass, ""}
 	}
 	// Every symlink resolved (loops fail here): the real directory is what
 	// is checked and then run in.
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return "", &Error{dir, "it does not exist or cannot be resolved: " + unwrap(err), "Pass an existing directory under one of " + roots}
+		return "", &Error{dir, "it does not exist or cannot be resolved: " + unwrap(err), "Pass an existing directory under one of " + roots, ""}
 	}
 	fi, err := os.Stat(real)
 	if err != nil {
-		return "", &Error{dir, "it cannot be read: " + unwrap(err), "Pass an existing directory under one of " + roots}
+		return "", &Error{dir, "it cannot be read: " + unwrap(err), "Pass an existing directory under one of " + roots, ""}
 	}
 	if !fi.IsDir() {
-		return "", &Error{dir, "it is not a directory", "Pass a directory, not a file, under one of " + roots}
+		return "", &Error{dir, "it is not a directory", "Pass a directory, not a file, under one of " + roots, ""}
 	}
 	if !p.inRoots(real) {
 		why := "it is outside the workspace roots " + roots
 		if real != abs {
 			why = fmt.Sprintf("it resolves to %s, outside the workspace roots %s", real, roots)
 		}
-		return "", &Error{dir, why, pass}
+		return "", &Error{dir, why, pass, ""}
 	}
 	for _, g := range p.Guarded {
 		switch {
 		case Within(g.Path, real):
-			return "", &Error{dir, fmt.Sprintf("it contains %s %s, which a run there could rewrite for every later run", g.What, g.Path), "Pass a project directory that does not contain " + g.Path}
+			return "", &Error{dir, fmt.Sprintf("it contains %s %s, which a run there could rewrite for every later run", g.What, g.Path), "Pass a project directory that does not contain " + g.Path, ""}
 		case Within(real, g.Path):
-			return "", &Error{dir, fmt.Sprintf("it lies inside %s %s", g.What, g.Path), "Pass a project directory outside " + g.Path}
+			return "", &Error{dir, fmt.Sprintf("it lies inside %s %s", g.What, g.Path), "Pass a project directory outside " + g.Path, ""}
 		}
 	}
 	return real, nil

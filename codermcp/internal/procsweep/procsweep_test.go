@@ -1,4 +1,4 @@
-package cli
+package procsweep
 
 import (
 	"os"
@@ -15,7 +15,7 @@ func TestKillMarkedReachesEscapedProcesses(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the marker sweep reads /proc")
 	}
-	marker := newRunMarker()
+	marker := NewMarker("CODERMCP_TEST_RUN")
 	cmd := exec.Command("sleep", "60")
 	cmd.Env = append(os.Environ(), marker)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -30,7 +30,7 @@ func TestKillMarkedReachesEscapedProcesses(t *testing.T) {
 	}
 	defer other.Process.Kill()
 	time.Sleep(50 * time.Millisecond) // let exec finish so /proc shows the new environment
-	killMarked(marker)
+	KillMarked(marker)
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):

@@ -1,12 +1,11 @@
 // Package harness is what codermcp's tests add to codertest: the pinned CLI,
 // one test's back end (an endpoint that records what it was sent, a
 // CODEX_HOME for it, a marker to find what a run left behind), and a git
-// repository to work in. Only tests import it: it lives under testdata, so
-// the module's builds, vet and deadcode do not count it as the server's code.
+// repository to work in. Only tests import it; it is a normal package, so go
+// vet and scripts/deadcode check it like the rest of the test back end.
 package harness
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/procsweep"
 )
 
 // PinnedVersion is the Codex CLI the tests run (scripts/install/codermcp.sh).
@@ -77,25 +77,10 @@ func New(t testing.TB) *Harness {
 // Leftovers returns the pids of live processes whose environment holds
 // marker (a "KEY=value" entry), i.e. what a run left behind.
 func Leftovers(marker string) []int {
-	entries, _ := os.ReadDir("/proc")
-	want := []byte(marker)
 	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if bytes.Equal(kv, want) {
-				if !zombie(e.Name()) {
-					pids = append(pids, pid)
-				}
-				break
-			}
+	for _, pid := range procsweep.Marked(marker) {
+		if !zombie(strconv.Itoa(pid)) {
+			pids = append(pids, pid)
 		}
 	}
 	return pids

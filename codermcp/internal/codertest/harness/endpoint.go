@@ -94,3 +94,18 @@ func (r *recorder) RequestsWith(s string) []codertest.Request {
 	}
 	return out
 }
+
+// ToldNotRun reports whether the CLI told the model, in a function output
+// of a request carrying prompt, that a command was not run (rejected,
+// declined or denied): what a declined approval must lead to.
+func (e *Endpoint) ToldNotRun(prompt string) bool {
+	for _, r := range e.RequestsWith(prompt) {
+		for _, out := range r.Outputs {
+			low := strings.ToLower(out)
+			if strings.Contains(low, "reject") || strings.Contains(low, "declin") || strings.Contains(low, "denied") {
+				return true
+			}
+		}
+	}
+	return false
+}
