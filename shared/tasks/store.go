@@ -159,7 +159,9 @@ func (k *Keeper) fromStore(w http.ResponseWriter, r *http.Request, body []byte) 
 		rpcError(w, c.ID, -32603, err.Error())
 		return true
 	}
-	if rec == nil || rec.Issuer != p.Issuer || rec.Subject != p.Subject {
+	if rec == nil || rec.Issuer != p.Issuer || rec.Subject != p.Subject || rec.Modern {
+		// An extension task is answered by Modern (for a client that
+		// declared the extension), else as an id that never existed.
 		return false
 	}
 	if k.isLocal(rec.ID) && rec.Status != state.TaskCancelled && rec.StatusMessage != state.DeadMessage {
@@ -231,8 +233,8 @@ func (k *Keeper) listFromStore(w http.ResponseWriter, ctx context.Context, c tas
 			rpcError(w, c.ID, -32603, err.Error())
 			return true
 		}
-		if rec == nil {
-			continue
+		if rec == nil || rec.Modern {
+			continue // tasks/list is 2025-11-25's; extension tasks have none
 		}
 		t := wireTask(rec)
 		k.fill(&t)

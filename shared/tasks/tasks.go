@@ -121,7 +121,10 @@ type Keeper struct {
 	linked map[string]*link
 	// modern holds the 2026-07-28 tasks (modern.go); server is the MCP
 	// server they run on.
-	modern  map[string]*modernTask
+	modern map[string]*modernTask
+	// inboxes hold each task's open question while its run asks the
+	// client (input.go).
+	inboxes map[string]*inbox
 	server  *server.MCPServer
 	stopped bool
 	// crashed (tests: export_test.go) stops every store write, as a killed
@@ -173,7 +176,7 @@ func NewKeeper(cfg Config) *Keeper {
 	close(idle)
 	return &Keeper{cfg: cfg, store: store, tasks: map[string]*record{}, outstanding: map[httpauth.Principal]int{},
 		running: map[string]runEntry{}, waiting: map[string]*link{},
-		pending: map[context.Context]*link{}, linked: map[string]*link{}, modern: map[string]*modernTask{}, idle: idle}
+		pending: map[context.Context]*link{}, linked: map[string]*link{}, modern: map[string]*modernTask{}, inboxes: map[string]*inbox{}, idle: idle}
 }
 
 // ServerOptions declares the tasks capability (tasks/list, tasks/cancel,
@@ -238,6 +241,9 @@ func (k *Keeper) ServerOptions() []server.ServerOption {
 		})
 		h.AddBeforeTaskResult(func(ctx context.Context, _ any, req *mcp.TaskResultRequest) {
 			k.screen(ctx, &req.Params.TaskId)
+			// A task that asks its client does so on this request's
+			// stream (2025-11-25); this returns once the run has ended.
+			k.askOverResult(ctx, req.Params.TaskId)
 		})
 		h.AddBeforeCancelTask(func(ctx context.Context, _ any, req *mcp.CancelTaskRequest) {
 			k.screen(ctx, &req.Params.TaskId)
@@ -285,14 +291,21 @@ func (k *Keeper) ServerOptions() []server.ServerOption {
 	return []server.ServerOption{server.WithTaskCapabilities(true, true, true), server.WithTaskHooks(hooks), answers}
 }
 
-// fill sets a working task's statusMessage to its latest progress.
+// fill sets a working task's statusMessage to its latest progress, and its
+// status to input_required while it waits for the client's answer.
 func (k *Keeper) fill(t *mcp.Task) {
 	if t.Status != mcp.TaskStatusWorking {
 		return
 	}
 	k.mu.Lock()
 	r, ok := k.running[t.TaskId]
+	b := k.inboxes[t.TaskId]
 	k.mu.Unlock()
+	if b != nil && b.pending() != nil {
+		t.Status = mcp.TaskStatusInputRequired
+		t.StatusMessage = "waiting for the client's answer: call tasks/result to receive the request (elicitation/create)"
+		return
+	}
 	if !ok {
 		return
 	}
@@ -386,6 +399,14 @@ func (k *Keeper) Tool(h server.ToolHandlerFunc) server.ToolHandlerFunc {
 		st := &status{}
 		run = context.WithValue(run, statusKey{}, st)
 		k.mu.Lock()
+		b := k.inboxes[id]
+		if b == nil {
+			b = newInbox(id, false)
+			b.session = sessionOf(ctx)
+			k.inboxes[id] = b
+		}
+		run = k.attach(run, b)
+		defer b.end()
 		if k.stopped || l.cancelled {
 			cancel() // the server is stopping, or the task was cancelled before it started: the run ends at once
 		}
@@ -470,6 +491,9 @@ func (k *Keeper) created(ctx context.Context, id string) {
 		// The slot Wrap reserved for the request becomes the task's.
 		owner, ttl = l.owner, l.ttl
 		k.waiting[id] = l
+		b := newInbox(id, false)
+		b.session = sessionOf(ctx)
+		k.inboxes[id] = b
 	} else {
 		// Created without Wrap (legacy SSE): counted, not refusable.
 		k.outstanding[owner]++
@@ -484,6 +508,7 @@ func (k *Keeper) created(ctx context.Context, id string) {
 	time.AfterFunc(ttl+forgetAfter, func() {
 		k.mu.Lock()
 		delete(k.tasks, id)
+		delete(k.inboxes, id)
 		k.mu.Unlock()
 	})
 }
