@@ -87,6 +87,19 @@ func errMessage(e json.RawMessage) string {
 	return m.Message
 }
 
+// keepers maps each MCP server offering tasks to its keeper, for
+// transports that see raw messages before mcp-go (serve's stdio gate).
+var keepers sync.Map // *server.MCPServer -> *Keeper
+
+// ModernFor returns the Modern of the keeper s carries (ServerOptions), or
+// nil when s offers no tasks.
+func ModernFor(s *server.MCPServer) func(ctx context.Context, body []byte) ([]byte, bool) {
+	if k, ok := keepers.Load(s); ok {
+		return k.(*Keeper).Modern
+	}
+	return nil
+}
+
 // modernCall is the part of a 2026-07-28 request the keeper reads.
 type modernCall struct {
 	ID     json.RawMessage `json:"id"`

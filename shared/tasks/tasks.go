@@ -215,6 +215,7 @@ func (k *Keeper) ServerOptions() []server.ServerOption {
 		k.mu.Lock()
 		k.server = s
 		k.mu.Unlock()
+		keepers.Store(s, k)
 		h := s.GetHooks()
 		if h == nil {
 			h = &server.Hooks{}
