@@ -232,6 +232,13 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 		if len(others) == 0 {
 			t.Errorf("every poll reached %s, the replica that created the task: no affinity expected (%v)", created.Replica, seen)
 		}
+		// 2026-07-28 has no tasks/result: tasks/get carries the rows
+		// inline, on the replica that ran the task and on the others.
+		for _, n := range f.names {
+			if _, a := getTask(t, lb.NewModern(f.replica(n).MCPURL()), tk.TaskID); !strings.Contains(a.Raw, `\"rows\":[[1,300],[2,300],[3,300]]`) && !strings.Contains(a.Raw, `"rows":[[1,300],[2,300],[3,300]]`) {
+				t.Errorf("tasks/get on %s (created on %s) without the rows inline: %s", n, created.Replica, a.Raw)
+			}
+		}
 		// The result, through the balancer, until another replica gave it.
 		var res lb.Answer
 		for i := 0; i < 6; i++ {

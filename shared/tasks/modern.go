@@ -138,7 +138,12 @@ func (k *Keeper) Modern(ctx context.Context, body []byte) (answer []byte, handle
 		if !declared {
 			if k.owns(httpauth.PrincipalFromContext(ctx), c.Params.TaskID) && c.Method != "tasks/update" {
 				// The caller's own 2025-11-25-style task (created with
-				// params.task): mcp-go answers for it, as before.
+				// params.task): mcp-go answers for it, as before; once it
+				// has ended, tasks/get carries the outcome inline, as
+				// 2026-07-28 has no tasks/result.
+				if r := k.ended(httpauth.PrincipalFromContext(ctx), c.Params.TaskID); r != nil && c.Method == "tasks/get" && r.end.status != string(mcp.TaskStatusCancelled) {
+					return modernResult(c.ID, inlineTask(c.Params.TaskID, r)), true
+				}
 				return nil, false
 			}
 			return rpcErrorBytes(c.ID, codeMissingCapability, c.Method+" needs the "+ExtensionID+" extension: declare it in _meta io.modelcontextprotocol/clientCapabilities.extensions"), true
@@ -405,4 +410,20 @@ func callDirect(ctx context.Context, tool *server.ServerTool, body []byte) []byt
 	}
 	b, _ := json.Marshal(map[string]any{"result": res})
 	return b
+}
+
+// inlineTask is a 2026-07-28 tasks/get answer for a 2025-11-25-style task
+// that has ended: the task with its outcome inline.
+func inlineTask(id string, r *record) map[string]any {
+	m := map[string]any{"resultType": "complete", "taskId": id, "status": r.end.status,
+		"createdAt": r.created.UTC().Format(time.RFC3339), "lastUpdatedAt": r.end.at.UTC().Format(time.RFC3339),
+		"ttl": r.ttl.Milliseconds()}
+	switch {
+	case r.end.result != nil:
+		m["result"] = r.end.result
+	case r.end.err != "":
+		m["statusMessage"] = r.end.err
+		m["error"] = map[string]any{"code": mcp.INTERNAL_ERROR, "message": r.end.err}
+	}
+	return m
 }

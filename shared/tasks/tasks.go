@@ -135,8 +135,21 @@ type Keeper struct {
 
 // record is what the keeper knows of one task.
 type record struct {
-	owner httpauth.Principal
-	slot  bool // counted in outstanding[owner]
+	owner   httpauth.Principal
+	slot    bool // counted in outstanding[owner]
+	created time.Time
+	ttl     time.Duration
+	// end is the run's outcome once its handler returned, for a
+	// 2026-07-28 tasks/get (the result inline: tasks/result is gone).
+	end *taskEnd
+}
+
+// taskEnd is how a task's run ended.
+type taskEnd struct {
+	status string          // completed, failed, cancelled
+	result json.RawMessage // completed
+	err    string          // failed
+	at     time.Time
 }
 
 // forgetAfter is how long after its TTL a task's owner is still known:
@@ -435,6 +448,7 @@ func (k *Keeper) Tool(h server.ToolHandlerFunc) server.ToolHandlerFunc {
 				err = fmt.Errorf("%s: %w", state.DeadMessage, err)
 			}
 			k.finish(id, res, err, !stopped && run.Err() == context.Canceled)
+			k.noteEnd(id, res, err, !stopped && run.Err() == context.Canceled)
 			return res, err
 		}
 		defer func() {
@@ -445,8 +459,40 @@ func (k *Keeper) Tool(h server.ToolHandlerFunc) server.ToolHandlerFunc {
 			}
 			k.mu.Unlock()
 		}()
-		return k.bound(h(run, req))
+		res, err := k.bound(h(run, req))
+		k.noteEnd(id, res, err, run.Err() == context.Canceled)
+		return res, err
 	}
+}
+
+// noteEnd keeps how task id's run ended.
+func (k *Keeper) noteEnd(id string, res *mcp.CallToolResult, err error, cancelled bool) {
+	e := &taskEnd{status: string(mcp.TaskStatusCompleted), at: time.Now()}
+	switch {
+	case cancelled:
+		e.status = string(mcp.TaskStatusCancelled)
+	case err != nil:
+		e.status, e.err = string(mcp.TaskStatusFailed), err.Error()
+	default:
+		e.result, _ = json.Marshal(res)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if r := k.tasks[id]; r != nil && r.end == nil {
+		r.end = e
+	}
+}
+
+// ended returns the caller's ended task id and its record, or nil.
+func (k *Keeper) ended(p httpauth.Principal, id string) *record {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	r := k.tasks[id]
+	if r == nil || r.owner != p || r.end == nil {
+		return nil
+	}
+	c := *r
+	return &c
 }
 
 // StopWait bounds how long Stop waits for cancelled runs to end.
@@ -499,7 +545,7 @@ func (k *Keeper) created(ctx context.Context, id string) {
 		// Created without Wrap (legacy SSE): counted, not refusable.
 		k.outstanding[owner]++
 	}
-	k.tasks[id] = &record{owner: owner, slot: !linked || l.refused == nil}
+	k.tasks[id] = &record{owner: owner, slot: !linked || l.refused == nil, created: time.Now(), ttl: ttl}
 	k.mu.Unlock()
 	k.storeTask(ctx, id, owner, ttl)
 	if linked {
