@@ -142,6 +142,7 @@ func (k *Keeper) Modern(ctx context.Context, body []byte) (answer []byte, handle
 				// has ended, tasks/get carries the outcome inline, as
 				// 2026-07-28 has no tasks/result.
 				if r := k.ended(httpauth.PrincipalFromContext(ctx), c.Params.TaskID); r != nil && c.Method == "tasks/get" && r.end.status != string(mcp.TaskStatusCancelled) {
+					k.free(c.Params.TaskID) // the outcome is fetched: its slot is free
 					return modernResult(c.ID, inlineTask(c.Params.TaskID, r)), true
 				}
 				return nil, false
