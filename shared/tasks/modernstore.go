@@ -152,7 +152,3 @@ func inputResponses(c modernCall) (mcp.InputResponses, error) {
 	}
 	return r, nil
 }
-
-// notifyStatus tells the task's listeners its status changed
-// (notifications/tasks on subscriptions/listen).
-func (k *Keeper) notifyStatus(id string) {}

@@ -125,6 +125,9 @@ type Keeper struct {
 	// inboxes hold each task's open question while its run asks the
 	// client (input.go).
 	inboxes map[string]*inbox
+	// changed is closed (and replaced) on every extension task status
+	// change, waking subscriptions/listen streams (notify.go).
+	changed chan struct{}
 	server  *server.MCPServer
 	stopped bool
 	// crashed (tests: export_test.go) stops every store write, as a killed
@@ -601,6 +604,9 @@ func (k *Keeper) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		if k.store != nil && k.fromStore(w, r, body) {
+			return
+		}
+		if k.listen(w, r, body) {
 			return
 		}
 		if answer, ok := k.modernHTTP(r, body); ok {
