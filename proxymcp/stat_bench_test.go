@@ -300,6 +300,7 @@ func BenchmarkShowStatInProcess(b *testing.B) {
 	}{
 		{"default_fields", map[string]any{}},
 		{"all_fields", map[string]any{"fields": []any{"all"}}},
+		{"all_fields_table", map[string]any{"fields": []any{"all"}, "format": "table"}},
 	} {
 		b.Run(v.name, func(b *testing.B) {
 			timed(b, func() {
