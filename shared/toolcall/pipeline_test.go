@@ -25,6 +25,7 @@ import (
 
 type env struct {
 	t     *testing.T
+	in    *inproc.Server
 	store *store
 	c     *client.Client
 	p     *toolcall.Pipeline
@@ -40,30 +41,16 @@ func newEnv(t *testing.T, cfg toolcall.Config, opts ...client.ClientOption) *env
 	s := newStore()
 	srv := inproc.Start(t, inproc.Options{Name: "example", Version: "v0.0.1", Server: []server.ServerOption{server.WithElicitation()},
 		Calls: cfg, ClientName: "example-client", ClientVersion: "9.9", Client: opts}, func(p *toolcall.Pipeline) { register(p, s) })
-	return &env{t: t, store: s, c: srv.Client, p: srv.Calls, srv: srv.MCP, audit: srv.Audit}
+	return &env{t: t, in: srv, store: s, c: srv.Client, p: srv.Calls, srv: srv.MCP, audit: srv.Audit}
 }
 
 func (e *env) call(name string, args map[string]any) *mcp.CallToolResult {
 	e.t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, err := e.c.CallTool(e.t.Context(), req)
-	if err != nil {
-		e.t.Fatalf("call %s: %v", name, err)
-	}
-	return res
+	return e.in.Call(name, args)
 }
 
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if t, ok := c.(mcp.TextContent); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String()
-}
+// text is a result's text content.
+var text = inproc.Text
 
 func (e *env) records() []map[string]any {
 	e.t.Helper()

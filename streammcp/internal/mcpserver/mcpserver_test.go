@@ -277,15 +277,8 @@ func TestClusterDownDoesNotStopTheServer(t *testing.T) {
 	}
 }
 
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
+// text is a result's text content.
+var text = inproc.Text
 
 func TestToolsAndWriteGate(t *testing.T) {
 	kc := cluster(t)
