@@ -39,7 +39,8 @@ import (
 // "lean" sub-benchmark's callers are plain HTTP clients (one POST of a
 // ready-made JSON-RPC request per call, the answer read whole and checked),
 // and "go-sdk" is the official Go SDK's client with its listening stream,
-// as an application would use. Both report the CPU each call costs the
+// as an application would use. "lean_ping" sends MCP's ping instead of the
+// tool call: the streamable HTTP transport's own cost, no tool, no HAProxy. Both report the CPU each call costs the
 // server process (server_cpu_us/call, from /proc) and the benchmark
 // process (client_cpu_us/call, getrusage), and the most runtime API
 // connections HAProxy itself saw open at once from proxymcp
@@ -73,7 +74,7 @@ func BenchmarkShowInfoConcurrentHTTP(b *testing.B) {
 	env := append(haproxyEnv(h, "unix"), "PROXY_RUNTIME_MAX_CONNS=4", "LOG_LEVEL=error",
 		// 50 callers of one identity: each session holds a request and a
 		// listening stream open.
-		"MCP_MAX_INFLIGHT_PER_IDENTITY=200", "MCP_MAX_SESSIONS_PER_IDENTITY=200")
+		"MCP_MAX_INFLIGHT_PER_IDENTITY=200", "MCP_MAX_SESSIONS_PER_IDENTITY=1000")
 	var mcpURL string
 	serverCPU := func() time.Duration { return 0 }
 	if os.Getenv("PROXYMCP_BENCH_INPROCESS") == "1" {
@@ -119,16 +120,33 @@ func BenchmarkShowInfoConcurrentHTTP(b *testing.B) {
 		}
 	}
 
-	b.Run("lean", func(b *testing.B) {
+	// lean callers: method "tools/call" (show_info), or "ping", MCP's own
+	// round trip with no tool and no HAProxy behind it: what the transport
+	// alone costs the same 50 callers.
+	lean := func(b *testing.B, method string) {
 		hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: callers, MaxConnsPerHost: callers}}
 		defer hc.CloseIdleConnections()
 		ids := make([]string, callers)
 		for i := range ids {
 			ids[i] = rawmcp.Connect(b, mcpURL, hc, "bench").ID
 		}
+		defer func() { // end the sessions: the next sub-benchmark opens its own
+			for _, id := range ids {
+				req, _ := http.NewRequest(http.MethodDelete, mcpURL, nil)
+				req.Header.Set("Mcp-Session-Id", id)
+				req.Header.Set("MCP-Protocol-Version", rawmcp.ProtocolVersion)
+				if res, err := hc.Do(req); err == nil {
+					res.Body.Close()
+				}
+			}
+		}()
+		params, want := `{"name":"show_info","arguments":{}}`, `"structuredContent"`
+		if method == "ping" {
+			params, want = `{}`, `"result":{}`
+		}
 		var seq atomic.Int64
 		call := func(ctx context.Context, c int) error {
-			body := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(seq.Add(1), 10) + `,"method":"tools/call","params":{"name":"show_info","arguments":{}}}`
+			body := `{"jsonrpc":"2.0","id":` + strconv.FormatInt(seq.Add(1), 10) + `,"method":"` + method + `","params":` + params + `}`
 			req, _ := http.NewRequestWithContext(ctx, "POST", mcpURL, strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
@@ -143,13 +161,15 @@ func BenchmarkShowInfoConcurrentHTTP(b *testing.B) {
 			if err != nil {
 				return err
 			}
-			if res.StatusCode != http.StatusOK || !bytes.Contains(ans, []byte(`"structuredContent"`)) || bytes.Contains(ans, []byte(`"isError":true`)) {
-				return fmt.Errorf("show_info: HTTP %d: %.300s", res.StatusCode, ans)
+			if res.StatusCode != http.StatusOK || !bytes.Contains(ans, []byte(want)) || bytes.Contains(ans, []byte(`"isError":true`)) {
+				return fmt.Errorf("%s: HTTP %d: %.300s", method, res.StatusCode, ans)
 			}
 			return nil
 		}
 		measure(b, call)
-	})
+	}
+	b.Run("lean", func(b *testing.B) { lean(b, "tools/call") })
+	b.Run("lean_ping", func(b *testing.B) { lean(b, "ping") })
 
 	b.Run("go-sdk", func(b *testing.B) {
 		sessions := make([]*mcp.ClientSession, callers)
