@@ -391,7 +391,22 @@ func (ft *fleetTools) persistenceLine(ctx context.Context, instances []string) s
 	if len(parts) == 0 {
 		return ""
 	}
-	return "Runtime change: " + strings.Join(parts, "; ") + ". Maps and ACLs changed at run time are lost on reload everywhere."
+	// Maps and ACLs survive where PROXY_PERSIST rewrites their files (a
+	// failed write is reported on its own, per instance).
+	var mapsLost []string
+	for _, in := range instances {
+		if l := ft.per[in].life; l == nil || !l.Persist {
+			mapsLost = append(mapsLost, in)
+		}
+	}
+	maps := ""
+	switch {
+	case len(mapsLost) == len(instances):
+		maps = " Maps and ACLs changed at run time are lost on reload everywhere."
+	case len(mapsLost) > 0:
+		maps = " Maps and ACLs changed at run time are lost on reload on " + strings.Join(mapsLost, ", ") + " (PROXY_PERSIST is off there)."
+	}
+	return "Runtime change: " + strings.Join(parts, "; ") + "." + maps
 }
 
 // plan plans a write on every chosen instance: the same validated

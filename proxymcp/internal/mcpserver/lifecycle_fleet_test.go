@@ -458,3 +458,48 @@ func fileIs(file, want string) func() string {
 		return ""
 	}
 }
+
+// TestFleetMapPersistedIsNotSaidLost: in a fleet with PROXY_PERSIST=on, a
+// map entry persisted on every instance is not said to be lost on reload,
+// even where server changes would be (no server-state file); where
+// PROXY_PERSIST is off, it is.
+func TestFleetMapPersistedIsNotSaidLost(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		persist  [2]bool
+		want     string
+		wantNone string
+	}{
+		{"on everywhere", [2]bool{true, true}, "", "Maps and ACLs changed at run time are lost"},
+		{"off on lb2", [2]bool{true, false}, "Maps and ACLs changed at run time are lost on reload on lb2 (PROXY_PERSIST is off there).", "everywhere"},
+		{"off everywhere", [2]bool{false, false}, "Maps and ACLs changed at run time are lost on reload everywhere.", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var hs []*haproxytest.MasterWorker
+			var lives []*Lifecycle
+			for i := range 2 {
+				h := haproxytest.RunMaster(t, haproxytest.MasterOptions{Version: haproxytest.SystemBranch})
+				hs = append(hs, h)
+				lives = append(lives, lifecycleOf(h, c.persist[i]))
+			}
+			e := newLC(t, hs, []string{"lb1", "lb2"}, lives)
+			// Each HAProxy has its own directory: the map is named by its
+			// id, the same on both.
+			maps := e.ok("list_maps", map[string]any{"instance": "lb1"})
+			ref := fmt.Sprintf("#%v", maps["maps"].([]any)[0].(map[string]any)["id"])
+			res := e.raw("add_map_entry", map[string]any{"map": ref, "key": "kept.example", "value": "be_other"})
+			msg := text(res)
+			if res.IsError {
+				t.Fatalf("add_map_entry: %s", msg)
+			}
+			for i, h := range hs {
+				if got, _ := os.ReadFile(h.MapFile); strings.Contains(string(got), "kept.example") != c.persist[i] {
+					t.Errorf("lb%d (PROXY_PERSIST %v): map file %q", i+1, c.persist[i], got)
+				}
+			}
+			if c.want != "" && !strings.Contains(msg, c.want) || c.wantNone != "" && strings.Contains(msg, c.wantNone) {
+				t.Errorf("result:\n%s\nwant %q, not %q", msg, c.want, c.wantNone)
+			}
+		})
+	}
+}
