@@ -24,10 +24,15 @@ type spanBuffer struct {
 	spans   []sdktrace.ReadOnlySpan
 	timer   *time.Timer
 	stopped bool
+	// handing counts groups taken but not yet handed on (the timer's flush
+	// runs beside ForceFlush), so that ForceFlush waits for them.
+	handing int
+	handed  sync.Cond
 }
 
 func newSpanBuffer(next sdktrace.SpanProcessor, max int, delay time.Duration) *spanBuffer {
 	b := &spanBuffer{next: next, max: max, delay: delay}
+	b.handed.L = &b.mu
 	b.timer = time.AfterFunc(time.Hour, b.flush)
 	b.timer.Stop()
 	return b
@@ -66,13 +71,33 @@ func (b *spanBuffer) take() []sdktrace.ReadOnlySpan {
 	spans := b.spans
 	b.spans = nil
 	b.timer.Stop()
+	if len(spans) > 0 {
+		b.handing++
+	}
 	return spans
 }
 
+// handOn passes a group from take to the next processor.
 func (b *spanBuffer) handOn(spans []sdktrace.ReadOnlySpan) {
+	if len(spans) == 0 {
+		return
+	}
 	for _, s := range spans {
 		b.next.OnEnd(s)
 	}
+	b.mu.Lock()
+	b.handing--
+	b.handed.Broadcast()
+	b.mu.Unlock()
+}
+
+// settle waits until every group taken so far has been handed on.
+func (b *spanBuffer) settle() {
+	b.mu.Lock()
+	for b.handing > 0 {
+		b.handed.Wait()
+	}
+	b.mu.Unlock()
 }
 
 func (b *spanBuffer) flush() {
@@ -85,6 +110,7 @@ func (b *spanBuffer) flush() {
 // ForceFlush hands on what the buffer holds, then flushes the next processor.
 func (b *spanBuffer) ForceFlush(ctx context.Context) error {
 	b.flush()
+	b.settle()
 	return b.next.ForceFlush(ctx)
 }
 
@@ -96,5 +122,6 @@ func (b *spanBuffer) Shutdown(ctx context.Context) error {
 	spans := b.take()
 	b.mu.Unlock()
 	b.handOn(spans)
+	b.settle()
 	return b.next.Shutdown(ctx)
 }
