@@ -235,6 +235,13 @@ func (t *Tools) caller(ctx context.Context) (context.Context, error) {
 		// The subject of a token exchange (SQLENGINE_AUTH=token-exchange):
 		// only ever sent to the identity provider, never to Trino.
 		ctx = trinoauth.WithSubjectToken(ctx, tok)
+	} else if t.eng.Config().TokenPerCaller {
+		// Signed in, but nothing to exchange: in OAuth proxy mode the
+		// provider's token behind this server's own has expired, and the
+		// provider did not renew it (no refresh token from it).
+		return ctx, mcperr.New(mcperr.Permission, "exchange the caller's token for a Trino token",
+			errors.New("the caller is signed in, but the sign-in holds no access token of the identity provider to exchange (in OAUTH_MODE=proxy it ends with the provider's token behind it); nothing was sent to Trino, and no query runs as the service user instead"),
+			"sign in again (log in anew from the MCP client)")
 	}
 	principal := cmp.Or(id.Username, id.Email, id.Subject)
 	eid := engine.Identity{Principal: principal, Subject: id.Subject, Email: id.Email}
