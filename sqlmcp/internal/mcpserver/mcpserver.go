@@ -193,28 +193,14 @@ func (t *Tools) failure(ctx context.Context, tool string, err error) error {
 	return err
 }
 
-// mcpKinds maps the engine's error kinds onto MCP's.
-var mcpKinds = map[engine.Kind]mcperr.Kind{
-	engine.Internal:    mcperr.Internal,
-	engine.Invalid:     mcperr.Invalid,
-	engine.NotFound:    mcperr.NotFound,
-	engine.Unavailable: mcperr.Unavailable,
-	engine.Timeout:     mcperr.Timeout,
-	engine.Permission:  mcperr.Permission,
-	engine.Canceled:    mcperr.Canceled,
-}
-
 // toMCP is the one place the back end's errors become MCP errors: a guard
-// refusal is invalid input; an engine error keeps its words and hint under
-// the matching kind. Others (the server's own, context errors) pass as
-// they are.
+// refusal is invalid input. Engine errors are errkind errors, which mcperr
+// renders with their kind, words and hint; they pass as they are, like the
+// server's own and context errors.
 func toMCP(err error) error {
 	var r *sqlguard.Refusal
 	if errors.As(err, &r) {
 		return mcperr.New(mcperr.Invalid, r.Error(), nil, "")
-	}
-	if e, ok := err.(*engine.Error); ok {
-		return &mcperr.Error{Kind: mcpKinds[e.Kind], Op: e.Op, Err: e.Err, Hint: e.Hint}
 	}
 	return err
 }
