@@ -208,6 +208,18 @@ func TestCodexOnRequestAsksWithTheAgentsReason(t *testing.T) {
 				if tc.marker != (err == nil) {
 					t.Errorf("%s: marker: %v", tc.action, err)
 				}
+				// codex-reply keeps the thread's approval-policy: it continues
+				// on the app-server, natively.
+				reply := e.call(t, "codex-reply", map[string]any{"threadId": sc["threadId"], "prompt": "[[reply:REPLIED]]"})
+				if got := mustOK(t, reply); got != "REPLIED" {
+					t.Errorf("codex-reply = %q", got)
+				}
+				if rs, _ := reply.StructuredContent.(map[string]any); rs["threadId"] != sc["threadId"] {
+					t.Errorf("codex-reply thread %v, want %v", rs["threadId"], sc["threadId"])
+				}
+				if reqs := e.h.Endpoint.RequestsWith("[[reply:REPLIED]]"); len(reqs) != 1 || !strings.Contains(strings.Join(reqs[0].Texts, "\n"), cmd) {
+					t.Errorf("the reply was not a native continuation: %+v", reqs)
+				}
 				waitNoLeftovers(t, e.h.Marker, 15*time.Second)
 			})
 		}
