@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
@@ -27,6 +28,10 @@ import (
 )
 
 var version string
+
+// warmLimit bounds the CLI's set-up of its home at start-up (WarmHome):
+// a CLI that hangs must not hold up serving for long.
+const warmLimit = 3 * time.Second
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -77,7 +82,31 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	// In the background: a CLI that hangs must not hold up start-up (and
 	// /readyz reports it meanwhile). The feature probe (cached across
 	// restarts, keyed on the binary) runs beside it, off every call's path.
-	features := &cliversion.Detector{Path: ccfg.CLIPath}
+	// A binary probed before (the cache says so: a file read, no CLI run)
+	// also gives the version check its answers, so that the first call
+	// does not wait for the CLI to print them again; a changed binary is
+	// asked anew.
+	//
+	// The CLI's first run in a new home (this one is new at every start)
+	// sets it up: state databases, bundled skills, ~0.3 s. When the binary
+	// is known (a restart) that happens here, bounded, before serving;
+	// otherwise beside the probe.
+	prober := &cliversion.Prober{}
+	warm := func() {
+		start := time.Now()
+		if err := cliversion.WarmHome(ctx, ccfg.CLIPath, home, ccfg.MCPServers, warmLimit); err != nil {
+			logger.Debug("the Codex CLI did not set up its home ahead of the first call", "error", err.Error())
+			return
+		}
+		logger.Debug("the Codex CLI set up its home", "codex_home", home, "ms", time.Since(start).Milliseconds())
+	}
+	if prober.SeedCaps(client) {
+		logger.Debug("Codex CLI version and capabilities taken from the last probe of this binary", "path", ccfg.CLIPath)
+		warm()
+	} else {
+		go warm()
+	}
+	features := &cliversion.Detector{Path: ccfg.CLIPath, Prober: prober}
 	features.Start(ctx)
 	go func() {
 		if caps, err := client.Caps(ctx); err != nil {

@@ -2,14 +2,7 @@ package main
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
-	"math/big"
 	"net/http"
 	"os"
 	"os/exec"
@@ -78,17 +71,12 @@ func TestCertKeyNowhere(t *testing.T) {
 	}
 	cs := e2e.Connect(t, base+"/mcp", nil)
 
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	// Real certificates and keys, made by openssl.
 	now := time.Now()
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(now.UnixNano()), Subject: pkix.Name{CommonName: "proxymcp-test.example"},
-		DNSNames: []string{"proxymcp-test.example", "www.proxymcp-test.example"}, NotBefore: now.Add(-time.Hour), NotAfter: now.Add(10 * 24 * time.Hour)}
-	der, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	p8, _ := x509.MarshalPKCS8PrivateKey(key)
-	o8, _ := x509.MarshalPKCS8PrivateKey(other)
-	certPEM := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-	keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: p8}))
-	otherPEM := string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: o8}))
+	made := haproxytest.NewCert(t, haproxytest.CertOptions{Names: []string{"proxymcp-test.example", "www.proxymcp-test.example"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(10 * 24 * time.Hour)})
+	certPEM, keyPEM := made.CertPEM, made.KeyPEM
+	otherPEM := haproxytest.NewCert(t, haproxytest.CertOptions{}).KeyPEM
 
 	if res := e2e.CallTool(t, cs, "set_ssl_cert", map[string]any{"file": h.CertFile, "pem_with_private_key": certPEM + otherPEM}); !res.IsError {
 		t.Fatalf("a mismatched key was accepted: %s", e2e.Text(res))

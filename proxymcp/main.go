@@ -21,6 +21,8 @@ import (
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/master"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/mcpserver"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/persist"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/views"
+	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
@@ -39,10 +41,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		Name:    "proxymcp",
 		Version: buildinfo.Version(version),
 		Summary: "HAProxy administration and monitoring over MCP (runtime API and stats page)",
-		Vars:    append(append([]envconfig.Var(nil), config.Vars...), config.FleetVars[0]),
+		Vars:    append(append(append([]envconfig.Var(nil), config.Vars...), config.FleetVars[0]), apps.Var),
 	}
 	var cf config.Fleet
-	cfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) { cf = config.FleetFromEnv(env) })
+	var viewsOn bool
+	cfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(env *envconfig.Reader) {
+		cf = config.FleetFromEnv(env)
+		viewsOn = apps.Enabled(env)
+	})
 	if !ok {
 		return status
 	}
@@ -55,6 +61,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	defer f.Close()
 	s := serve.NewServer(p.Name, p.Version)
+	// MCP Apps views (MCP_APPS): list_servers shows the backend pool, every
+	// change tool its preview; clients without the extension see no change.
+	v := apps.New(p.Name, viewsOn,
+		apps.View{Name: mcpserver.ViewBackendPool, Title: "Backend pool",
+			Description: "Servers per backend (and per instance in a fleet) with status, weight, sessions and check; divergence between instances highlighted; drain, ready and weight as tool calls.",
+			HTML:        views.BackendPool},
+		apps.ChangePreview())
+	v.Register(s.MCPServer)
 	// Every runtime API command and stats page request is recorded (metrics
 	// and a span) under backend="haproxy", or the instance's name.
 	f.Record(s.BackendRecorder("haproxy", ""))
@@ -77,8 +91,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	defer calls.Close()
 	life := lifecycles(ctx, cf, f, s.Metrics.Registry(), logger)
-	n := mcpserver.Register(calls, f, mcpserver.Options{ReadOnly: cf.ReadOnly, ServerVersion: p.Version, Lifecycle: life})
-	logger.Debug("tools registered", "count", n, "instances", strings.Join(f.Names(), ","))
+	mcpserver.New(f, mcpserver.Options{ReadOnly: cf.ReadOnly, ServerVersion: p.Version, Lifecycle: life, Views: v}).Register(calls)
+	logger.Debug("tools registered", "count", len(calls.Server().ListTools()), "instances", strings.Join(f.Names(), ","))
 
 	o := serve.Options{
 		Logger: logger, Stdin: stdin, Stdout: stdout,

@@ -24,25 +24,6 @@ import (
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
 
-const (
-	mcpAudience   = "https://mcp.example.com/mcp"
-	trinoAudience = "trino"
-	exClient      = "sqlmcp"
-	exSecret      = "exchange-secret-e2e"
-)
-
-const accessRules = `{
-  "catalogs": [{"user": "alice|bob", "catalog": "sales", "allow": "read-only"},
-               {"catalog": ".*", "allow": "none"}],
-  "tables": [
-    {"user": "alice", "catalog": "sales", "schema": "public", "table": ".*", "privileges": ["SELECT"]},
-    {"user": "bob", "catalog": "sales", "schema": "public", "table": "customers", "privileges": ["SELECT"],
-     "filter": "country = 'FR' OR name = current_user",
-     "columns": [{"name": "email", "mask": "CASE WHEN email IS NULL THEN NULL ELSE '***' END"},
-                 {"name": "balance", "allow": false}]}
-  ]
-}`
-
 type identityFixture struct {
 	idp *idptest.IdP
 	eng *trinotest.Server
@@ -53,18 +34,14 @@ type identityFixture struct {
 // with SQLENGINE_AUTH=token-exchange.
 func startIdentity(t *testing.T, bin string, extra ...string) *identityFixture {
 	t.Helper()
-	idp := idptest.New(t, idptest.Options{})
-	idp.AddClient(idptest.Client{ID: exClient, Secret: exSecret})
-	idp.AllowExchange(exClient, trinoAudience)
-	rules, err := trinotest.ParseAccessRules([]byte(accessRules))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := trinotest.Start(t, trinotest.WithLargeTableRows(-1), trinotest.WithAccessRules(rules),
-		trinotest.WithJWTAuth(&trinotest.JWTAuth{
-			JWKSURL: idp.URL + "/jwks", Issuer: idp.Issuer(), Audience: trinoAudience,
-			PrincipalField: "preferred_username",
-		}))
+	return startIdentityWith(t, bin, idptest.Options{}, extra...)
+}
+
+// startIdentityWith is startIdentity with the provider's options.
+func startIdentityWith(t *testing.T, bin string, opts idptest.Options, extra ...string) *identityFixture {
+	t.Helper()
+	id := trinotest.StartIdentity(t, opts)
+	idp, eng := id.IdP, id.Engine
 	ca := filepath.Join(t.TempDir(), "engine-ca.pem")
 	if err := os.WriteFile(ca, eng.CACertPEM(), 0o600); err != nil {
 		t.Fatal(err)
@@ -74,12 +51,12 @@ func startIdentity(t *testing.T, bin string, extra ...string) *identityFixture {
 		"SSL_CERT_FILE=" + ca, // the engine's CA, verified like any other
 		"SQLENGINE_HOST=" + eng.Host(), "SQLENGINE_PORT=" + strconv.Itoa(eng.Port()), "SQLENGINE_SSL=true",
 		"SQLENGINE_USER=svc", "SQLENGINE_CATALOG=sales", "SQLENGINE_SCHEMA=public",
-		"OAUTH_ENABLED=true", "OAUTH_PROVIDER=oidc", "OIDC_ISSUER=" + idp.Issuer(), "OIDC_AUDIENCE=" + mcpAudience,
+		"OAUTH_ENABLED=true", "OAUTH_PROVIDER=oidc", "OIDC_ISSUER=" + idp.Issuer(), "OIDC_AUDIENCE=" + trinotest.MCPAudience,
 		"SQLENGINE_AUTH=token-exchange",
 		"SQLENGINE_TOKEN_EXCHANGE_URL=" + idp.URL + "/token",
-		"SQLENGINE_TOKEN_EXCHANGE_CLIENT_ID=" + exClient,
-		"SQLENGINE_TOKEN_EXCHANGE_CLIENT_SECRET=" + exSecret,
-		"SQLENGINE_TOKEN_EXCHANGE_AUDIENCE=" + trinoAudience,
+		"SQLENGINE_TOKEN_EXCHANGE_CLIENT_ID=" + trinotest.ExchangeClient,
+		"SQLENGINE_TOKEN_EXCHANGE_CLIENT_SECRET=" + trinotest.ExchangeSecret,
+		"SQLENGINE_TOKEN_EXCHANGE_AUDIENCE=" + trinotest.TrinoAudience,
 		"LOG_LEVEL=debug",
 	}, extra...)
 	return &identityFixture{idp: idp, eng: eng, srv: e2e.StartHTTP(t, bin, env)}
@@ -88,9 +65,7 @@ func startIdentity(t *testing.T, bin string, extra ...string) *identityFixture {
 // mcpToken is a provider token for the MCP server's audience: what the
 // client presents to sqlmcp.
 func (f *identityFixture) mcpToken(user string) string {
-	c := f.idp.Claims(mcpAudience)
-	c["sub"], c["preferred_username"], c["email"] = "sub-"+user, user, user+"@example.com"
-	return f.idp.Sign(c)
+	return (&trinotest.Identity{IdP: f.idp, Engine: f.eng}).MCPToken(user)
 }
 
 func (f *identityFixture) client(t *testing.T, token string) *mcp.ClientSession {
@@ -157,13 +132,22 @@ func TestQueryAsYourself(t *testing.T) {
 	}
 	structured(t, e2e.CallTool(t, f.client(t, alice), "execute_query", map[string]any{"query": "SELECT count(*) FROM orders"}))
 
-	// The MCP tokens never reached the engine; every request but
-	// /v1/info carried a Bearer token, and never as the service user.
+	f.onlyExchangedTokens(t, alice, bob)
+}
+
+// onlyExchangedTokens checks what the engine and the provider saw: none of
+// the MCP tokens at the engine, a Bearer token on every engine request but
+// /v1/info, no query as the service user, and every exchange by sqlmcp's
+// client for Trino's audience.
+func (f *identityFixture) onlyExchangedTokens(t *testing.T, mcpTokens ...string) {
+	t.Helper()
 	for _, r := range f.eng.Requests() {
 		for name, vals := range r.Header {
 			for _, v := range vals {
-				if strings.Contains(v, alice) || strings.Contains(v, bob) {
-					t.Fatalf("the MCP access token was sent to the engine in %s of %s %s", name, r.Method, r.Path)
+				for _, tok := range mcpTokens {
+					if strings.Contains(v, tok) {
+						t.Fatalf("an MCP access token was sent to the engine in %s of %s %s", name, r.Method, r.Path)
+					}
 				}
 			}
 		}
@@ -177,8 +161,8 @@ func TestQueryAsYourself(t *testing.T) {
 		}
 	}
 	for _, r := range f.idp.ExchangeRequests() {
-		if r.Audience != trinoAudience || r.Client != exClient {
-			t.Errorf("exchange %+v, want client %q audience %q", r, exClient, trinoAudience)
+		if r.Audience != trinotest.TrinoAudience || r.Client != trinotest.ExchangeClient {
+			t.Errorf("exchange %+v, want client %q audience %q", r, trinotest.ExchangeClient, trinotest.TrinoAudience)
 		}
 	}
 }
@@ -212,7 +196,7 @@ func TestProviderRefusesTheExchange(t *testing.T) {
 				t.Errorf("%s: %q does not name the provider's answer %q", call.tool, text, want)
 			}
 		}
-		if strings.Contains(text, tok) || strings.Contains(text, exSecret) {
+		if strings.Contains(text, tok) || strings.Contains(text, trinotest.ExchangeSecret) {
 			t.Errorf("%s: the error quotes a secret", call.tool)
 		}
 	}
@@ -228,8 +212,8 @@ func TestEngineRefusesMCPAudience(t *testing.T) {
 	bin := e2e.Build(t, ".")
 	// A provider that hands back the subject's audience unchanged is
 	// simulated by letting sqlmcp ask for the MCP audience.
-	f2 := startIdentity(t, bin, "SQLENGINE_TOKEN_EXCHANGE_AUDIENCE="+mcpAudience)
-	f2.idp.AllowExchange(exClient, mcpAudience)
+	f2 := startIdentity(t, bin, "SQLENGINE_TOKEN_EXCHANGE_AUDIENCE="+trinotest.MCPAudience)
+	f2.idp.AllowExchange(trinotest.ExchangeClient, trinotest.MCPAudience)
 	tok := f2.mcpToken("alice")
 	res := e2e.CallTool(t, f2.client(t, tok), "execute_query", map[string]any{"query": "SELECT 'wrong-audience'"})
 	text := e2e.Text(res)

@@ -14,10 +14,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
+	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
+	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
 
@@ -25,6 +28,8 @@ import (
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/mcpserver"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinoauth"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/views"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -52,12 +57,14 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		Name:    "sqlmcp",
 		Version: buildinfo.Version(version),
 		Summary: "run SQL on Trino and discover its catalogs, schemas and tables over MCP",
-		Vars:    config.Vars,
+		Vars:    append(slices.Clone(config.Vars), apps.Var),
 	}
 	var own config.Config
 	var profileErr error
+	var viewsOn bool
 	cfg, logger, status, ok := p.Configure(args, getenv, stdout, stderr, func(r *envconfig.Reader) {
 		own, profileErr = config.Read(r, getenv)
+		viewsOn = apps.Enabled(r)
 	})
 	if !ok {
 		return status
@@ -70,6 +77,14 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		// door, not later inside a tool.
 		cfg.Auth.RequiredIdentity = own.ImpersonationField
 	}
+	for _, cl := range own.Clusters {
+		if cl.Auth == trinoauth.ModeTokenExchange && cfg.Auth.Mode == httpauth.ModeProxy {
+			// Proxy mode: this server issues the MCP tokens, which the
+			// provider cannot exchange; it keeps the provider's access
+			// token behind each (sealed), and that is what is exchanged.
+			cfg.Auth.UpstreamAccess = true
+		}
+	}
 	var clusters []mcpserver.Cluster
 	for _, cl := range own.Clusters {
 		eng, err := engine.New(cl.Engine)
@@ -80,7 +95,8 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 			return p.ConfigError(stderr, err)
 		}
 		defer eng.Close()
-		clusters = append(clusters, mcpserver.Cluster{Name: cl.Name, Engine: eng, Scope: cl.AllowedSchemas, Auth: string(cl.Auth)})
+		clusters = append(clusters, mcpserver.Cluster{Name: cl.Name, Engine: eng, Scope: cl.AllowedSchemas, Auth: string(cl.Auth),
+			MaxScanBytes: cl.MaxScanBytes, MaxScanRows: cl.MaxScanRows})
 		logger.Info("engine configured", "cluster", cl.Name, "url", cl.Engine.URL(), "user", cl.Engine.User, "catalog", cl.Engine.Catalog, "schema", cl.Engine.Schema,
 			"profile", cl.Profile, "allow_writes", own.AllowWrites, "allowed_schemas", len(cl.AllowedSchemas.Schemas()), "impersonation", own.Impersonation, "auth", string(cl.Auth))
 		go func() {
@@ -114,6 +130,14 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 	opts = append(opts, keeper.ServerOptions()...)
 	so.WrapMCP = keeper.Wrap
 	s := serve.NewServer(p.Name, p.Version, opts...)
+	// MCP Apps views (MCP_APPS): execute_query's rows as a grid and chart;
+	// a client without the extension sees today's surface.
+	v := apps.New(p.Name, viewsOn,
+		apps.View{Name: mcpserver.ViewQueryResult, Title: "Query result",
+			Description: "A sortable grid with column types, row count and truncation, a chart for two numeric columns, CSV download, fetch more while a cursor is open.",
+			HTML:        views.QueryResult},
+		apps.ChangePreview())
+	v.Register(s.MCPServer)
 	times := engine.NewEngineTimes(s.Metrics.Registry(), p.Name)
 	for _, cl := range clusters {
 		backend := ""
@@ -146,6 +170,7 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		CursorsPerCaller:   own.CursorsPerCaller,
 		MaxScanBytes:       own.MaxScanBytes,
 		MaxScanRows:        own.MaxScanRows,
+		Views:              v,
 	}, logger)
 	tools.Register(calls)
 	defer tools.Close() // open cursors: their engine queries are cancelled

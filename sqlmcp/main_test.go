@@ -105,6 +105,15 @@ func TestSurfaceOverStdioAndHTTP(t *testing.T) {
 			t.Errorf("with writes allowed execute_query is annotated %+v", tool.Annotations)
 		}
 	}
+	// With a read budget execute_query may need approval even with writes
+	// off: it is declared a change tool (dryRun, confirm), not destructive.
+	budget := e2e.Stdio(t, bin, engineEnv(t, "SQLENGINE_MAX_SCAN_ROWS=5000"))
+	e2e.Golden(t, "testdata/surface_budget.golden.json", e2e.List(t, budget))
+	for _, tool := range e2e.List(t, budget).Tools {
+		if tool.Name == "execute_query" && (tool.Annotations.ReadOnlyHint || tool.Annotations.DestructiveHint == nil || *tool.Annotations.DestructiveHint) {
+			t.Errorf("with a budget execute_query is annotated %+v", tool.Annotations)
+		}
+	}
 }
 
 func TestToolsOverStdioAndHTTP(t *testing.T) {

@@ -232,6 +232,13 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 		if len(others) == 0 {
 			t.Errorf("every poll reached %s, the replica that created the task: no affinity expected (%v)", created.Replica, seen)
 		}
+		// 2026-07-28 has no tasks/result: tasks/get carries the rows
+		// inline, on the replica that ran the task and on the others.
+		for _, n := range f.names {
+			if _, a := getTask(t, lb.NewModern(f.replica(n).MCPURL()), tk.TaskID); !strings.Contains(a.Raw, `\"rows\":[[1,300],[2,300],[3,300]]`) && !strings.Contains(a.Raw, `"rows":[[1,300],[2,300],[3,300]]`) {
+				t.Errorf("tasks/get on %s (created on %s) without the rows inline: %s", n, created.Replica, a.Raw)
+			}
+		}
 		// The result, through the balancer, until another replica gave it.
 		var res lb.Answer
 		for i := 0; i < 6; i++ {
@@ -272,6 +279,53 @@ func TestReplicasBehindHAProxy(t *testing.T) {
 		}
 		if got, _ := waitTask(t, c, tk.TaskID, 30*time.Second); got.Status != "cancelled" {
 			t.Errorf("status after cancel: %q", got.Status)
+		}
+	})
+
+	t.Run("2026-07-28 approval inside a task answered on another replica", func(t *testing.T) {
+		for _, st := range []string{"CREATE SCHEMA sales.e2ereplask", "CREATE TABLE sales.e2ereplask.accepted (id INTEGER)", "CREATE TABLE sales.e2ereplask.declined (id INTEGER)"} {
+			if err := trino.Exec(ctx, st); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Cleanup(func() { trino.Exec(context.Background(), "DROP SCHEMA sales.e2ereplask CASCADE") })
+		exists := func(table string) bool {
+			d, err := trino.Dump(ctx, "sales", "e2ereplask")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.Contains(d, table)
+		}
+		for _, action := range []string{"accept", "decline"} {
+			table := map[string]string{"accept": "accepted", "decline": "declined"}[action]
+			c := elicitingExt(f.lbURL())
+			id, created := extCreate(t, c, "DROP TABLE sales.e2ereplask."+table)
+			// The replicas that did not create it: the answer must reach
+			// the one running the task through Redis.
+			var others []*e2e.HTTPServer
+			for _, n := range f.names {
+				if n != created.Replica {
+					others = append(others, f.replica(n))
+				}
+			}
+			tk := extWait(t, elicitingExt(others[0].MCPURL()), id, "input_required")
+			if q := tk.InputRequests["approve-1"]; !strings.Contains(q.Params.Message, "sales.e2ereplask."+table) {
+				t.Fatalf("input_required on another replica without the approval request: %+v", tk)
+			}
+			if !exists(table) {
+				d, _ := trino.Dump(ctx, "sales", "e2ereplask")
+				t.Fatalf("dropped before the answer: %s", d)
+			}
+			if a := call(t, elicitingExt(others[1].MCPURL()), "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"approve-1": map[string]any{"action": action}}}); a.Error != nil {
+				t.Fatalf("tasks/update on another replica: %s", a.Raw)
+			}
+			tk = extWait(t, elicitingExt(others[0].MCPURL()), id, "completed")
+			if accepted := action == "accept"; tk.Result == nil || tk.Result.IsError == accepted || exists(table) == accepted {
+				t.Fatalf("%s answered on another replica: result %s, table exists %v", action, tk.Raw, exists(table))
+			}
+			if done := extWait(t, elicitingExt(f.replica(created.Replica).MCPURL()), id, "completed"); string(done.Raw) != string(tk.Raw) {
+				t.Errorf("the running replica's result %s differs from the store's %s", done.Raw, tk.Raw)
+			}
 		}
 	})
 

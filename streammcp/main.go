@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		apps.View{Name: mcpserver.ViewConsumerLag, Title: "Consumer lag", Description: "Consumer groups by lag, per-partition lag bars, lag over successive reads; a dry run of an offset reset when writes are allowed.", HTML: views.ConsumerLag},
 		apps.View{Name: mcpserver.ViewClusterHealth, Title: "Cluster health", Description: "Per cluster: brokers online and offline, the controller, under-replicated and offline partitions.", HTML: views.ClusterHealth},
 		apps.ChangePreview())
-	h := mcpserver.NewFleet(clusters, mcpserver.Options{WatchInterval: cfg.WatchInterval, Logger: logger, Views: v})
+	h := mcpserver.New(clusters, mcpserver.Options{WatchInterval: cfg.WatchInterval, Logger: logger, Views: v})
 	s := serve.NewServer(p.Name, p.Version, h.ServerOptions()...)
 	v.Register(s.MCPServer)
 	// Every Kafka request is recorded under its cluster's configured name.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/install/proxymcp.sh — install what proxymcp's tests need: Debian's
-# haproxy package (the tests start their own `haproxy -f` as a child process),
+# openssl (test certificates) and haproxy packages (the tests start their own
+# `haproxy -f` as a child process),
 # and the newer LTS branches as cached chroots built with mmdebstrap:
 #   3.0 from Debian trixie, 3.2 from Debian sid, each in
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/mcpfleet/haproxy-<branch>
@@ -16,6 +17,21 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/mcpfleet"
+
+# openssl makes the certificates the set_ssl_cert tests rotate
+# (haproxytest.MakeCert: genpkey, req, ca -selfsign); with CI=true a missing
+# openssl fails those tests.
+if ! command -v openssl >/dev/null 2>&1; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "proxymcp: openssl is missing and apt-get is not available; install openssl by hand" >&2
+    exit 1
+  fi
+  if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openssl; then
+    $SUDO apt-get update
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends openssl
+  fi
+  openssl version
+fi
 
 # chroot_ok DIR BRANCH: the chroot runs haproxy of that branch.
 chroot_ok() {

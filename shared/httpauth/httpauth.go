@@ -42,6 +42,16 @@ type Config struct {
 	// instead of failing later inside a tool. Not read from the environment.
 	RequiredIdentity string
 
+	// UpstreamAccess (proxy mode) keeps the identity provider's access
+	// token behind each token this server issues, for a server that
+	// exchanges it at that provider (RFC 8693; sqlmcp's token-exchange):
+	// the token is sealed (encrypted with JWT_SECRET) into the issued
+	// token, whose lifetime is capped at the provider token's, and a
+	// refresh renews both. AccessTokenFromContext then returns the
+	// provider's token, never this server's own. Not read from the
+	// environment.
+	UpstreamAccess bool
+
 	// HTTPClient talks to the identity provider (discovery, JWKS, token
 	// exchange). Nil means a client with a 15-second timeout. Not read from
 	// the environment; tests and embedders set it.
@@ -144,7 +154,8 @@ type accessTokenKey struct{}
 // token the middleware verified). It is for exchanging at that provider
 // (RFC 8693) only: never log it, never forward it to another service. In
 // proxy mode the bearer is this server's own token, which the provider
-// cannot exchange, so there is none.
+// cannot exchange: with Config.UpstreamAccess it is the provider's access
+// token sealed in that token while it is valid, otherwise there is none.
 func AccessTokenFromContext(ctx context.Context) (string, bool) {
 	t, ok := ctx.Value(accessTokenKey{}).(string)
 	return t, ok && t != ""

@@ -91,8 +91,15 @@ func (l *Layer) Protect(next http.Handler) http.Handler {
 			return
 		}
 		ctx := ContextWithIdentity(r.Context(), id)
-		if l.hmac == nil && !l.ownToken(token) {
+		switch {
+		case l.hmac != nil:
+		case !l.ownToken(token):
 			ctx = context.WithValue(ctx, accessTokenKey{}, token)
+		case l.cfg.UpstreamAccess && l.proxy != nil:
+			// This server's token: the provider's behind it, if any.
+			if up, ok := l.proxy.upstreamOf(token); ok {
+				ctx = context.WithValue(ctx, accessTokenKey{}, up)
+			}
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})

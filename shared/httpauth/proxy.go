@@ -93,6 +93,53 @@ type grant struct {
 	Exp           int64          `json:"e"`
 	// Upstream is the provider's refresh token, sealed with the rest.
 	Upstream string `json:"u,omitempty"`
+	// UpstreamAccess is the provider's access token and UpstreamExp its
+	// expiry (Unix seconds, 0: not said), kept with Config.UpstreamAccess.
+	UpstreamAccess string `json:"ua,omitempty"`
+	UpstreamExp    int64  `json:"ue,omitempty"`
+}
+
+// upstreamClaim is the claim of an issued access token that holds the
+// provider's access token, sealed for purposeUpstream.
+const (
+	upstreamClaim   = "upt"
+	purposeUpstream = "upstream-access"
+)
+
+// upstreamToken is the sealed content of upstreamClaim.
+type upstreamToken struct {
+	Token string `json:"t"`
+	Exp   int64  `json:"e,omitempty"`
+}
+
+// keepUpstream records the provider's access token of tok in g, when the
+// server asked for it.
+func (p *proxyFlow) keepUpstream(g *grant, tok *oauth2.Token) {
+	if !p.l.cfg.UpstreamAccess || tok.AccessToken == "" {
+		return
+	}
+	g.UpstreamAccess, g.UpstreamExp = tok.AccessToken, 0
+	if !tok.Expiry.IsZero() {
+		g.UpstreamExp = tok.Expiry.Unix()
+	}
+}
+
+// upstreamOf returns the provider's access token sealed in token (an
+// access token this server issued and Verify accepted), while it is valid.
+func (p *proxyFlow) upstreamOf(token string) (string, bool) {
+	_, claims, _, _, err := splitJWT(token)
+	if err != nil {
+		return "", false
+	}
+	sealed, _ := claims[upstreamClaim].(string)
+	var up upstreamToken
+	if sealed == "" || p.seal.open(purposeUpstream, sealed, &up) != nil || up.Token == "" {
+		return "", false
+	}
+	if up.Exp != 0 && p.l.now().Unix() >= up.Exp {
+		return "", false
+	}
+	return up.Token, true
 }
 
 func clientHash(clientID string) string {
@@ -388,11 +435,13 @@ func (p *proxyFlow) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := p.l.now()
-	code, err := p.seal.seal("code", grant{
+	cg := grant{
 		ID: randomString(16), Client: st.Client, Redirect: st.Redirect, RedirectGiven: st.RedirectGiven,
 		Challenge: st.Challenge, Scope: st.Scope, Claims: claims, AuthTime: now.Unix(), Exp: now.Add(codeTTL).Unix(),
 		Upstream: tok.RefreshToken,
-	})
+	}
+	p.keepUpstream(&cg, tok)
+	code, err := p.seal.seal("code", cg)
 	if err != nil {
 		back(url.Values{"error": {"server_error"}, "error_description": {"cannot issue the code"}})
 		return
@@ -500,12 +549,27 @@ func (p *proxyFlow) issue(w http.ResponseWriter, clientID string, g grant, now t
 	if g.Scope != "" {
 		claims["scope"] = g.Scope
 	}
+	ttl := accessTokenTTL
+	if g.UpstreamAccess != "" && (g.UpstreamExp == 0 || g.UpstreamExp > now.Unix()) {
+		sealed, err := p.seal.seal(purposeUpstream, upstreamToken{Token: g.UpstreamAccess, Exp: g.UpstreamExp})
+		if err != nil {
+			oauthError(w, http.StatusInternalServerError, "server_error", "cannot issue the token")
+			return
+		}
+		claims[upstreamClaim] = sealed
+		if g.UpstreamExp != 0 {
+			// Valid no longer than the provider's token behind it: the
+			// client refreshes, and the refresh renews that token.
+			ttl = min(ttl, time.Unix(g.UpstreamExp, 0).Sub(now))
+			claims["exp"] = now.Add(ttl).Unix()
+		}
+	}
 	access, err := signHS256(at.key, accessTokenType, claims)
 	if err != nil {
 		oauthError(w, http.StatusInternalServerError, "server_error", "cannot issue the token")
 		return
 	}
-	resp := map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(accessTokenTTL.Seconds())}
+	resp := map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(ttl.Seconds())}
 	if g.Scope != "" {
 		resp["scope"] = g.Scope
 	}
@@ -514,7 +578,8 @@ func (p *proxyFlow) issue(w http.ResponseWriter, clientID string, g grant, now t
 		end = exp
 	}
 	if now.Before(end) {
-		rg := grant{ID: randomString(16), Client: g.Client, Scope: g.Scope, Claims: g.Claims, AuthTime: g.AuthTime, Exp: end.Unix(), Upstream: g.Upstream}
+		rg := grant{ID: randomString(16), Client: g.Client, Scope: g.Scope, Claims: g.Claims, AuthTime: g.AuthTime, Exp: end.Unix(), Upstream: g.Upstream,
+			UpstreamAccess: g.UpstreamAccess, UpstreamExp: g.UpstreamExp}
 		if rt, err := p.seal.seal("refresh", rg); err == nil {
 			resp["refresh_token"] = rt
 		}
@@ -548,6 +613,7 @@ func (p *proxyFlow) renewUpstream(w http.ResponseWriter, r *http.Request, g *gra
 	if tok.RefreshToken != "" {
 		g.Upstream = tok.RefreshToken
 	}
+	p.keepUpstream(g, tok)
 	if rawID, _ := tok.Extra("id_token").(string); rawID != "" {
 		claims, err := p.l.oidc.verifyIDToken(ctx, rawID)
 		if err != nil {

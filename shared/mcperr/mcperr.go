@@ -1,188 +1,62 @@
-// Package mcperr is the one vocabulary of error kinds the servers use, and
-// its single mapping onto MCP: a failing tool returns a result with
-// isError: true and a one-line, actionable message; protocol problems stay
-// JSON-RPC errors (mcp-go produces those itself).
+// Package mcperr maps the error kinds of shared/errkind onto MCP: a failing
+// tool returns a result with isError: true and a one-line, actionable
+// message; protocol problems stay JSON-RPC errors (mcp-go produces those
+// itself). The kinds and the error type are errkind's, under the names the
+// servers have always used.
 package mcperr
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"net"
-	"os"
-	"strings"
-	"syscall"
-
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcpfleet/mcpfleet/shared/errkind"
 )
 
 // Kind classifies a failure by what the user can do about it.
-type Kind int
+type Kind = errkind.Kind
 
+// The kinds; see errkind.
 const (
-	// Internal is a bug or an unexpected condition.
-	Internal Kind = iota
-	// Invalid means the caller's input was wrong; nothing was changed.
-	Invalid
-	// NotFound means the named thing does not exist.
-	NotFound
-	// Unavailable means the back end could not be reached or refused service.
-	Unavailable
-	// Timeout means the operation ran out of time.
-	Timeout
-	// Permission means authentication or authorisation failed.
-	Permission
-	// Conflict means the operation clashes with the current state.
-	Conflict
-	// Canceled means the caller cancelled the operation.
-	Canceled
+	Internal    = errkind.Internal
+	Invalid     = errkind.Invalid
+	NotFound    = errkind.NotFound
+	Unavailable = errkind.Unavailable
+	Timeout     = errkind.Timeout
+	Permission  = errkind.Permission
+	Conflict    = errkind.Conflict
+	Canceled    = errkind.Canceled
 )
-
-var kindNames = [...]string{
-	Internal:    "internal error",
-	Invalid:     "invalid input",
-	NotFound:    "not found",
-	Unavailable: "back end unavailable",
-	Timeout:     "timeout",
-	Permission:  "permission denied",
-	Conflict:    "conflict",
-	Canceled:    "canceled",
-}
-
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("kind(%d)", int(k))
-}
 
 // Error is a classified error: what was attempted (Op), why it failed (Err),
 // and what to do about it (Hint).
-type Error struct {
-	Kind Kind
-	Op   string // what was being done, e.g. "read consumer offsets from broker 2"
-	Err  error  // the cause; may be nil
-	Hint string // what the user can do, e.g. "check STREAM_BROKERS"
-}
-
-// Error renders "op: cause (hint)" on one line.
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Op)
-	if e.Err != nil {
-		if e.Op != "" {
-			b.WriteString(": ")
-		}
-		b.WriteString(oneLine(e.Err.Error()))
-	}
-	if e.Hint != "" {
-		b.WriteString(". ")
-		b.WriteString(e.Hint)
-	}
-	return b.String()
-}
-
-func (e *Error) Unwrap() error { return e.Err }
+type Error = errkind.Error
 
 // New returns a classified error.
 func New(kind Kind, op string, err error, hint string) *Error {
-	return &Error{Kind: kind, Op: op, Err: err, Hint: hint}
+	return errkind.New(kind, op, err, hint)
 }
 
 // Invalidf returns an Invalid error whose message is formatted.
 func Invalidf(format string, args ...any) *Error {
-	return &Error{Kind: Invalid, Op: fmt.Sprintf(format, args...)}
+	return errkind.Invalidf(format, args...)
 }
 
 // NotFoundf returns a NotFound error whose message is formatted.
 func NotFoundf(format string, args ...any) *Error {
-	return &Error{Kind: NotFound, Op: fmt.Sprintf(format, args...)}
+	return errkind.NotFoundf(format, args...)
 }
 
-// KindOf classifies err. Classified errors keep their kind; context errors,
-// network errors and permission errors are recognised; anything else is Internal.
-func KindOf(err error) Kind {
-	if err == nil {
-		return Internal
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Kind
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
-		return Timeout
-	case errors.Is(err, context.Canceled):
-		return Canceled
-	case errors.Is(err, os.ErrPermission):
-		return Permission
-	case errors.Is(err, os.ErrNotExist):
-		return NotFound
-	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH),
-		errors.Is(err, syscall.EPIPE):
-		return Unavailable
-	}
-	var netErr net.Error
-	if errors.As(err, &netErr) {
-		if netErr.Timeout() {
-			return Timeout
-		}
-		return Unavailable
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return Unavailable
-	}
-	return Internal
-}
+// KindOf classifies err; see errkind.KindOf.
+func KindOf(err error) Kind { return errkind.KindOf(err) }
 
 // Wrap classifies err (keeping an existing kind) and adds what was being
 // done and a hint. It returns nil for a nil err.
-func Wrap(err error, op, hint string) error {
-	if err == nil {
-		return nil
-	}
-	return &Error{Kind: KindOf(err), Op: op, Err: err, Hint: hint}
-}
+func Wrap(err error, op, hint string) error { return errkind.Wrap(err, op, hint) }
 
 // Message returns the one-line text a user sees for err, adding a generic
 // hint by kind when the error carries none.
-func Message(err error) string {
-	if err == nil {
-		return ""
-	}
-	msg := oneLine(err.Error())
-	var e *Error
-	if errors.As(err, &e) && e.Hint != "" {
-		return msg
-	}
-	switch KindOf(err) {
-	case Timeout:
-		if !strings.Contains(msg, "timed out") && !strings.Contains(msg, "timeout") {
-			msg += " (timed out)"
-		}
-		return msg + ". Retry, or raise the timeout if the back end is slow"
-	case Unavailable:
-		return msg + ". Check that the back end is running and reachable at the configured address"
-	case Canceled:
-		return msg + " (the request was cancelled)"
-	case Permission:
-		return msg + ". Check the credentials and permissions configured for this server"
-	}
-	return msg
-}
+func Message(err error) string { return errkind.Message(err) }
 
 // ToolResult turns err into an MCP tool result with isError: true.
 func ToolResult(err error) *mcp.CallToolResult {
 	return mcp.NewToolResultError(Message(err))
-}
-
-// oneLine folds a multi-line message onto one line.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	return strings.Join(strings.Fields(s), " ")
 }

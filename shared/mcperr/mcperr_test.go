@@ -3,35 +3,12 @@ package mcperr
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 )
-
-func TestKindOf(t *testing.T) {
-	refused := &net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}
-	tests := []struct {
-		err  error
-		want Kind
-	}{
-		{New(NotFound, "find backend x", nil, ""), NotFound},
-		{fmt.Errorf("wrapped: %w", New(Conflict, "x", nil, "")), Conflict},
-		{context.DeadlineExceeded, Timeout},
-		{fmt.Errorf("read: %w", os.ErrDeadlineExceeded), Timeout},
-		{context.Canceled, Canceled},
-		{refused, Unavailable},
-		{fmt.Errorf("open: %w", os.ErrPermission), Permission},
-		{errors.New("boom"), Internal},
-	}
-	for _, tt := range tests {
-		if got := KindOf(tt.err); got != tt.want {
-			t.Errorf("KindOf(%v) = %v, want %v", tt.err, got, tt.want)
-		}
-	}
-}
 
 func TestToolResultIsOneActionableLine(t *testing.T) {
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/shared/tasks"
 )
 
 // stdioGate sits between the process's stdin/stdout and mcp-go's stdio
@@ -39,6 +41,9 @@ type stdioGate struct {
 	// stdio session), set once mcp-go's Listen has registered the session;
 	// until then every line goes to mcp-go.
 	session atomic.Pointer[context.Context]
+	// sessionSet is closed once session is.
+	sessionSet     chan struct{}
+	sessionSetOnce sync.Once
 
 	mu      sync.Mutex
 	pending map[string]int // request id (raw JSON) → unanswered count
@@ -60,6 +65,8 @@ func newStdioGate(stdin io.Reader, stdout io.Writer, aliases map[string]string, 
 		calls:   c,
 		pending: map[string]int{},
 		answers: make(chan struct{}, 1),
+
+		sessionSet: make(chan struct{}),
 	}
 	g.out = &stdoutTap{w: stdout, gate: g}
 	go g.readLines(stdin)
@@ -76,8 +83,11 @@ func (g *stdioGate) readLines(stdin io.Reader) {
 			g.out.Write(append(tooLargeError(leadingID(line), g.max), '\n'))
 		} else if len(line) > 0 {
 			line, await, method := g.admit(line)
-			if session := g.session.Load(); session != nil && quickMethods[method] {
+			session := g.session.Load()
+			if session != nil && quickMethods[method] {
 				g.answer(*session, line) // its answer, through g.out, ends the wait
+			} else if answer, ok := g.modern(session, method, line); ok {
+				g.out.Write(append(answer, '\n'))
 			} else {
 				select {
 				case g.lines <- line:
@@ -95,6 +105,37 @@ func (g *stdioGate) readLines(stdin io.Reader) {
 			return
 		}
 	}
+}
+
+// modern answers the 2026-07-28 tasks extension's requests over stdio as
+// the keeper's Wrap does over HTTP (shared/tasks.Keeper.Modern): a
+// tools/call from a client declaring the extension becomes a task, and
+// tasks/get, tasks/update and tasks/cancel answer for it.
+func (g *stdioGate) modern(session *context.Context, method string, line []byte) ([]byte, bool) {
+	switch method {
+	case "tasks/get", "tasks/update", "tasks/cancel":
+	case "tools/call":
+		if !bytes.Contains(line, []byte(tasks.ExtensionID)) {
+			return nil, false // no extension declared: mcp-go's, as before
+		}
+	default:
+		return nil, false
+	}
+	m := tasks.ModernFor(g.mcp)
+	if m == nil {
+		return nil, false
+	}
+	if session == nil {
+		// The first lines can come before mcp-go has registered the
+		// session (it does so as Listen starts, before reading).
+		select {
+		case <-g.sessionSet:
+			session = g.session.Load()
+		case <-g.stop:
+			return nil, false
+		}
+	}
+	return m(*session, bytes.TrimSpace(line))
 }
 
 // idPrefixBytes is how much of an oversized line is kept to find its id.
@@ -203,6 +244,7 @@ var quickMethods = map[string]bool{
 // setSession hands the gate mcp-go's request context (see session).
 func (g *stdioGate) setSession(ctx context.Context) context.Context {
 	g.session.Store(&ctx)
+	g.sessionSetOnce.Do(func() { close(g.sessionSet) })
 	return ctx
 }
 

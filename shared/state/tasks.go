@@ -26,17 +26,21 @@ const DeadMessage = "the server running this task stopped"
 // TaskRecord is what the store keeps of a task: no arguments, no secrets,
 // only who owns it, where it stands and its (size-bounded) result.
 type TaskRecord struct {
-	ID            string          `json:"id"`
-	Issuer        string          `json:"iss"`
-	Subject       string          `json:"sub"`
-	Status        string          `json:"status"`
-	StatusMessage string          `json:"msg,omitempty"`
-	Created       time.Time       `json:"created"`
-	Updated       time.Time       `json:"updated"`
-	TTL           time.Duration   `json:"ttl"`
-	PollInterval  time.Duration   `json:"poll,omitempty"`
-	Result        json.RawMessage `json:"-"` // a CallToolResult, completed tasks only
-	Error         string          `json:"-"` // why a failed task failed
+	ID            string        `json:"id"`
+	Issuer        string        `json:"iss"`
+	Subject       string        `json:"sub"`
+	Status        string        `json:"status"`
+	StatusMessage string        `json:"msg,omitempty"`
+	Created       time.Time     `json:"created"`
+	Updated       time.Time     `json:"updated"`
+	TTL           time.Duration `json:"ttl"`
+	PollInterval  time.Duration `json:"poll,omitempty"`
+	// Modern is set for a task of the 2026-07-28 tasks extension (its
+	// Error is then the JSON-RPC error object).
+	Modern bool            `json:"modern,omitempty"`
+	Input  json.RawMessage `json:"-"` // input_required: the open inputRequests
+	Result json.RawMessage `json:"-"` // a CallToolResult, completed tasks only
+	Error  string          `json:"-"` // why a failed task failed
 }
 
 // Terminal reports whether the status is final.
@@ -49,6 +53,7 @@ const forgetAfter = 6 * time.Minute
 func (r *Redis) taskKey(id string) string   { return r.prefix + "task:" + id }
 func (r *Redis) beatKey(id string) string   { return r.prefix + "task-beat:" + id }
 func (r *Redis) cancelKey(id string) string { return r.prefix + "task-cancel:" + id }
+func (r *Redis) inputKey(id string) string  { return r.prefix + "task-input:" + id }
 func (r *Redis) ownerKey(iss, sub string) string {
 	h := sha256.Sum256([]byte(iss + "\x00" + sub))
 	return r.prefix + "tasks-of:" + hex.EncodeToString(h[:16])
@@ -81,6 +86,7 @@ var finishScript = redis.NewScript(`
 local s = redis.call('HGET', KEYS[1], 'status')
 if s ~= 'working' and s ~= 'input_required' then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[1], 'msg', ARGV[2], 'result', ARGV[3], 'error', ARGV[4], 'updated', ARGV[5])
+redis.call('HDEL', KEYS[1], 'input')
 redis.call('DEL', KEYS[2])
 return 1`)
 
@@ -146,6 +152,9 @@ func (r *Redis) GetTask(ctx context.Context, id string) (*TaskRecord, error) {
 	if f["result"] != "" {
 		t.Result = json.RawMessage(f["result"])
 	}
+	if f["input"] != "" {
+		t.Input = json.RawMessage(f["input"])
+	}
 	if u := f["updated"]; u != "" {
 		var ms int64
 		json.Unmarshal([]byte(u), &ms)
@@ -178,4 +187,45 @@ func (r *Redis) ListTasks(ctx context.Context, iss, sub string) ([]string, error
 		return nil, r.wrap(err)
 	}
 	return ids, nil
+}
+
+// inputScript moves a running task between working and input_required
+// (ARGV[1]), with its open inputRequests (ARGV[2]) while input_required.
+var inputScript = redis.NewScript(`
+local s = redis.call('HGET', KEYS[1], 'status')
+if s ~= 'working' and s ~= 'input_required' then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'updated', ARGV[3])
+if ARGV[2] == '' then redis.call('HDEL', KEYS[1], 'input') else redis.call('HSET', KEYS[1], 'input', ARGV[2]) end
+return 1`)
+
+// SetInput records a running task's move to input_required with its open
+// input requests (JSON), or back to working (status "working", no
+// requests). A task that has ended is left as it is.
+func (r *Redis) SetInput(ctx context.Context, id, status string, requests []byte) error {
+	_, err := inputScript.Run(ctx, r.c, []string{r.taskKey(id)}, status, requests, time.Now().UnixMilli()).Int()
+	return r.wrap(err)
+}
+
+// PushInput queues a client's input responses (JSON) for task id, for the
+// replica running it (PopInput). They are kept at most ttl.
+func (r *Redis) PushInput(ctx context.Context, id string, responses []byte, ttl time.Duration) error {
+	_, err := r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.RPush(ctx, r.inputKey(id), responses)
+		p.PExpire(ctx, r.inputKey(id), ttl)
+		return nil
+	})
+	return r.wrap(err)
+}
+
+// PopInput takes the oldest input responses queued for task id, waiting up
+// to wait; nil when none came.
+func (r *Redis) PopInput(ctx context.Context, id string, wait time.Duration) ([]byte, error) {
+	v, err := r.c.BLPop(ctx, wait, r.inputKey(id)).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, r.wrap(err)
+	}
+	return []byte(v[1]), nil
 }

@@ -29,7 +29,8 @@ const hmacSecret = "0123456789abcdef0123456789abcdef-tasks-secret"
 // surface is the real HTTP surface of a server (serve.NewServer +
 // NewHTTPHandler with OAuth) offering tasks through a keeper, with one
 // task-capable tool "job": mode "wait" runs until cancelled or released,
-// "now" returns at once, "fail" fails.
+// "now" returns at once, "fail" fails, "ask" asks the client inside the
+// task (tasks.Ask) and returns the answer's action.
 type surface struct {
 	url     string
 	keeper  *tasks.Keeper
@@ -51,6 +52,25 @@ func newSurface(t *testing.T, ac httpauth.Config, tc tasks.Config) *surface {
 				return mcp.NewToolResultText("done"), nil
 			case "fail":
 				return nil, errors.New("failed as asked")
+			case "ask", "ask-briefly":
+				// Asks inside the task, as the toolcall pipeline asks for
+				// an approval; "ask-briefly" gives up after 300 ms (the
+				// approval timeout).
+				wait := 30 * time.Second
+				if req.GetString("mode", "") == "ask-briefly" {
+					wait = 300 * time.Millisecond
+				}
+				actx, cancel := context.WithTimeout(ctx, wait)
+				defer cancel()
+				res, err := tasks.Ask(actx, mcp.ElicitationParams{Message: "Drop table sales.t?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}})
+				switch {
+				case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+					return mcp.NewToolResultError("no answer within the approval timeout"), nil
+				case err != nil:
+					sf.note("ask ended: " + err.Error())
+					return nil, err
+				}
+				return mcp.NewToolResultText("answer: " + string(res.Action)), nil
 			}
 			select {
 			case <-sf.release:

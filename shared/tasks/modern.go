@@ -40,10 +40,11 @@ type modernTask struct {
 	cancel    context.CancelFunc
 
 	mu      sync.Mutex
-	status  string // working, completed, failed, cancelled
+	status  string // working, input_required, completed, failed, cancelled
 	updated time.Time
-	result  json.RawMessage // completed: the tool's result
-	rpcErr  json.RawMessage // failed: the JSON-RPC error
+	input   mcp.InputRequests // input_required: the open question
+	result  json.RawMessage   // completed: the tool's result
+	rpcErr  json.RawMessage   // failed: the JSON-RPC error
 }
 
 func (t *modernTask) envelope() map[string]any {
@@ -56,7 +57,47 @@ func (t *modernTask) envelope() map[string]any {
 		"ttlMs":          t.ttl.Milliseconds(),
 		"pollIntervalMs": PollInterval.Milliseconds(),
 	}
+	if t.status == "input_required" && t.input != nil {
+		m["inputRequests"] = t.input
+		m["statusMessage"] = "waiting for the client's answer to inputRequests (tasks/update)"
+	}
 	return m
+}
+
+// detailed is tasks/get's answer (and a status notification's params):
+// the envelope with the result or error inline once the task has ended.
+func (t *modernTask) detailed() map[string]any {
+	m := t.envelope()
+	t.mu.Lock()
+	if t.result != nil {
+		m["result"] = t.result
+	}
+	if t.rpcErr != nil {
+		m["error"] = t.rpcErr
+		m["statusMessage"] = errMessage(t.rpcErr)
+	}
+	t.mu.Unlock()
+	return m
+}
+
+// errMessage is a JSON-RPC error object's message.
+func errMessage(e json.RawMessage) string {
+	var m struct{ Message string }
+	json.Unmarshal(e, &m)
+	return m.Message
+}
+
+// keepers maps each MCP server offering tasks to its keeper, for
+// transports that see raw messages before mcp-go (serve's stdio gate).
+var keepers sync.Map // *server.MCPServer -> *Keeper
+
+// ModernFor returns the Modern of the keeper s carries (ServerOptions), or
+// nil when s offers no tasks.
+func ModernFor(s *server.MCPServer) func(ctx context.Context, body []byte) ([]byte, bool) {
+	if k, ok := keepers.Load(s); ok {
+		return k.(*Keeper).Modern
+	}
+	return nil
 }
 
 // modernCall is the part of a 2026-07-28 request the keeper reads.
@@ -64,9 +105,10 @@ type modernCall struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
-		Name   string `json:"name"`
-		TaskID string `json:"taskId"`
-		Meta   struct {
+		Name           string          `json:"name"`
+		TaskID         string          `json:"taskId"`
+		InputResponses json.RawMessage `json:"inputResponses"`
+		Meta           struct {
 			Version string `json:"io.modelcontextprotocol/protocolVersion"`
 			Caps    struct {
 				Extensions map[string]json.RawMessage `json:"extensions"`
@@ -96,38 +138,56 @@ func (k *Keeper) Modern(ctx context.Context, body []byte) (answer []byte, handle
 		if !declared {
 			if k.owns(httpauth.PrincipalFromContext(ctx), c.Params.TaskID) && c.Method != "tasks/update" {
 				// The caller's own 2025-11-25-style task (created with
-				// params.task): mcp-go answers for it, as before.
+				// params.task): mcp-go answers for it, as before; once it
+				// has ended, tasks/get carries the outcome inline, as
+				// 2026-07-28 has no tasks/result.
+				if r := k.ended(httpauth.PrincipalFromContext(ctx), c.Params.TaskID); r != nil && c.Method == "tasks/get" && r.end.status != string(mcp.TaskStatusCancelled) {
+					k.free(c.Params.TaskID) // the outcome is fetched: its slot is free
+					return modernResult(c.ID, inlineTask(c.Params.TaskID, r)), true
+				}
 				return nil, false
 			}
 			return rpcErrorBytes(c.ID, codeMissingCapability, c.Method+" needs the "+ExtensionID+" extension: declare it in _meta io.modelcontextprotocol/clientCapabilities.extensions"), true
 		}
 		t := k.modernTask(ctx, c.Params.TaskID)
 		if t == nil {
-			return rpcErrorBytes(c.ID, mcp.INVALID_PARAMS, fmt.Sprintf("task not found: it never existed, has expired (MCP_TASK_TTL %s), or belongs to another identity", k.cfg.TTL)), true
+			if k.store != nil {
+				return k.modernFromStore(ctx, c)
+			}
+			return rpcErrorBytes(c.ID, mcp.INVALID_PARAMS, k.notFound()), true
 		}
 		switch c.Method {
 		case "tasks/get":
-			m := t.envelope()
-			t.mu.Lock()
-			if t.result != nil {
-				m["result"] = t.result
-			}
-			if t.rpcErr != nil {
-				m["error"] = t.rpcErr
-			}
-			t.mu.Unlock()
+			m := t.detailed()
 			m["resultType"] = "complete"
 			return modernResult(c.ID, m), true
 		case "tasks/cancel":
 			t.mu.Lock()
-			if t.status == "working" {
-				t.status, t.updated = "cancelled", time.Now()
+			cancelled := false
+			if t.status == "working" || t.status == "input_required" {
+				t.status, t.updated, t.input = "cancelled", time.Now(), nil
+				cancelled = true
 			}
 			t.mu.Unlock()
+			if cancelled && k.store != nil {
+				if _, err := k.store.CancelTask(context.WithoutCancel(ctx), t.id, "Task cancelled by request"); err != nil {
+					k.logf("task %s: recording its cancel: %v", t.id, err)
+				}
+			}
 			t.cancel()
+			if cancelled {
+				k.notifyStatus(t.id)
+			}
 			return modernResult(c.ID, map[string]any{"resultType": "complete"}), true
 		default: // tasks/update
-			return rpcErrorBytes(c.ID, mcp.INVALID_PARAMS, fmt.Sprintf("task %q is not waiting for input (status %s); tasks/update answers a task whose status is input_required", t.id, t.envelope()["status"])), true
+			responses, err := inputResponses(c)
+			if err != nil {
+				return rpcErrorBytes(c.ID, mcp.INVALID_PARAMS, err.Error()), true
+			}
+			// Responses to a question not open (never asked, answered,
+			// or the task has ended) are ignored, as the extension says.
+			k.update(t, responses)
+			return modernResult(c.ID, map[string]any{"resultType": "complete"}), true
 		}
 	}
 	return nil, false
@@ -164,37 +224,65 @@ func (k *Keeper) modernCall(ctx context.Context, c modernCall, body []byte, decl
 	now := time.Now()
 	run, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.cfg.TTL)
 	t := &modernTask{id: uuid.NewString(), owner: owner, createdAt: now, updated: now, ttl: k.cfg.TTL, cancel: cancel, status: "working"}
+	b := newInbox(t.id, true)
+	run = k.attach(run, b)
+	st := &status{}
+	run = context.WithValue(run, statusKey{}, st)
+	if k.store != nil {
+		// Durably created before the answer names it: every replica's
+		// tasks/get finds it.
+		if err := k.putTask(ctx, t); err != nil {
+			cancel()
+			k.mu.Lock()
+			k.release(owner)
+			k.mu.Unlock()
+			return rpcErrorBytes(c.ID, mcp.INTERNAL_ERROR, "cannot create a task: "+err.Error()), true
+		}
+	}
 	k.mu.Lock()
 	k.modern[t.id] = t
+	k.inboxes[t.id] = b
 	if k.stopped {
 		cancel()
 	}
 	if len(k.running) == 0 {
 		k.idle = make(chan struct{})
 	}
-	k.running[t.id] = runEntry{cancel: cancel, status: &status{}}
+	k.running[t.id] = runEntry{cancel: cancel, status: st}
 	k.mu.Unlock()
 	time.AfterFunc(k.cfg.TTL, func() {
 		k.mu.Lock()
 		delete(k.modern, t.id)
+		delete(k.inboxes, t.id)
 		k.mu.Unlock()
 		cancel()
 	})
+	var beat chan struct{}
+	if k.store != nil {
+		beat = make(chan struct{})
+		go k.heartbeat(t.id, st, cancel, beat)
+	}
 	go func() {
 		defer cancel()
-		var b []byte
+		defer k.notifyStatus(t.id)
+		defer b.end()
+		var out []byte
 		if support == mcp.TaskSupportRequired {
 			// mcp-go refuses a plain call of a task-only tool: its handler
 			// runs directly (the toolcall pipeline is inside it).
-			b = callDirect(run, tool, body)
+			out = callDirect(run, tool, body)
 		} else {
-			b, _ = json.Marshal(s.HandleMessage(run, body))
+			out, _ = json.Marshal(s.HandleMessage(run, body))
 		}
+		out = k.boundModern(out)
 		var r struct {
 			Result json.RawMessage `json:"result"`
 			Error  json.RawMessage `json:"error"`
 		}
-		json.Unmarshal(b, &r)
+		json.Unmarshal(out, &r)
+		if beat != nil {
+			close(beat)
+		}
 		k.mu.Lock()
 		delete(k.running, t.id)
 		if len(k.running) == 0 {
@@ -203,20 +291,23 @@ func (k *Keeper) modernCall(ctx context.Context, c modernCall, body []byte, decl
 		k.release(owner)
 		k.mu.Unlock()
 		t.mu.Lock()
-		defer t.mu.Unlock()
-		if t.status != "working" {
+		if t.status != "working" && t.status != "input_required" {
+			t.mu.Unlock()
 			return // cancelled
 		}
-		t.updated = time.Now()
-		if run.Err() != nil && r.Result == nil {
+		t.updated, t.input = time.Now(), nil
+		switch {
+		case run.Err() != nil && r.Result == nil:
 			t.status = "cancelled"
-			return
-		}
-		if r.Error != nil {
+		case r.Error != nil:
 			t.status, t.rpcErr = "failed", r.Error
-			return
+		default:
+			t.status, t.result = "completed", r.Result
 		}
-		t.status, t.result = "completed", r.Result
+		t.mu.Unlock()
+		if k.store != nil {
+			k.finishModern(t)
+		}
 	}()
 	m := t.envelope()
 	m["resultType"] = "task"
@@ -320,4 +411,20 @@ func callDirect(ctx context.Context, tool *server.ServerTool, body []byte) []byt
 	}
 	b, _ := json.Marshal(map[string]any{"result": res})
 	return b
+}
+
+// inlineTask is a 2026-07-28 tasks/get answer for a 2025-11-25-style task
+// that has ended: the task with its outcome inline.
+func inlineTask(id string, r *record) map[string]any {
+	m := map[string]any{"resultType": "complete", "taskId": id, "status": r.end.status,
+		"createdAt": r.created.UTC().Format(time.RFC3339), "lastUpdatedAt": r.end.at.UTC().Format(time.RFC3339),
+		"ttl": r.ttl.Milliseconds()}
+	switch {
+	case r.end.result != nil:
+		m["result"] = r.end.result
+	case r.end.err != "":
+		m["statusMessage"] = r.end.err
+		m["error"] = map[string]any{"code": mcp.INTERNAL_ERROR, "message": r.end.err}
+	}
+	return m
 }

@@ -39,6 +39,16 @@ func TestTasksAcrossReplicas(t *testing.T) {
 					t.Fatalf("tasks/result on B: %s", r.raw)
 				}
 			}
+			if era == modern {
+				// No tasks/result on 2026-07-28: tasks/get carries the
+				// outcome inline, on the replica running the task and on
+				// the other one.
+				for name, c := range map[string]*caller{"A (running it)": onA, "B": onB} {
+					if _, r := c.status(id); !strings.Contains(r.raw, `"result":{`) || !strings.Contains(r.raw, `"done"`) {
+						t.Errorf("tasks/get on %s without the result inline: %s", name, r.raw)
+					}
+				}
+			}
 			// Read, listed and cancelled on B; A's run ends.
 			id = onA.mustCreate("wait")
 			onB.waitStatus(id, "working")

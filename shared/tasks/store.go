@@ -159,7 +159,9 @@ func (k *Keeper) fromStore(w http.ResponseWriter, r *http.Request, body []byte) 
 		rpcError(w, c.ID, -32603, err.Error())
 		return true
 	}
-	if rec == nil || rec.Issuer != p.Issuer || rec.Subject != p.Subject {
+	if rec == nil || rec.Issuer != p.Issuer || rec.Subject != p.Subject || rec.Modern {
+		// An extension task is answered by Modern (for a client that
+		// declared the extension), else as an id that never existed.
 		return false
 	}
 	if k.isLocal(rec.ID) && rec.Status != state.TaskCancelled && rec.StatusMessage != state.DeadMessage {
@@ -167,7 +169,22 @@ func (k *Keeper) fromStore(w http.ResponseWriter, r *http.Request, body []byte) 
 	}
 	switch c.Method {
 	case "tasks/get":
-		rpcResult(w, c.ID, wireTask(rec))
+		if !modernRequest(body) || !rec.Terminal() {
+			rpcResult(w, c.ID, wireTask(rec))
+			return true
+		}
+		// 2026-07-28 has no tasks/result: the outcome comes inline.
+		m := map[string]any{}
+		b, _ := json.Marshal(wireTask(rec))
+		json.Unmarshal(b, &m)
+		m["resultType"] = "complete"
+		switch {
+		case rec.Status == state.TaskCompleted && rec.Result != nil:
+			m["result"] = rec.Result
+		case rec.Status == state.TaskFailed:
+			m["error"] = map[string]any{"code": mcp.INTERNAL_ERROR, "message": rec.Error}
+		}
+		rpcResult(w, c.ID, m)
 	case "tasks/cancel":
 		if rec.Terminal() {
 			rpcError(w, c.ID, -32602, "cannot cancel task in terminal status: "+rec.Status)
@@ -231,8 +248,8 @@ func (k *Keeper) listFromStore(w http.ResponseWriter, ctx context.Context, c tas
 			rpcError(w, c.ID, -32603, err.Error())
 			return true
 		}
-		if rec == nil {
-			continue
+		if rec == nil || rec.Modern {
+			continue // tasks/list is 2025-11-25's; extension tasks have none
 		}
 		t := wireTask(rec)
 		k.fill(&t)
@@ -287,4 +304,10 @@ func (k *Keeper) isCrashed() bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.crashed
+}
+
+// modernRequest reports whether a request is of protocol 2026-07-28.
+func modernRequest(body []byte) bool {
+	var c modernCall
+	return json.Unmarshal(body, &c) == nil && c.Params.Meta.Version == mcp.LATEST_PROTOCOL_VERSION
 }

@@ -121,7 +121,13 @@ type Keeper struct {
 	linked map[string]*link
 	// modern holds the 2026-07-28 tasks (modern.go); server is the MCP
 	// server they run on.
-	modern  map[string]*modernTask
+	modern map[string]*modernTask
+	// inboxes hold each task's open question while its run asks the
+	// client (input.go).
+	inboxes map[string]*inbox
+	// changed is closed (and replaced) on every extension task status
+	// change, waking subscriptions/listen streams (notify.go).
+	changed chan struct{}
 	server  *server.MCPServer
 	stopped bool
 	// crashed (tests: export_test.go) stops every store write, as a killed
@@ -132,8 +138,21 @@ type Keeper struct {
 
 // record is what the keeper knows of one task.
 type record struct {
-	owner httpauth.Principal
-	slot  bool // counted in outstanding[owner]
+	owner   httpauth.Principal
+	slot    bool // counted in outstanding[owner]
+	created time.Time
+	ttl     time.Duration
+	// end is the run's outcome once its handler returned, for a
+	// 2026-07-28 tasks/get (the result inline: tasks/result is gone).
+	end *taskEnd
+}
+
+// taskEnd is how a task's run ended.
+type taskEnd struct {
+	status string          // completed, failed, cancelled
+	result json.RawMessage // completed
+	err    string          // failed
+	at     time.Time
 }
 
 // forgetAfter is how long after its TTL a task's owner is still known:
@@ -173,7 +192,7 @@ func NewKeeper(cfg Config) *Keeper {
 	close(idle)
 	return &Keeper{cfg: cfg, store: store, tasks: map[string]*record{}, outstanding: map[httpauth.Principal]int{},
 		running: map[string]runEntry{}, waiting: map[string]*link{},
-		pending: map[context.Context]*link{}, linked: map[string]*link{}, modern: map[string]*modernTask{}, idle: idle}
+		pending: map[context.Context]*link{}, linked: map[string]*link{}, modern: map[string]*modernTask{}, inboxes: map[string]*inbox{}, idle: idle}
 }
 
 // ServerOptions declares the tasks capability (tasks/list, tasks/cancel,
@@ -212,6 +231,7 @@ func (k *Keeper) ServerOptions() []server.ServerOption {
 		k.mu.Lock()
 		k.server = s
 		k.mu.Unlock()
+		keepers.Store(s, k)
 		h := s.GetHooks()
 		if h == nil {
 			h = &server.Hooks{}
@@ -238,6 +258,9 @@ func (k *Keeper) ServerOptions() []server.ServerOption {
 		})
 		h.AddBeforeTaskResult(func(ctx context.Context, _ any, req *mcp.TaskResultRequest) {
 			k.screen(ctx, &req.Params.TaskId)
+			// A task that asks its client does so on this request's
+			// stream (2025-11-25); this returns once the run has ended.
+			k.askOverResult(ctx, req.Params.TaskId)
 		})
 		h.AddBeforeCancelTask(func(ctx context.Context, _ any, req *mcp.CancelTaskRequest) {
 			k.screen(ctx, &req.Params.TaskId)
@@ -285,14 +308,21 @@ func (k *Keeper) ServerOptions() []server.ServerOption {
 	return []server.ServerOption{server.WithTaskCapabilities(true, true, true), server.WithTaskHooks(hooks), answers}
 }
 
-// fill sets a working task's statusMessage to its latest progress.
+// fill sets a working task's statusMessage to its latest progress, and its
+// status to input_required while it waits for the client's answer.
 func (k *Keeper) fill(t *mcp.Task) {
 	if t.Status != mcp.TaskStatusWorking {
 		return
 	}
 	k.mu.Lock()
 	r, ok := k.running[t.TaskId]
+	b := k.inboxes[t.TaskId]
 	k.mu.Unlock()
+	if b != nil && b.pending() != nil {
+		t.Status = mcp.TaskStatusInputRequired
+		t.StatusMessage = "waiting for the client's answer: call tasks/result to receive the request (elicitation/create)"
+		return
+	}
 	if !ok {
 		return
 	}
@@ -386,6 +416,14 @@ func (k *Keeper) Tool(h server.ToolHandlerFunc) server.ToolHandlerFunc {
 		st := &status{}
 		run = context.WithValue(run, statusKey{}, st)
 		k.mu.Lock()
+		b := k.inboxes[id]
+		if b == nil {
+			b = newInbox(id, false)
+			b.session = sessionOf(ctx)
+			k.inboxes[id] = b
+		}
+		run = k.attach(run, b)
+		defer b.end()
 		if k.stopped || l.cancelled {
 			cancel() // the server is stopping, or the task was cancelled before it started: the run ends at once
 		}
@@ -413,6 +451,7 @@ func (k *Keeper) Tool(h server.ToolHandlerFunc) server.ToolHandlerFunc {
 				err = fmt.Errorf("%s: %w", state.DeadMessage, err)
 			}
 			k.finish(id, res, err, !stopped && run.Err() == context.Canceled)
+			k.noteEnd(id, res, err, !stopped && run.Err() == context.Canceled)
 			return res, err
 		}
 		defer func() {
@@ -423,8 +462,40 @@ func (k *Keeper) Tool(h server.ToolHandlerFunc) server.ToolHandlerFunc {
 			}
 			k.mu.Unlock()
 		}()
-		return k.bound(h(run, req))
+		res, err := k.bound(h(run, req))
+		k.noteEnd(id, res, err, run.Err() == context.Canceled)
+		return res, err
 	}
+}
+
+// noteEnd keeps how task id's run ended.
+func (k *Keeper) noteEnd(id string, res *mcp.CallToolResult, err error, cancelled bool) {
+	e := &taskEnd{status: string(mcp.TaskStatusCompleted), at: time.Now()}
+	switch {
+	case cancelled:
+		e.status = string(mcp.TaskStatusCancelled)
+	case err != nil:
+		e.status, e.err = string(mcp.TaskStatusFailed), err.Error()
+	default:
+		e.result, _ = json.Marshal(res)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if r := k.tasks[id]; r != nil && r.end == nil {
+		r.end = e
+	}
+}
+
+// ended returns the caller's ended task id and its record, or nil.
+func (k *Keeper) ended(p httpauth.Principal, id string) *record {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	r := k.tasks[id]
+	if r == nil || r.owner != p || r.end == nil {
+		return nil
+	}
+	c := *r
+	return &c
 }
 
 // StopWait bounds how long Stop waits for cancelled runs to end.
@@ -470,11 +541,14 @@ func (k *Keeper) created(ctx context.Context, id string) {
 		// The slot Wrap reserved for the request becomes the task's.
 		owner, ttl = l.owner, l.ttl
 		k.waiting[id] = l
+		b := newInbox(id, false)
+		b.session = sessionOf(ctx)
+		k.inboxes[id] = b
 	} else {
 		// Created without Wrap (legacy SSE): counted, not refusable.
 		k.outstanding[owner]++
 	}
-	k.tasks[id] = &record{owner: owner, slot: !linked || l.refused == nil}
+	k.tasks[id] = &record{owner: owner, slot: !linked || l.refused == nil, created: time.Now(), ttl: ttl}
 	k.mu.Unlock()
 	k.storeTask(ctx, id, owner, ttl)
 	if linked {
@@ -484,6 +558,7 @@ func (k *Keeper) created(ctx context.Context, id string) {
 	time.AfterFunc(ttl+forgetAfter, func() {
 		k.mu.Lock()
 		delete(k.tasks, id)
+		delete(k.inboxes, id)
 		k.mu.Unlock()
 	})
 }
@@ -529,6 +604,9 @@ func (k *Keeper) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		if k.store != nil && k.fromStore(w, r, body) {
+			return
+		}
+		if k.listen(w, r, body) {
 			return
 		}
 		if answer, ok := k.modernHTTP(r, body); ok {

@@ -16,11 +16,30 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+	"github.com/mcpfleet/mcpfleet/shared/tasks"
 )
 
 // elicit asks the person over the session (elicitation/create, protocol
 // 2025-11-25 and earlier) and waits up to MCP_APPROVAL_TIMEOUT.
 func (p *Pipeline) elicit(ctx context.Context, rec audit.Record, start time.Time, name string, pl Plan) (*mcp.CallToolResult, error) {
+	return p.askPerson(ctx, rec, start, name, pl, p.srv.RequestElicitation)
+}
+
+// askInTask asks the person from inside a task: the task goes
+// input_required with the approval request, answered through tasks/update
+// (2026-07-28 tasks extension) or as an elicitation/create on the client's
+// tasks/result (2025-11-25); no answer within MCP_APPROVAL_TIMEOUT
+// declines.
+func (p *Pipeline) askInTask(ctx context.Context, rec audit.Record, start time.Time, name string, pl Plan) (*mcp.CallToolResult, error) {
+	return p.askPerson(ctx, rec, start, name, pl, func(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+		return tasks.Ask(ctx, req.Params)
+	})
+}
+
+// askPerson asks the person through request and runs the plan once they
+// accept.
+func (p *Pipeline) askPerson(ctx context.Context, rec audit.Record, start time.Time, name string, pl Plan,
+	request func(context.Context, mcp.ElicitationRequest) (*mcp.ElicitationResult, error)) (*mcp.CallToolResult, error) {
 	finish := func(how string, err error) (*mcp.CallToolResult, error) {
 		rec.Approval = how
 		return p.outcome(ctx, rec, start, nil, err)
@@ -30,7 +49,7 @@ func (p *Pipeline) elicit(ctx context.Context, rec audit.Record, start time.Time
 		return finish(audit.Refused, err)
 	}
 	actx, cancel := context.WithTimeout(ctx, p.cfg.Approval.Timeout)
-	res, err := p.srv.RequestElicitation(actx, mcp.ElicitationRequest{
+	res, err := request(actx, mcp.ElicitationRequest{
 		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
 		Params:  p.elicitation(name, pl, pv),
 	})
@@ -165,7 +184,7 @@ type confirmation struct {
 	Code    string    `json:"code"`
 	Expires time.Time `json:"expires"`
 	// InTask is set when the call runs as a task: the text says why the
-	// client was not asked even if it declared elicitation.
+	// task did not ask (the client declared no elicitation).
 	InTask bool `json:"-"`
 }
 
@@ -209,8 +228,8 @@ func (p *Pipeline) previewResult(name string, pl Plan, pv Preview, conf *confirm
 			name, conf.Code, conf.Expires.UTC().Format(time.RFC3339))
 	}
 	if conf != nil && conf.InTask {
-		b.WriteString(" This call runs as a task, and a task cannot ask the user for approval on this server " +
-			"(a request from inside a task has no stream to reach the client on), so it needs a confirmation code even if your client supports elicitation.")
+		b.WriteString(" This call runs as a task, and your client did not declare elicitation, so the task cannot ask the user for approval itself " +
+			"(with elicitation it would: the task goes input_required with the request); it needs a confirmation code.")
 	}
 	return mcp.NewToolResultStructured(out, b.String())
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/argschema"
 	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+	"github.com/mcpfleet/mcpfleet/shared/tasks"
 )
 
 // Code purposes (approval.Binding.Purpose).
@@ -77,7 +78,7 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(attribute.String(AttrClass, rec.Class), attribute.Bool(AttrDryRun, dryRun))
 	}
-	if pl.Class == Read && !dryRun {
+	if pl.Class == Read && !dryRun && pl.Approve == "" {
 		// A read call of a change tool (a SELECT through execute_query)
 		// takes the read path: no approval, no audit.
 		return pl.Run(ctx)
@@ -93,7 +94,12 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 		return finish(p.previewResult(tool.Name, pl, pv, nil), "", nil)
 	}
 
-	if pl.Class == Read || !p.cfg.Approval.Policy.Needs(pl.Class.String()) {
+	if pl.Approve != "" && p.cfg.Approval.Policy == approval.None {
+		return finish(nil, audit.Refused, &mcperr.Error{Kind: mcperr.Permission,
+			Op:   fmt.Sprintf("refused %s: %s; such a call needs a person's approval, and MCP_APPROVAL=none asks nobody; nothing was run", tool.Name, pl.Approve),
+			Hint: "change the call so that it needs no approval, or ask the operator to set MCP_APPROVAL to destructive or change so that a person can approve it"})
+	}
+	if pl.Approve == "" && (pl.Class == Read || !p.cfg.Approval.Policy.Needs(pl.Class.String())) {
 		return p.run(ctx, rec, start, pl, audit.ByPolicy)
 	}
 
@@ -110,16 +116,23 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 		return p.run(ctx, rec, start, pl, audit.ByConfirmationCode)
 	}
 
-	// A task's run outlives its request: mcp-go v1.2.1 has no input_required
-	// task status and loses an elicitation/create sent from inside a task
-	// (the client is never asked and the task hangs until
-	// MCP_APPROVAL_TIMEOUT), so a task never asks; it takes the fallback.
-	inTask := req.Params.Task != nil
-	ask := askNone
-	if !inTask {
-		ask = p.askVia(ctx)
+	// A task's run outlives its request: it asks inside the task
+	// (input_required, tasks.Ask) when its client declared elicitation,
+	// else it takes the fallback.
+	inTask := req.Params.Task != nil || tasks.CanAsk(ctx)
+	ask := p.askVia(ctx)
+	if inTask && ask != askNone {
+		ask = askNone
+		if tasks.CanAsk(ctx) {
+			ask = askTask
+		}
 	}
 	switch ask {
+	case askTask:
+		actx, end := p.phase(ctx, "toolcall.approve")
+		res, err := p.askInTask(actx, rec, start, tool.Name, pl)
+		end(err)
+		return res, err
 	case askRoundTrip:
 		// Each leg of the round trip (the question, then the retry with the
 		// answer) has its approval span, as the session path has.
@@ -137,8 +150,8 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 
 	if p.cfg.Approval.Fallback == approval.Refuse && inTask {
 		return finish(nil, audit.Refused, &mcperr.Error{Kind: mcperr.Permission,
-			Op:   fmt.Sprintf("refused %s: this %s call needs a person's approval, a task cannot ask one (run as a task, the call has no way to reach the client), and MCP_APPROVAL_FALLBACK=refuse; nothing was changed", tool.Name, pl.Class),
-			Hint: "call it without a task, from a client that supports elicitation, or ask the operator to allow confirmation codes (MCP_APPROVAL_FALLBACK=confirm)"})
+			Op:   fmt.Sprintf("refused %s: this %s call needs a person's approval, the task cannot ask one (this client did not declare elicitation, so the task cannot go input_required with the request), and MCP_APPROVAL_FALLBACK=refuse; nothing was changed", tool.Name, pl.Class),
+			Hint: "use a client that supports elicitation (the task then asks the person), or ask the operator to allow confirmation codes (MCP_APPROVAL_FALLBACK=confirm)"})
 	}
 	if p.cfg.Approval.Fallback == approval.Refuse {
 		return finish(nil, audit.Refused, &mcperr.Error{Kind: mcperr.Permission,
@@ -296,6 +309,7 @@ const (
 	askNone      askKind = iota
 	askRoundTrip         // 2026-07-28: an input-required result
 	askSession           // 2025-11-25 and earlier: elicitation/create on the session
+	askTask              // inside a task: input_required until the client answers
 )
 
 func (p *Pipeline) askVia(ctx context.Context) askKind {

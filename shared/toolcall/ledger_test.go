@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/approval"
 	"github.com/mcpfleet/mcpfleet/shared/audit"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/inproc"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
@@ -47,30 +48,8 @@ func registerDouble(p *toolcall.Pipeline, effect string) {
 // replica is one server process's pipeline, in this process.
 func replica(t *testing.T, ledger, effect string) *client.Client {
 	t.Helper()
-	srv := server.NewMCPServer("bank", "v0", server.WithHooks(&server.Hooks{}))
-	p, err := toolcall.New(srv, toolcall.Config{
-		Approval: approval.Config{Secret: sharedSecret, Ledger: ledger},
-		Audit:    audit.Config{Dest: filepath.Join(t.TempDir(), "audit.log")},
-	}, toolcall.Options{Server: "bank", Local: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	registerDouble(p, effect)
-	c, err := client.NewInProcessClient(srv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return inproc.Start(t, inproc.Options{Name: "bank", Calls: toolcall.Config{Approval: approval.Config{Secret: sharedSecret, Ledger: ledger}}},
+		func(p *toolcall.Pipeline) { registerDouble(p, effect) }).Client
 }
 
 func callDouble(t *testing.T, c *client.Client, args map[string]any) *mcp.CallToolResult {

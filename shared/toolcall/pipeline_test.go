@@ -18,12 +18,14 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/approval"
 	"github.com/mcpfleet/mcpfleet/shared/audit"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/inproc"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
 type env struct {
 	t     *testing.T
+	in    *inproc.Server
 	store *store
 	c     *client.Client
 	p     *toolcall.Pipeline
@@ -31,57 +33,24 @@ type env struct {
 	audit string
 }
 
+// newEnv serves the example tools through the shared in-process harness
+// (serve's server and the pipeline configured by cfg, as a server's
+// main.go wires them) to a client that can elicit when opts say so.
 func newEnv(t *testing.T, cfg toolcall.Config, opts ...client.ClientOption) *env {
 	t.Helper()
-	if cfg.Audit.Dest == "" {
-		cfg.Audit.Dest = filepath.Join(t.TempDir(), "audit.log")
-	}
-	srv := server.NewMCPServer("example", "v0.0.1", server.WithHooks(&server.Hooks{}), server.WithElicitation())
-	p, err := toolcall.New(srv, cfg, toolcall.Options{Server: "example", Version: "v0.0.1", Local: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
 	s := newStore()
-	register(p, s)
-	c, err := client.NewInProcessClientWithOptions(srv, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "example-client", Version: "9.9"}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
-	return &env{t: t, store: s, c: c, p: p, srv: srv, audit: cfg.Audit.Dest}
+	srv := inproc.Start(t, inproc.Options{Name: "example", Version: "v0.0.1", Server: []server.ServerOption{server.WithElicitation()},
+		Calls: cfg, ClientName: "example-client", ClientVersion: "9.9", Client: opts}, func(p *toolcall.Pipeline) { register(p, s) })
+	return &env{t: t, in: srv, store: s, c: srv.Client, p: srv.Calls, srv: srv.MCP, audit: srv.Audit}
 }
 
 func (e *env) call(name string, args map[string]any) *mcp.CallToolResult {
 	e.t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
-	res, err := e.c.CallTool(e.t.Context(), req)
-	if err != nil {
-		e.t.Fatalf("call %s: %v", name, err)
-	}
-	return res
+	return e.in.Call(name, args)
 }
 
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if t, ok := c.(mcp.TextContent); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String()
-}
+// text is a result's text content.
+var text = inproc.Text
 
 func (e *env) records() []map[string]any {
 	e.t.Helper()

@@ -219,30 +219,30 @@ func readAudit(t *testing.T, path string) []map[string]any {
 	return e.records()
 }
 
-// TestTaskNeverElicits: a task's run outlives its request, and mcp-go
-// v1.2.1 loses an elicitation/create sent from inside a task (the person
-// is never asked, the task hangs until the approval timeout). So a
-// destructive call run as a task, from a client that declared elicitation,
+// TestTaskWithoutElicitationTakesTheFallback: a destructive call run as a
+// task, from a client that declared no elicitation, cannot ask inside the
+// task (input_required needs a client that can show the request), so it
 // takes the fallback: the preview and a code saying why (confirm), or a
-// refusal naming the task (refuse); nothing is changed either way.
-func TestTaskNeverElicits(t *testing.T) {
+// refusal naming the task (refuse); nothing is changed either way. A client
+// that declared elicitation is asked inside the task (sqlmcp's
+// TestApprovalAskedInsideATask, shared/tasks' TestAskInsideATask).
+func TestTaskWithoutElicitationTakesTheFallback(t *testing.T) {
 	for _, tc := range []struct {
 		fallback approval.Fallback
 		want     []string
 		isError  bool
 	}{
-		{approval.Confirm, []string{"Approval needed — nothing was changed yet.", `confirm: \"mcpc`, "This call runs as a task, and a task cannot ask the user"}, false},
-		{approval.Refuse, []string{"a task cannot ask one", "MCP_APPROVAL_FALLBACK=refuse; nothing was changed", "call it without a task"}, true},
+		{approval.Confirm, []string{"Approval needed — nothing was changed yet.", `confirm: \"mcpc`, "This call runs as a task, and your client did not declare elicitation"}, false},
+		{approval.Refuse, []string{"the task cannot ask one", "MCP_APPROVAL_FALLBACK=refuse; nothing was changed", "use a client that supports elicitation"}, true},
 	} {
 		t.Run(string(tc.fallback), func(t *testing.T) {
 			e := newTaskEnv(t, toolcall.Config{Approval: approval.Config{Policy: approval.Destructive, Fallback: tc.fallback}}, true)
 			s := &rawSession{Session: rawmcp.New(t, e.url, rawClient()), t: t}
-			s.RPC("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}`)
+			s.RPC("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
 			s.Post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 			before, _ := e.store.snapshot()
 			done := make(chan string, 1)
 			go func() {
-				// A task that elicited would never finish: tasks/result would wait.
 				a := s.RPC("tools/call", `{"name":"delete_value","arguments":{"key":"b"},"task":{}}`)
 				var created struct{ Task struct{ TaskID string } }
 				json.Unmarshal(a.Result, &created)

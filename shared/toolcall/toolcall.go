@@ -95,6 +95,13 @@ type Plan struct {
 	// in any field or spelling; secret-named arguments, secret-named
 	// header and config entries, and URL passwords need no listing here.
 	Secrets []string
+	// Approve, when set, says why this call needs a person's approval
+	// whatever its class and MCP_APPROVAL (a read the engine estimates
+	// above a cost budget): the pipeline asks as it does for a class the
+	// policy covers (elicitation, or the preview and a confirmation code).
+	// With MCP_APPROVAL=none nobody can be asked, and the call is refused
+	// with these words. A dry run only describes, as for any call.
+	Approve string
 }
 
 // Preview is the dry run of a call: what a person is shown before approving.

@@ -290,7 +290,7 @@ test("query-result: typed sortable grid, CSV, chart for two numeric columns, fet
   assert.match(await paged.frame.$eval(".meta", (e) => e.textContent), /^2 row\(s\) · more rows available/);
   await paged.frame.click("text=Fetch more");
   await waitFor(async () => (await paged.frame.$$("tbody tr")).length === 4, "the second page");
-  assert.deepEqual(calls, [{ name: "execute_query", arguments: { query: "SELECT id, name FROM customers", limit: 2, cursor: "page-2" } }]);
+  assert.deepEqual(calls, [{ name: "fetch_more", arguments: { cursor: "page-2" } }]);
   assert.match(await paged.frame.$eval(".meta", (e) => e.textContent), /^4 row\(s\) · complete/);
   await close();
 });

@@ -71,27 +71,50 @@ func (c *Client) Caps(ctx context.Context) (Caps, error) {
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, probeLimit, errProbeLimit)
 	defer cancel()
-	out, err := c.quick(ctx, "--version")
+	caps, err := CapsFromAnswers(c.Path, func(args ...string) (string, error) { return c.quick(ctx, args...) })
+	if err != nil {
+		return Caps{}, err
+	}
+	c.caps = &caps
+	return caps, nil
+}
+
+// CapsFromAnswers is how Caps derives the capabilities from the CLI's
+// answers (its standard output) to --version, exec --help and, when
+// resume exists, exec resume --help, asked through answer.
+func CapsFromAnswers(path string, answer func(args ...string) (string, error)) (Caps, error) {
+	out, err := answer("--version")
 	if err != nil {
 		return Caps{}, err
 	}
 	v, err := ParseVersion(out)
 	if err != nil {
-		return Caps{}, &Error{Kind: FailExec, Cause: fmt.Sprintf("could not read the version of %s: %v", c.Path, err)}
+		return Caps{}, &Error{Kind: FailExec, Cause: fmt.Sprintf("could not read the version of %s: %v", path, err)}
 	}
 	if v.Less(MinVersion) {
-		return Caps{}, &Error{Kind: FailExec, Cause: fmt.Sprintf("%s is Codex CLI %s; codermcp needs %s or later (npm install -g @openai/codex)", c.Path, v, MinVersion)}
+		return Caps{}, &Error{Kind: FailExec, Cause: fmt.Sprintf("%s is Codex CLI %s; codermcp needs %s or later (npm install -g @openai/codex)", path, v, MinVersion)}
 	}
-	help, _ := c.quick(ctx, "exec", "--help") // advisory: the version table decides when it fails
+	help, _ := answer("exec", "--help") // advisory: the version table decides when it fails
 	caps := CapsFor(v, help)
 	if caps.Resume {
 		// Where resume's own options go differs by version: ask it.
-		if rh, err := c.quick(ctx, "exec", "resume", "--help"); err == nil && strings.TrimSpace(rh) != "" {
+		if rh, err := answer("exec", "resume", "--help"); err == nil && strings.TrimSpace(rh) != "" {
 			caps.ResumeOptionsAfter = strings.Contains(rh, "--json")
 		}
 	}
-	c.caps = &caps
 	return caps, nil
+}
+
+// SetCaps gives the client capabilities derived elsewhere (CapsFromAnswers
+// over the answers the start-up probe kept for this very binary), so that
+// the first call does not wait for the CLI to be asked again. Capabilities
+// already detected are kept.
+func (c *Client) SetCaps(caps Caps) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.caps == nil {
+		c.caps = &caps
+	}
 }
 
 // probeLimit bounds one informational command (--version, --help) on its

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,13 +15,17 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
 )
 
 // cacheFormat changes whenever Features or the probes change, so a cache
-// written by an older codermcp is probed anew.
-const cacheFormat = 1
+// written by an older codermcp is probed anew. 2: the entry keeps the
+// CLI's answers (Answers).
+const cacheFormat = 2
 
 // Prober probes CLIs and keeps the results on disk.
 type Prober struct {
@@ -35,33 +40,74 @@ type cacheEntry struct {
 	Format   int      `json:"format"`
 	Key      string   `json:"key"`
 	Features Features `json:"features"`
+	// Answers are the CLI's standard output for the commands in
+	// answered, by their arguments joined with spaces.
+	Answers map[string]string `json:"answers,omitempty"`
 }
+
+// answered are the commands whose answers the probe keeps: what the CLI
+// client asks at start-up (cli.Client.Caps).
+var answered = map[string]bool{"--version": true, "exec --help": true, "exec resume --help": true}
 
 // Probe returns what the CLI at path supports: from the cache when the
 // binary is unchanged (same resolved path, size and modification time),
 // else by running it. A failure is not cached.
 func (p *Prober) Probe(ctx context.Context, path string) (Features, error) {
+	f, _, err := p.probeEntry(ctx, path)
+	return f, err
+}
+
+// Answers returns the CLI's answers (standard output) to --version, exec
+// --help and exec resume --help as its last probe kept them, when the
+// binary at path is the one probed then (same resolved path, size and
+// modification time); ok is false otherwise, or without a cache. No CLI
+// runs: this is a file read.
+func (p *Prober) Answers(path string) (answers map[string]string, ok bool) {
 	key, err := binaryKey(path)
 	if err != nil {
-		return Features{}, fmt.Errorf("probe the Codex CLI at %s: %w", path, err)
+		return nil, false
 	}
+	e, ok := p.cached(key)
+	if !ok || e.Answers == nil {
+		return nil, false
+	}
+	return e.Answers, true
+}
+
+// cached returns the cache entry for key, if any.
+func (p *Prober) cached(key string) (cacheEntry, bool) {
 	file := p.cacheFile(key)
-	if file != "" {
-		if b, err := os.ReadFile(file); err == nil {
-			var e cacheEntry
-			if json.Unmarshal(b, &e) == nil && e.Format == cacheFormat && e.Key == key {
-				e.Features.Path = path
-				return e.Features, nil
-			}
-		}
+	if file == "" {
+		return cacheEntry{}, false
 	}
-	f, err := p.probe(ctx, path)
+	b, err := os.ReadFile(file)
 	if err != nil {
-		return Features{}, err
+		return cacheEntry{}, false
 	}
-	if file != "" {
+	var e cacheEntry
+	if json.Unmarshal(b, &e) != nil || e.Format != cacheFormat || e.Key != key {
+		return cacheEntry{}, false
+	}
+	return e, true
+}
+
+func (p *Prober) probeEntry(ctx context.Context, path string) (Features, map[string]string, error) {
+	key, err := binaryKey(path)
+	if err != nil {
+		return Features{}, nil, fmt.Errorf("probe the Codex CLI at %s: %w", path, err)
+	}
+	if e, ok := p.cached(key); ok {
+		e.Features.Path = path
+		return e.Features, e.Answers, nil
+	}
+	answers := map[string]string{}
+	f, err := p.probe(ctx, path, answers)
+	if err != nil {
+		return Features{}, nil, err
+	}
+	if file := p.cacheFile(key); file != "" {
 		// Best effort: an unwritable cache only costs the next start a probe.
-		if b, err := json.MarshalIndent(cacheEntry{Format: cacheFormat, Key: key, Features: f}, "", "  "); err == nil {
+		if b, err := json.MarshalIndent(cacheEntry{Format: cacheFormat, Key: key, Features: f, Answers: answers}, "", "  "); err == nil {
 			if os.MkdirAll(filepath.Dir(file), 0o700) == nil {
 				tmp := file + ".tmp" + fmt.Sprint(os.Getpid())
 				if os.WriteFile(tmp, b, 0o600) == nil {
@@ -70,7 +116,7 @@ func (p *Prober) Probe(ctx context.Context, path string) (Features, error) {
 			}
 		}
 	}
-	return f, nil
+	return f, answers, nil
 }
 
 // binaryKey identifies an installed CLI: its resolved path (the npm shim
@@ -123,7 +169,9 @@ var (
 	possibleRE = regexp.MustCompile(`\[possible values: ([^\]]+)\]`)
 )
 
-func (p *Prober) probe(ctx context.Context, path string) (Features, error) {
+// probe runs the CLI; answers receives its standard output for the
+// commands in answered that succeeded.
+func (p *Prober) probe(ctx context.Context, path string, answers map[string]string) (Features, error) {
 	// A throwaway CODEX_HOME: the probe must not read the user's config
 	// (a profile or provider there would change the answers) nor write
 	// sessions into it.
@@ -132,7 +180,7 @@ func (p *Prober) probe(ctx context.Context, path string) (Features, error) {
 		return Features{}, err
 	}
 	defer os.RemoveAll(home)
-	r := runner{path: path, home: home, limit: p.Limit}
+	r := runner{path: path, home: home, limit: p.Limit, answers: answers}
 	f := Features{Path: path}
 
 	out, err := r.run(ctx, nil, "--version")
@@ -244,6 +292,9 @@ func possibleValues(help, flag string) []string {
 type runner struct {
 	path, home string
 	limit      time.Duration
+	answers    map[string]string // standard output of the commands in answered; nil: none kept
+	dir        string            // working directory; "": home
+	env        []string          // environment before CODEX_HOME; nil: this process's
 }
 
 // cmd prepares a probe run: its own process group (the npm shim forwards
@@ -256,8 +307,15 @@ func (r runner) cmd(ctx context.Context, args ...string) (*exec.Cmd, context.Can
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	cmd := exec.CommandContext(ctx, r.path, args...)
-	cmd.Env = append(os.Environ(), "CODEX_HOME="+r.home)
+	env := r.env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(env[:len(env):len(env)], "CODEX_HOME="+r.home)
 	cmd.Dir = r.home
+	if r.dir != "" {
+		cmd.Dir = r.dir
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
@@ -270,13 +328,40 @@ func (r runner) run(ctx context.Context, stdin io.Reader, args ...string) (strin
 	cmd, cancel := r.cmd(ctx, args...)
 	defer cancel()
 	cmd.Stdin = stdin
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &lockedBuffer{}
+	var stdout bytes.Buffer
+	keep := r.answers != nil && answered[strings.Join(args, " ")]
+	cmd.Stdout, cmd.Stderr = out, out
+	if keep {
+		// Two pipes now: out is written from two goroutines.
+		cmd.Stdout = io.MultiWriter(out, &stdout)
+	}
 	err := cmd.Run()
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
+	if keep && err == nil {
+		r.answers[strings.Join(args, " ")] = stdout.String()
+	}
 	return out.String(), err
+}
+
+// lockedBuffer is a bytes.Buffer written from several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // accepted sets key to an invalid string and reads the values the CLI says
@@ -305,8 +390,8 @@ func (r runner) rejectsString(ctx context.Context, key string) bool {
 // eventStream starts a turn against a closed port on 127.0.0.1 (nothing is
 // sent anywhere) and reads the first JSON event: thread.started on CLIs
 // whose stream carries the thread id, a config summary on older ones.
-func (r runner) eventStream(ctx context.Context) string {
-	cmd, cancel := r.cmd(ctx, "exec", "--json", "--skip-git-repo-check",
+func (r runner) eventStream(ctx context.Context, extra ...string) string {
+	cmd, cancel := r.cmd(ctx, append(append([]string{"exec", "--json", "--skip-git-repo-check"}, extra...),
 		"-c", `model_provider="codermcp_probe"`,
 		"-c", `model_providers.codermcp_probe.name="codermcp-probe"`,
 		"-c", `model_providers.codermcp_probe.base_url="http://127.0.0.1:9/v1"`,
@@ -314,7 +399,7 @@ func (r runner) eventStream(ctx context.Context) string {
 		"-c", "model_providers.codermcp_probe.request_max_retries=0",
 		"-c", "model_providers.codermcp_probe.stream_max_retries=0",
 		"-c", `model="codermcp-probe"`,
-		"--", "codermcp feature probe")
+		"--", "codermcp feature probe")...)
 	defer cancel()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -412,4 +497,71 @@ func (r runner) appServer(ctx context.Context) (string, []string) {
 		}
 	}
 	return "", nil
+}
+
+// errNotKept is an answer the cache does not hold.
+var errNotKept = errors.New("not kept by the last probe")
+
+// SeedCaps gives client the capabilities cli.CapsFromAnswers derives from
+// the answers the last probe of this very binary kept (Answers), and
+// reports whether it did. The server calls it at start-up, before serving,
+// so that the first call after a restart does not wait for the CLI to
+// answer --version and its help again. A binary that changed since (path,
+// size or modification time), was never probed, or whose kept answers miss
+// one that is needed leaves client to ask the CLI itself, as before.
+func (p *Prober) SeedCaps(client *cli.Client) bool {
+	answers, ok := p.Answers(client.Path)
+	if !ok {
+		return false
+	}
+	missing := false
+	caps, err := cli.CapsFromAnswers(client.Path, func(args ...string) (string, error) {
+		a, ok := answers[strings.Join(args, " ")]
+		if !ok {
+			missing = true
+			return "", errNotKept
+		}
+		return a, nil
+	})
+	if err != nil || missing {
+		return false
+	}
+	client.SetCaps(caps)
+	return true
+}
+
+// WarmHome has the CLI at path set up home, the CODEX_HOME the server's
+// turns use: the first run in a new home creates its state databases and
+// unpacks the bundled skills (0.169.0: 70-odd files), which otherwise
+// happens on the first call's path. It starts one turn against a closed
+// port on 127.0.0.1 (no model is reached, so nothing runs) in an empty
+// directory, with only PATH, HOME, TMPDIR and the locale of this process's
+// environment, and stops the CLI at its first event (a thread id or, on
+// older CLIs, the config summary), by when the home is set up. None of
+// mcpServers, the MCP servers home's configuration names, starts. The turn
+// leaves its rollout file under home's sessions directory.
+func WarmHome(ctx context.Context, path, home string, mcpServers []string, limit time.Duration) error {
+	dir, err := os.MkdirTemp("", "codermcp-warm-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	r := runner{path: path, home: home, limit: limit, dir: dir, env: []string{}}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "PATH", "HOME", "TMPDIR", "LANG", "LC_ALL":
+			r.env = append(r.env, kv)
+		}
+	}
+	// The server's own configuration may name MCP servers
+	// (CODER_MCP_SERVERS): none is started for this turn.
+	var off []string
+	for _, name := range mcpServers {
+		off = append(off, "-c", "mcp_servers."+name+".enabled=false")
+	}
+	if r.eventStream(ctx, off...) == "" {
+		return fmt.Errorf("the Codex CLI at %s printed no event while setting up %s", path, home)
+	}
+	return nil
 }

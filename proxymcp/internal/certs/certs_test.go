@@ -2,21 +2,16 @@ package certs_test
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/certs"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
 )
 
 // made is a certificate and key made for a test, and its PEM bundle.
@@ -26,34 +21,11 @@ type made struct {
 	pem    []byte
 }
 
+// makeCert makes the certificate and key with openssl.
 func makeCert(t testing.TB, names []string, notBefore, notAfter time.Time, rsaKey bool) made {
 	t.Helper()
-	var key any
-	var pub any
-	if rsaKey {
-		k, _ := rsa.GenerateKey(rand.Reader, 2048)
-		key, pub = k, &k.PublicKey
-	} else {
-		k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		key, pub = k, &k.PublicKey
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: names[0]},
-		DNSNames:     names,
-		NotBefore:    notBefore, NotAfter: notAfter,
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, pub, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _ := x509.ParseCertificate(der)
-	p8, _ := x509.MarshalPKCS8PrivateKey(key)
-	m := made{cert: c, keyPEM: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: p8})}
-	m.pem = append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), m.keyPEM...)
-	return m
+	c := haproxytest.NewCert(t, haproxytest.CertOptions{Names: names, NotBefore: notBefore, NotAfter: notAfter, RSA: rsaKey})
+	return made{cert: c.Cert, keyPEM: []byte(c.KeyPEM), pem: []byte(c.Bundle())}
 }
 
 var names = []string{"proxymcp-test.example", "www.proxymcp-test.example"}

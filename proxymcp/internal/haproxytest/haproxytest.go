@@ -98,12 +98,8 @@ type HAProxy struct {
 	// Release unblocks every request waiting on /slow.
 	Release func()
 
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	waitErr  error
-	closers  []io.Closer
-	stopOnce sync.Once
-	ownDir   bool
+	process
+	ownDir bool
 }
 
 // Available reports whether the haproxy binary can be run.
@@ -162,7 +158,7 @@ func startFree[T any](ctx context.Context, start func() (T, error)) (T, error) {
 // Start writes the configuration and starts haproxy and its helper servers.
 // It returns once the runtime API answers.
 func Start(ctx context.Context, o Options) (h *HAProxy, err error) {
-	h = &HAProxy{exited: make(chan struct{}), Branch: o.Version}
+	h = &HAProxy{Branch: o.Version}
 	bin := o.Binary
 	if bin == "" {
 		bin = "haproxy"
@@ -317,50 +313,20 @@ listen stats_noadmin
 		return h, err
 	}
 
-	logf, err := os.Create(filepath.Join(dir, "haproxy.log"))
-	if err != nil {
-		return h, err
-	}
-	h.closers = append(h.closers, logf)
 	// -db: stay in the foreground as our child; no master process.
-	h.cmd = exec.Command(bin, "-db", "-f", h.ConfigPath)
+	argv := []string{bin, "-db", "-f", h.ConfigPath}
 	if h.Root != "" {
 		// The link made by chrootFor lets HAProxy use the host paths.
-		h.cmd = exec.Command("chroot", h.Root, "/usr/sbin/haproxy", "-db", "-f", h.ConfigPath)
+		argv = []string{"chroot", h.Root, "/usr/sbin/haproxy", "-db", "-f", h.ConfigPath}
 	}
-	h.cmd.Dir = dir
-	h.cmd.SysProcAttr = childAttr()
-	h.cmd.Stdout, h.cmd.Stderr = logf, logf
-	if err := h.cmd.Start(); err != nil {
-		return h, fmt.Errorf("start haproxy: %w", err)
+	if err := h.start(dir, argv); err != nil {
+		return h, err
 	}
-	go func() { h.waitErr = h.cmd.Wait(); close(h.exited) }()
-	if err := h.waitReady(ctx); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "haproxy.log"))
-		return h, fmt.Errorf("%w\nhaproxy log:\n%s", err, log)
+	rt := &runtimeapi.Client{Network: "unix", Address: h.Socket, Timeout: time.Second}
+	if h.Version, err = h.waitVersion(ctx, rt, h.Branch, nil); err != nil {
+		return h, fmt.Errorf("%w\nhaproxy log:\n%s", err, h.log(dir))
 	}
 	return h, nil
-}
-
-func (h *HAProxy) waitReady(ctx context.Context) error {
-	rt := &runtimeapi.Client{Network: "unix", Address: h.Socket, Timeout: time.Second}
-	for {
-		out, err := rt.Execute(ctx, "show version")
-		if err == nil {
-			h.Version = strings.TrimSpace(out)
-			if h.Branch != "" && !strings.HasPrefix(h.Version, h.Branch+".") {
-				return fmt.Errorf("haproxytest: asked for HAProxy %s but %s answers (run scripts/install/proxymcp.sh)", h.Branch, h.Version)
-			}
-			return nil
-		}
-		select {
-		case <-h.exited:
-			return fmt.Errorf("haproxy exited before answering: %v", h.waitErr)
-		case <-ctx.Done():
-			return fmt.Errorf("haproxy did not answer on %s: %w (last error: %v)", h.Socket, ctx.Err(), err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // Runtime returns a runtime API client for the Unix socket ("unix") or the TCP port ("tcp4").
@@ -398,24 +364,92 @@ func (h *HAProxy) WaitServerStatus(ctx context.Context, backend, server, prefix 
 
 // Stop stops haproxy (SIGTERM, then SIGKILL) and the helper servers.
 func (h *HAProxy) Stop() error {
-	h.stopOnce.Do(func() {
-		if h.cmd != nil && h.cmd.Process != nil {
-			_ = h.cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-h.exited:
-			case <-time.After(3 * time.Second):
-				_ = h.cmd.Process.Kill()
-				<-h.exited
+	h.stop(3 * time.Second)
+	if h.ownDir {
+		_ = os.RemoveAll(h.Dir)
+	}
+	return nil
+}
+
+// process is a haproxy child of the test process (HAProxy, MasterWorker):
+// started with its output in haproxy.log, waited for until its runtime API
+// answers, stopped with SIGTERM and then SIGKILL; its closers (helper
+// servers, files) run after it is gone, the last added first.
+type process struct {
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	waitErr  error
+	closers  []io.Closer
+	stopOnce sync.Once
+}
+
+// start runs argv in dir, its output going to dir/haproxy.log.
+func (p *process) start(dir string, argv []string) error {
+	logf, err := os.Create(filepath.Join(dir, "haproxy.log"))
+	if err != nil {
+		return err
+	}
+	p.closers = append(p.closers, logf)
+	p.cmd = exec.Command(argv[0], argv[1:]...)
+	p.cmd.Dir = dir
+	p.cmd.SysProcAttr = childAttr()
+	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	p.exited = make(chan struct{})
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("start haproxy: %w", err)
+	}
+	go func() { p.waitErr = p.cmd.Wait(); close(p.exited) }()
+	return nil
+}
+
+// log is what the process printed so far.
+func (p *process) log(dir string) string {
+	b, _ := os.ReadFile(filepath.Join(dir, "haproxy.log"))
+	return string(b)
+}
+
+// waitVersion asks rt "show version" until it answers and ready (nil: no
+// more) holds, and returns the version. It fails when a branch other than
+// branch ("": any) answers, when HAProxy exits, or when ctx ends.
+func (p *process) waitVersion(ctx context.Context, rt *runtimeapi.Client, branch string, ready func() bool) (string, error) {
+	for {
+		out, err := rt.Execute(ctx, "show version")
+		if err == nil {
+			v := strings.TrimSpace(out)
+			if branch != "" && !strings.HasPrefix(v, branch+".") {
+				return v, fmt.Errorf("haproxytest: asked for HAProxy %s but %s answers (%s)", branch, v, installHint)
+			}
+			if ready == nil || ready() {
+				return v, nil
 			}
 		}
-		for i := len(h.closers) - 1; i >= 0; i-- {
-			_ = h.closers[i].Close()
+		select {
+		case <-p.exited:
+			return "", fmt.Errorf("haproxy exited before answering: %v", p.waitErr)
+		case <-ctx.Done():
+			return "", fmt.Errorf("haproxy did not answer on %s: %w (last error: %v)", rt.Address, ctx.Err(), err)
+		case <-time.After(20 * time.Millisecond):
 		}
-		if h.ownDir {
-			_ = os.RemoveAll(h.Dir)
+	}
+}
+
+// stop sends SIGTERM, SIGKILL when the process has not exited after grace,
+// then closes the closers; once.
+func (p *process) stop(grace time.Duration) {
+	p.stopOnce.Do(func() {
+		if p.cmd != nil && p.cmd.Process != nil {
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-p.exited:
+			case <-time.After(grace):
+				_ = p.cmd.Process.Kill()
+				<-p.exited
+			}
+		}
+		for i := len(p.closers) - 1; i >= 0; i-- {
+			_ = p.closers[i].Close()
 		}
 	})
-	return nil
 }
 
 type closerFunc func() error

@@ -7,11 +7,8 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
-	"syscall"
+	"slices"
 	"testing"
 	"time"
 
@@ -55,11 +52,7 @@ type MasterWorker struct {
 	// "haproxy -c" (a chroot wrapper for the cached branches).
 	Check []string
 
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	waitErr  error
-	closers  []io.Closer
-	stopOnce sync.Once
+	process
 }
 
 // RunMaster starts a master-worker HAProxy for a test and stops it at the
@@ -80,7 +73,7 @@ func RunMaster(t testing.TB, o MasterOptions) *MasterWorker {
 // StartMaster writes the configuration and starts "haproxy -W -db -S". It
 // returns once the master lists a worker and that worker's runtime API answers.
 func StartMaster(ctx context.Context, o MasterOptions) (m *MasterWorker, err error) {
-	m = &MasterWorker{exited: make(chan struct{}), Branch: o.Version, Check: []string{"haproxy"}}
+	m = &MasterWorker{Branch: o.Version, Check: []string{"haproxy"}}
 	if isChroot(o.Version) {
 		if m.Root, err = chrootFor(o.Version); err != nil {
 			return nil, err
@@ -167,54 +160,19 @@ backend be_other
 	if err := os.WriteFile(m.ConfigPath, []byte(cfg), 0o644); err != nil {
 		return m, err
 	}
-	logf, err := os.Create(filepath.Join(dir, "haproxy.log"))
-	if err != nil {
+	if err := m.start(dir, slices.Concat(m.Check, []string{"-W", "-db", "-S", m.MasterSocket, "-f", m.ConfigPath})); err != nil {
 		return m, err
 	}
-	m.closers = append(m.closers, logf)
-	args := []string{"-W", "-db", "-S", m.MasterSocket, "-f", m.ConfigPath}
-	m.cmd = exec.Command(m.Check[0], append(m.Check[1:], args...)...)
-	m.cmd.Dir = dir
-	m.cmd.SysProcAttr = childAttr()
-	m.cmd.Stdout, m.cmd.Stderr = logf, logf
-	if err := m.cmd.Start(); err != nil {
-		return m, fmt.Errorf("start haproxy: %w", err)
-	}
-	go func() { m.waitErr = m.cmd.Wait(); close(m.exited) }()
-	if err := m.waitReady(ctx); err != nil {
+	// Ready when a worker's runtime API answers and the master CLI is there.
+	masterUp := func() bool { _, err := os.Stat(m.MasterSocket); return err == nil }
+	if m.Version, err = m.waitVersion(ctx, m.Runtime(), m.Branch, masterUp); err != nil {
 		return m, fmt.Errorf("%w\nhaproxy log:\n%s", err, m.Log())
 	}
 	return m, nil
 }
 
 // Log returns what HAProxy (master and workers) printed so far.
-func (m *MasterWorker) Log() string {
-	b, _ := os.ReadFile(filepath.Join(m.Dir, "haproxy.log"))
-	return string(b)
-}
-
-func (m *MasterWorker) waitReady(ctx context.Context) error {
-	rt := m.Runtime()
-	for {
-		out, err := rt.Execute(ctx, "show version")
-		if err == nil {
-			m.Version = strings.TrimSpace(out)
-			if m.Branch != "" && !strings.HasPrefix(m.Version, m.Branch+".") {
-				return fmt.Errorf("haproxytest: asked for HAProxy %s but %s answers (%s)", m.Branch, m.Version, installHint)
-			}
-			if _, err := os.Stat(m.MasterSocket); err == nil {
-				return nil
-			}
-		}
-		select {
-		case <-m.exited:
-			return fmt.Errorf("haproxy exited before answering: %v", m.waitErr)
-		case <-ctx.Done():
-			return fmt.Errorf("haproxy did not answer on %s: %w (last error: %v)", m.Socket, ctx.Err(), err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
+func (m *MasterWorker) Log() string { return m.log(m.Dir) }
 
 // Runtime returns a client for the current worker's runtime API.
 func (m *MasterWorker) Runtime() *runtimeapi.Client {
@@ -248,19 +206,6 @@ func (m *MasterWorker) Get(ctx context.Context, host string) (int, error) {
 // Stop stops the master (SIGTERM, which stops the workers, then SIGKILL)
 // and the helper servers, and removes the directory.
 func (m *MasterWorker) Stop() error {
-	m.stopOnce.Do(func() {
-		if m.cmd != nil && m.cmd.Process != nil {
-			_ = m.cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-m.exited:
-			case <-time.After(5 * time.Second):
-				_ = m.cmd.Process.Kill()
-				<-m.exited
-			}
-		}
-		for i := len(m.closers) - 1; i >= 0; i-- {
-			_ = m.closers[i].Close()
-		}
-	})
+	m.stop(5 * time.Second)
 	return nil
 }

@@ -1,15 +1,10 @@
 package haproxytest
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
+	"context"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,40 +134,23 @@ func EachVersion(t *testing.T, f func(t *testing.T, branch string)) {
 	}
 }
 
-// writeCert writes a new self-signed ECDSA certificate and its key to path
-// as one PEM file (what "bind ... ssl crt" reads) and returns the
-// certificate.
+// writeCert writes a new self-signed ECDSA certificate, made by openssl
+// (MakeCert), and its key to path as one PEM file (what "bind ... ssl crt"
+// reads) and returns the certificate.
 func writeCert(path string) (*x509.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	dir, err := os.MkdirTemp("", "haproxytest-cert-")
 	if err != nil {
-		return nil, fmt.Errorf("haproxytest: generate a TLS key: %w", err)
+		return nil, fmt.Errorf("haproxytest: %w", err)
 	}
-	now := time.Now().Truncate(time.Second)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(now.UnixNano()),
-		Subject:      pkix.Name{CommonName: "proxymcp-test.example", Organization: []string{"mcpfleet tests"}},
-		DNSNames:     []string{"proxymcp-test.example", "www.proxymcp-test.example"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(90 * 24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, fmt.Errorf("haproxytest: create a TLS certificate: %w", err)
-	}
-	cert, err := x509.ParseCertificate(der)
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := MakeCert(ctx, dir, CertOptions{Names: []string{"proxymcp-test.example", "www.proxymcp-test.example"}})
 	if err != nil {
 		return nil, err
 	}
-	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, err
-	}
-	data := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	data = append(data, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})...)
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(c.Bundle()), 0o600); err != nil {
 		return nil, fmt.Errorf("haproxytest: write the TLS certificate: %w", err)
 	}
-	return cert, nil
+	return c.Cert, nil
 }

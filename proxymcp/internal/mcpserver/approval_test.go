@@ -41,7 +41,7 @@ func newApEnv(t *testing.T, h *haproxytest.HAProxy, cfg toolcall.Config, copts .
 		cfg.Audit.Dest = filepath.Join(t.TempDir(), "audit.log")
 	}
 	srv, c := pipelineClient(t, cfg, "approval-test", func(p *toolcall.Pipeline) {
-		Register(p, one(haproxy.New(h.Runtime("unix"), statsClient(h))), Options{})
+		New(one(haproxy.New(h.Runtime("unix"), statsClient(h))), Options{}).Register(p)
 	}, copts...)
 	return &apEnv{t: t, h: h, srv: srv, c: c, audit: cfg.Audit.Dest}
 }
@@ -254,7 +254,7 @@ func TestClassTable(t *testing.T) {
 		t.Errorf("destructive tools %v, want %v", destructive, want)
 	}
 	srv := server.NewMCPServer("proxymcp", "test")
-	Register(noApproval(srv), one(haproxy.New(nil, nil)), Options{})
+	New(one(haproxy.New(nil, nil)), Options{}).Register(noApproval(srv))
 	for name, tool := range srv.ListTools() {
 		ro := tool.Tool.Annotations.ReadOnlyHint
 		_, planned := classes[name]
@@ -597,7 +597,7 @@ func newApEnvRuntime(t *testing.T, h *haproxytest.HAProxy, cfg toolcall.Config, 
 	t.Helper()
 	cfg.Audit.Dest = filepath.Join(t.TempDir(), "audit.log")
 	srv, c := pipelineClient(t, cfg, "", func(p *toolcall.Pipeline) {
-		Register(p, one(haproxy.New(h.Runtime(mode), nil)), Options{})
+		New(one(haproxy.New(h.Runtime(mode), nil)), Options{}).Register(p)
 	})
 	return &apEnv{t: t, h: h, srv: srv, c: c, audit: cfg.Audit.Dest}
 }

@@ -29,7 +29,7 @@ func TestWronglyTypedArguments(t *testing.T) {
 	relay := newRelay(t, h.RuntimeTCP)
 	rt := &runtimeapi.Client{Network: "tcp4", Address: relay.l.Addr().String(), Timeout: 5 * time.Second}
 	s := serve.NewServer("proxymcp-test", "test")
-	Register(noApproval(s.MCPServer), one(haproxy.New(rt, statsClient(h))), Options{})
+	New(one(haproxy.New(rt, statsClient(h))), Options{}).Register(noApproval(s.MCPServer))
 	c, err := client.NewInProcessClient(s.MCPServer)
 	if err != nil {
 		t.Fatal(err)

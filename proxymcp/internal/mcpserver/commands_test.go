@@ -131,7 +131,7 @@ func TestPlannedCommandsAreSent(t *testing.T) {
 	_, c := pipelineClient(t, toolcall.Config{Approval: approval.Config{Policy: approval.None}, Audit: audit.Config{Dest: "off"}}, "", func(p *toolcall.Pipeline) {
 		// One connection per command, so each command's line is recorded
 		// when its answer is complete.
-		Register(p, one(haproxy.New(&runtimeapi.Client{Network: "tcp4", Address: addr, Timeout: 5 * time.Second}, nil)), Options{})
+		New(one(haproxy.New(&runtimeapi.Client{Network: "tcp4", Address: addr, Timeout: 5 * time.Second}, nil)), Options{}).Register(p)
 	})
 	callTool := func(name string, args map[string]any) *mcp.CallToolResult {
 		req := mcp.CallToolRequest{}

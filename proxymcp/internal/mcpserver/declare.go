@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
+	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
@@ -87,10 +88,17 @@ type spec struct {
 // one of whose calls can be destructive (a drain of the last server), not
 // only for the tools whose every call is.
 func (t *tools) declare(name, title, desc string, eff effect, most toolcall.Class) toolcall.Tool {
-	t.n++
 	t.names = append(t.names, name)
 	d := toolcall.Tool{Name: name, Description: desc, Effect: toolcall.Effect{
 		Title: title, Most: most, Destructive: eff == destructive, Idempotent: eff == read || eff == idempotent}}
+	if v := t.opts.Views; v != nil {
+		switch {
+		case name == "list_servers":
+			d.Options = v.Tool(ViewBackendPool)
+		case most != toolcall.Read:
+			d.Options = v.Tool(apps.ChangePreviewView)
+		}
+	}
 	if t.ft == nil {
 		d.Schema = func(s *jsonschema.Schema) { delete(s.Properties, "instance") }
 		return d

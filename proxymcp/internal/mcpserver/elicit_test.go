@@ -53,7 +53,7 @@ func newSDKEnv(t *testing.T, h *haproxytest.HAProxy, cfg toolcall.Config, who pe
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	Register(p, one(haproxy.New(h.Runtime("unix"), nil)), Options{})
+	New(one(haproxy.New(h.Runtime("unix"), nil)), Options{}).Register(p)
 
 	cr, sw := io.Pipe() // server → client
 	sr, cw := io.Pipe() // client → server

@@ -45,17 +45,15 @@ type persistEntry struct {
 	when time.Time
 }
 
-// registerFleet registers every tool once for the whole fleet and returns
-// how many were registered. Each instance has its own tools (over its own
-// client); the first declares them to the pipeline.
-func registerFleet(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) int {
+// registerFleet registers every tool once for the whole fleet. Each
+// instance has its own tools (over its own client); the first declares
+// them to the pipeline.
+func registerFleet(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) {
 	ft := &fleetTools{f: f, per: map[string]*tools{}, specs: map[string]map[string]spec{}, persist: map[string]persistEntry{}}
-	n := 0
 	for i, m := range f.Members() {
 		var t *tools
 		if i == 0 {
 			t = register(calls, m.Name, m.Client, opts, ft)
-			n = t.n
 		} else {
 			t = register(nil, m.Name, m.Client, opts, nil)
 		}
@@ -65,7 +63,6 @@ func registerFleet(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) int {
 			ft.specs[m.Name][sp.name] = sp
 		}
 	}
-	return n
 }
 
 func (ft *fleetTools) choose(names []string) ([]fleet.Member, error) {
@@ -394,7 +391,22 @@ func (ft *fleetTools) persistenceLine(ctx context.Context, instances []string) s
 	if len(parts) == 0 {
 		return ""
 	}
-	return "Runtime change: " + strings.Join(parts, "; ") + ". Maps and ACLs changed at run time are lost on reload everywhere."
+	// Maps and ACLs survive where PROXY_PERSIST rewrites their files (a
+	// failed write is reported on its own, per instance).
+	var mapsLost []string
+	for _, in := range instances {
+		if l := ft.per[in].life; l == nil || !l.Persist {
+			mapsLost = append(mapsLost, in)
+		}
+	}
+	maps := ""
+	switch {
+	case len(mapsLost) == len(instances):
+		maps = " Maps and ACLs changed at run time are lost on reload everywhere."
+	case len(mapsLost) > 0:
+		maps = " Maps and ACLs changed at run time are lost on reload on " + strings.Join(mapsLost, ", ") + " (PROXY_PERSIST is off there)."
+	}
+	return "Runtime change: " + strings.Join(parts, "; ") + "." + maps
 }
 
 // plan plans a write on every chosen instance: the same validated
@@ -417,17 +429,9 @@ func (ft *fleetTools) plan(ctx context.Context, name string, eff effect, class t
 	// Each instance's class from its own state, read concurrently, each
 	// within its own limit; the call's is the widest of them.
 	classes := make([]toolcall.Class, len(ms))
-	var wg sync.WaitGroup
-	for i, m := range ms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rctx, cancel := m.ReadContext(ctx)
-			defer cancel()
-			classes[i], plans[i] = ft.per[m.Name].settle(rctx, plans[i], class)
-		}()
-	}
-	wg.Wait()
+	onEach(ctx, ms, func(ctx context.Context, i int) {
+		classes[i], plans[i] = ft.per[ms[i].Name].settle(ctx, plans[i], class)
+	})
 	c := toolcall.Read
 	for _, pc := range classes {
 		c = max(c, pc)
@@ -436,27 +440,47 @@ func (ft *fleetTools) plan(ctx context.Context, name string, eff effect, class t
 	for _, m := range ms {
 		targets = append(targets, m.Name+" ("+m.Client.Target()+")")
 	}
-	pl := toolcall.Plan{Class: c, Target: "HAProxy instances " + strings.Join(targets, ", "), Commands: fleetCommands(ms, plans)}
+	cmds, same := fleetCommands(ms, plans)
+	pl := toolcall.Plan{Class: c, Target: "HAProxy instances " + strings.Join(targets, ", "), Commands: cmds}
 	if plans[0].describe != nil {
 		pl.Describe = func(ctx context.Context) (toolcall.Preview, error) { return ft.describe(ctx, name, ms, plans) }
 	}
 	pl.Run = func(ctx context.Context) (*mcp.CallToolResult, error) {
-		return ft.run(ctx, name, eff, ms, plans, rest), nil
+		res := ft.run(ctx, name, eff, ms, plans, rest)
+		refreshCommands(cmds, same, ms, plans)
+		return res, nil
 	}
 	return pl, nil
 }
 
+// onEach runs f for every member concurrently, each within its own read
+// limit (PROXY_<NAME>_RUNTIME_TIMEOUT), and waits for all of them.
+func onEach(ctx context.Context, ms []fleet.Member, f func(ctx context.Context, i int)) {
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rctx, cancel := m.ReadContext(ctx)
+			defer cancel()
+			f(rctx, i)
+		}()
+	}
+	wg.Wait()
+}
+
 // fleetCommands lists what each instance is sent: once when they are all
-// sent the same, else prefixed by the instance.
-func fleetCommands(ms []fleet.Member, plans []planned) []string {
-	same := true
+// sent the same (same), else prefixed by the instance. The list is a
+// copy: refreshCommands completes it after the run.
+func fleetCommands(ms []fleet.Member, plans []planned) (cmds []string, same bool) {
+	same = true
 	for _, p := range plans[1:] {
 		if !slices.Equal(p.commands, plans[0].commands) {
 			same = false
 		}
 	}
 	if same {
-		return plans[0].commands
+		return slices.Clone(plans[0].commands), true
 	}
 	var out []string
 	for i, p := range plans {
@@ -464,7 +488,7 @@ func fleetCommands(ms []fleet.Member, plans []planned) []string {
 			out = append(out, ms[i].Name+": "+c)
 		}
 	}
-	return out
+	return out, false
 }
 
 // describe reads every instance's state for the preview, concurrently. An
@@ -477,17 +501,9 @@ func (ft *fleetTools) describe(ctx context.Context, name string, ms []fleet.Memb
 		err error
 	}
 	got := make([]one, len(ms))
-	var wg sync.WaitGroup
-	for i, m := range ms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rctx, cancel := m.ReadContext(ctx)
-			defer cancel()
-			got[i].pv, got[i].err = plans[i].describe(rctx)
-		}()
-	}
-	wg.Wait()
+	onEach(ctx, ms, func(ctx context.Context, i int) {
+		got[i].pv, got[i].err = plans[i].describe(ctx)
+	})
 	var sum, pre []string
 	state := map[string]any{}
 	failed := 0
@@ -560,14 +576,16 @@ func undoServer(ctx context.Context, c *haproxy.Client, rest map[string]any, f f
 
 // run makes the change on every instance concurrently and reports each.
 func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fleet.Member, plans []planned, rest map[string]any) *mcp.CallToolResult {
+	cmds, _ := fleetCommands(ms, plans)
 	results := make([]map[string]any, len(ms))
+	failed := make([]string, len(ms)) // applied at run time, NOT persisted: why
 	byName := map[string]int{}
 	for i, m := range ms {
 		byName[m.Name] = i
 	}
 	ch := fleet.Change{
 		Call:     fleet.ToolCall{Tool: name, Args: rest},
-		Commands: fleetCommands(ms, plans), // nil in an outcome: nothing was sent there
+		Commands: cmds, // nil in an outcome: nothing was sent there
 		Sent:     func(m fleet.Member, src haproxy.Source) []string { return sentBy(plans[byName[m.Name]], src) },
 		Apply: func(ctx context.Context, m fleet.Member) (haproxy.Applied, haproxy.Source, error) {
 			i := byName[m.Name]
@@ -576,6 +594,7 @@ func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fle
 				return haproxy.Applied{}, "", err
 			}
 			results[i] = res.data
+			failed[i] = res.failed
 			changed, ok := res.data["changed"].(bool)
 			if !ok {
 				changed = true
@@ -590,6 +609,8 @@ func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fle
 	outs, err := fleet.Write(ctx, ms, ch)
 	var outcomes []any
 	var names []string
+	var notPersisted []string // "instance: why"
+	var retry []map[string]any
 	for i, o := range outs {
 		names = append(names, o.Instance)
 		entry := map[string]any{"instance": o.Instance, "sent": o.Sent, "applied": o.Applied, "changed": o.Changed, "answer": o.Answer}
@@ -608,6 +629,22 @@ func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fle
 		if results[i] != nil {
 			entry["result"] = results[i]
 		}
+		if failed[i] != "" {
+			// The change is applied there, its file is not written: the
+			// entry says so, with the call that retries the write there.
+			entry["persisted"] = false
+			entry["not_persisted"] = failed[i]
+			if p, ok := results[i]["persistence"].(map[string]any); ok {
+				if r, ok := p["retry_with"].(map[string]any); ok {
+					args := maps.Clone(r["arguments"].(map[string]any))
+					args["instance"] = o.Instance
+					rw := map[string]any{"tool": r["tool"], "arguments": args}
+					entry["retry_with"] = rw
+					retry = append(retry, rw)
+				}
+			}
+			notPersisted = append(notPersisted, o.Instance+": "+failed[i])
+		}
 		outcomes = append(outcomes, entry)
 	}
 	data := map[string]any{"outcomes": outcomes}
@@ -624,7 +661,12 @@ func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fle
 		if len(pe.Undo) > 0 {
 			data["undo_with"] = pe.Undo
 		}
-		return errorResult(data, "partially applied — "+strings.TrimPrefix(pe.Error(), "partially applied: "), line)
+		msg := "partially applied — " + strings.TrimPrefix(pe.Error(), "partially applied: ")
+		if len(notPersisted) > 0 {
+			data["not_persisted_on"], data["retry_with"] = notPersistedNames(notPersisted), retry
+			msg += "\n" + notPersistedText(notPersisted, retry)
+		}
+		return errorResult(data, msg, line)
 	case errors.As(err, &na):
 		if len(outs) == 1 {
 			return toolError(name, eff, outs[0].Err)
@@ -639,12 +681,77 @@ func (ft *fleetTools) run(ctx context.Context, name string, eff effect, ms []fle
 		return toolError(name, eff, err)
 	}
 	data["applied_on"] = names
+	if len(notPersisted) > 0 {
+		// Not the success asked for: the change is live everywhere but
+		// will not survive a reload where its file was not written.
+		data["not_persisted_on"], data["retry_with"] = notPersistedNames(notPersisted), retry
+		return errorResult(data, fmt.Sprintf("%s applied at run time on %s, but NOT persisted on %d of them:\n%s",
+			name, strings.Join(names, ", "), len(notPersisted), notPersistedText(notPersisted, retry)), line)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s applied on %s.", name, strings.Join(names, ", "))
 	if line != "" {
 		b.WriteString("\n" + line)
 	}
 	return shape(ctx, name, eff, result{data: data, summary: b.String()}, nil)
+}
+
+// notPersistedNames are the instances of "instance: why" lines.
+func notPersistedNames(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i], _, _ = strings.Cut(l, ": ")
+	}
+	return out
+}
+
+// notPersistedText words the instances whose file write failed and the
+// calls that retry it.
+func notPersistedText(lines []string, retry []map[string]any) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("- " + l + "\n")
+	}
+	for _, r := range retry {
+		fmt.Fprintf(&b, "retry with %s %s\n", r["tool"], mustJSON(r["arguments"]))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// refreshCommands rewrites, after the run, the lines of the fleet's
+// commands that a run completes (the persistence write: "persist: rewrote
+// <file> <before> -> <after>" or "persist: FAILED ..."), so that the audit's
+// outcome record says what happened on each instance. cmds are the
+// commands the plan was approved with (fleetCommands), rewritten in place:
+// the audit record holds the same slice.
+func refreshCommands(cmds []string, same bool, ms []fleet.Member, plans []planned) {
+	if same {
+		// Every instance was to be sent the same: one line, per instance
+		// where the run made them differ.
+		for j := range cmds {
+			differ := false
+			for _, p := range plans[1:] {
+				differ = differ || p.commands[j] != plans[0].commands[j]
+			}
+			if !differ {
+				cmds[j] = plans[0].commands[j]
+				continue
+			}
+			parts := make([]string, len(plans))
+			for i, p := range plans {
+				parts[i] = ms[i].Name + ": " + p.commands[j]
+			}
+			cmds[j] = strings.Join(parts, "; ")
+		}
+		return
+	}
+	k := 0
+	for i, p := range plans {
+		for _, c := range p.commands {
+			cmds[k] = ms[i].Name + ": " + c
+			k++
+		}
+	}
 }
 
 // sentBy keeps the planned commands the back end that answered was sent:

@@ -71,7 +71,7 @@ func newFleetEnv(t *testing.T, hs []*haproxytest.HAProxy, cfg toolcall.Config) *
 		cfg.Audit.Dest = "off"
 	}
 	_, c := pipelineClient(t, cfg, "fleet-test", func(p *toolcall.Pipeline) {
-		Register(p, f, Options{ServerVersion: "test"})
+		New(f, Options{ServerVersion: "test"}).Register(p)
 	})
 	e.c = c
 	return e

@@ -36,7 +36,7 @@ func statsClient(h *haproxytest.HAProxy) *statspage.Client {
 func newEnv(t *testing.T, h *haproxytest.HAProxy, rt *runtimeapi.Client, st *statspage.Client, opts Options) *env {
 	t.Helper()
 	srv := server.NewMCPServer("proxymcp-test", "test")
-	Register(noApproval(srv), one(haproxy.New(rt, st)), opts)
+	New(one(haproxy.New(rt, st)), opts).Register(noApproval(srv))
 	return &env{h: h, srv: srv}
 }
 
@@ -55,7 +55,7 @@ func noApproval(srv *server.MCPServer) *toolcall.Pipeline {
 // newEnvB is newEnv for benchmarks.
 func newEnvB(h *haproxytest.HAProxy, mode string) *env {
 	srv := server.NewMCPServer("proxymcp-bench", "test")
-	Register(noApproval(srv), one(haproxy.New(h.Runtime(mode), nil)), Options{})
+	New(one(haproxy.New(h.Runtime(mode), nil)), Options{}).Register(noApproval(srv))
 	return &env{h: h, srv: srv}
 }
 

@@ -1,14 +1,8 @@
 package mcpserver
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"os"
 	"strings"
 	"testing"
@@ -18,23 +12,12 @@ import (
 )
 
 // testBundle makes a self-signed certificate for names, valid from nb to
-// na, and returns the PEM bundle, the key block alone and the certificate.
+// na, with openssl, and returns the PEM bundle, the key block alone and
+// the certificate.
 func testBundle(t *testing.T, names []string, nb, na time.Time) (bundle, keyPEM string, cert *x509.Certificate) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: names[0]},
-		DNSNames: names, NotBefore: nb, NotAfter: na, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ = x509.ParseCertificate(der)
-	p8, _ := x509.MarshalPKCS8PrivateKey(key)
-	keyPEM = string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: p8}))
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})) + keyPEM, keyPEM, cert
+	c := haproxytest.NewCert(t, haproxytest.CertOptions{Names: names, NotBefore: nb, NotAfter: na})
+	return c.Bundle(), c.KeyPEM, c.Cert
 }
 
 // served is the certificate a real TLS client gets from fe_tls.

@@ -64,7 +64,7 @@ func newLC(t *testing.T, hs []*haproxytest.MasterWorker, names []string, lives [
 		opts := Options{Lifecycle: map[string]*Lifecycle{}}
 		if names == nil {
 			opts.Lifecycle[envconfig.DefaultName] = lives[0]
-			Register(p, one(pooled(hs[0])), opts)
+			New(one(pooled(hs[0])), opts).Register(p)
 			return
 		}
 		var ms []fleet.Member
@@ -76,7 +76,7 @@ func newLC(t *testing.T, hs []*haproxytest.MasterWorker, names []string, lives [
 		if err != nil {
 			t.Fatal(err)
 		}
-		Register(p, f, opts)
+		New(f, opts).Register(p)
 	})
 	return &lcEnv{t: t, c: c, audit: cfg.Audit.Dest}
 }

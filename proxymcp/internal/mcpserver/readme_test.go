@@ -49,7 +49,7 @@ func capturedCapabilities(t *testing.T, branch string) haproxy.Capabilities {
 // function version_info uses, on each branch's captured capabilities.
 func versionTable(t *testing.T) string {
 	srv := server.NewMCPServer("proxymcp-readme", "test")
-	Register(noApproval(srv), one(haproxy.New(nil, nil)), Options{})
+	New(one(haproxy.New(nil, nil)), Options{}).Register(noApproval(srv))
 	names := make([]string, 0)
 	for name := range srv.ListTools() {
 		names = append(names, name)

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/statspage"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/validate"
+	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
@@ -31,7 +32,14 @@ type Options struct {
 	// Lifecycle are the instances' persistence, reload and certificate
 	// settings, by instance name ("default" without PROXY_INSTANCES).
 	Lifecycle map[string]*Lifecycle
+	// Views are the MCP Apps views; nil: none (the tests that build the
+	// surface without them). list_servers owns ViewBackendPool, every
+	// change tool the shared change preview.
+	Views *apps.Views
 }
+
+// ViewBackendPool is list_servers' view: ui://proxymcp/backend-pool.
+const ViewBackendPool = "backend-pool"
 
 // effect classifies a tool for its annotations.
 type effect int
@@ -115,7 +123,6 @@ type tools struct {
 	hp    *haproxy.Client
 	opts  Options
 	calls *toolcall.Pipeline
-	n     int
 	// names are the registered tools, for version_info.
 	names []string
 	// classes are the write tools' classes, for the README's table and tests.
@@ -132,14 +139,25 @@ type tools struct {
 	life *Lifecycle
 }
 
+// Server is proxymcp's tools over a fleet of HAProxy instances; one
+// HAProxy (no PROXY_INSTANCES) is a fleet of one.
+type Server struct {
+	f    *fleet.Fleet
+	opts Options
+}
+
+// New is the tools of fleet f, configured by opts.
+func New(f *fleet.Fleet, opts Options) *Server { return &Server{f: f, opts: opts} }
+
 // Register adds every tool through the tool-call pipeline (or, read-only,
 // the tools that change nothing: PROXY_READ_ONLY comes before any approval
-// policy), for the fleet's instances. It returns how many were registered.
-func Register(calls *toolcall.Pipeline, f *fleet.Fleet, opts Options) int {
-	if !f.Named() {
-		return register(calls, f.Members()[0].Name, f.Members()[0].Client, opts, nil).n
+// policy), for the fleet's instances.
+func (s *Server) Register(calls *toolcall.Pipeline) {
+	if !s.f.Named() {
+		register(calls, s.f.Members()[0].Name, s.f.Members()[0].Client, s.opts, nil)
+		return
 	}
-	return registerFleet(calls, f, opts)
+	registerFleet(calls, s.f, s.opts)
 }
 
 func register(calls *toolcall.Pipeline, name string, hp *haproxy.Client, opts Options, ft *fleetTools) *tools {

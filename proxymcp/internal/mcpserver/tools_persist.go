@@ -225,10 +225,12 @@ func (t *tools) persistHook(tg persistTarget, p planned) planned {
 			default:
 				var names []string
 				for _, x := range pl {
-					names = append(names, x.Path)
+					// The digest is the write's precondition: a file
+					// replaced before the approval is refused then.
+					names = append(names, x.Path+" (now "+orNone(x.Digest)+")")
 					pv.Precondition += "; " + x.Path + " " + orNone(x.Digest)
 				}
-				pv.Summary += " Then rewrites " + strings.Join(names, ", ") + " from the runtime (PROXY_PERSIST=on), so the change survives a reload."
+				pv.Summary += " Then rewrites " + strings.Join(names, ", ") + " from the runtime (PROXY_PERSIST=on), so the change survives a reload; a file changed by anyone else before the change runs is not overwritten."
 			}
 			if note != "" {
 				pv.Summary += " " + note

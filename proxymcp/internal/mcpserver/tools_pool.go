@@ -47,14 +47,19 @@ type serverAddrIn struct {
 	Port    int    `json:"port,omitempty" jsonschema:"New port; omit to keep the current one." minimum:"1" maximum:"65535"`
 }
 
+// maxconnArg is the limit set_server_maxconn and set_frontend_maxconn set.
+type maxconnArg struct {
+	Maxconn int64 `json:"maxconn" jsonschema:"0-1000000." minimum:"0" maximum:"1000000"`
+}
+
 type serverMaxconnIn struct {
 	backendServerIn
-	Maxconn int64 `json:"maxconn" jsonschema:"0-1000000." minimum:"0" maximum:"1000000"`
+	maxconnArg
 }
 
 type frontendMaxconnIn struct {
 	frontendIn
-	Maxconn int64 `json:"maxconn" jsonschema:"0-1000000." minimum:"0" maximum:"1000000"`
+	maxconnArg
 }
 
 func (t *tools) poolTools() {

@@ -72,7 +72,7 @@ func TestVersionGating(t *testing.T) {
 	envFor := func(version string) *env {
 		hp := haproxy.New(&runtimeapi.Client{Network: "unix", Address: versionRelay(t, h.Socket, version), Timeout: 5 * time.Second}, nil)
 		srv := server.NewMCPServer("proxymcp-test", "test")
-		Register(noApproval(srv), one(hp), Options{})
+		New(one(hp), Options{}).Register(noApproval(srv))
 		return &env{h: h, srv: srv}
 	}
 	old := envFor("2.4.22")

@@ -55,6 +55,13 @@ func (r Root) Resolve(file string) (string, error) {
 	}
 	real, err := filepath.EvalSymlinks(file)
 	if errors.Is(err, fs.ErrNotExist) {
+		// A missing file is created; a link whose target is missing is
+		// not replaced by one (the link is someone's, and may point
+		// anywhere).
+		if st, lerr := os.Lstat(file); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(file)
+			return "", &PathError{file, fmt.Sprintf("it is a symbolic link to %s, which does not exist; fix or remove the link", target)}
+		}
 		dir, derr := filepath.EvalSymlinks(filepath.Dir(file))
 		if derr != nil {
 			return "", &PathError{file, fmt.Sprintf("its directory cannot be resolved (%v)", derr)}

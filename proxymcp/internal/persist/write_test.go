@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/persist"
@@ -63,6 +64,9 @@ func TestHostile(t *testing.T) {
 	os.Symlink(secret, filepath.Join(dir, "evil.map"))
 	os.Symlink(outside, filepath.Join(dir, "maps"))
 	os.Mkdir(filepath.Join(dir, "sub"), 0o755)
+	os.Symlink(filepath.Join(outside, "gone.map"), filepath.Join(dir, "dangling-out.map"))
+	os.Symlink("missing.map", filepath.Join(dir, "dangling-in.map"))
+	syscall.Mkfifo(filepath.Join(dir, "pipe.map"), 0o644)
 	good := filepath.Join(dir, "good.map")
 	os.WriteFile(good, []byte("k v\n"), 0o644)
 	r := persist.Root{Dir: dir}
@@ -75,6 +79,9 @@ func TestHostile(t *testing.T) {
 		{"symlinked dir outside", filepath.Join(dir, "maps", "passwd"), "outside HAProxy's directory"},
 		{"new file via dir outside", filepath.Join(dir, "maps", "new.map"), "outside HAProxy's directory"},
 		{"a directory", filepath.Join(dir, "sub"), "not a regular file"},
+		{"a named pipe", filepath.Join(dir, "pipe.map"), "not a regular file"},
+		{"dangling link outside", filepath.Join(dir, "dangling-out.map"), "which does not exist"},
+		{"dangling link inside", filepath.Join(dir, "dangling-in.map"), "which does not exist"},
 		{"elsewhere", "/etc/hosts", "outside HAProxy's directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,6 +94,16 @@ func TestHostile(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(secret); string(b) != "root:x:0:0\n" {
 		t.Fatal("a file outside was changed")
+	}
+	for _, f := range []string{filepath.Join(outside, "gone.map"), filepath.Join(dir, "missing.map")} {
+		if _, err := os.Lstat(f); err == nil {
+			t.Errorf("a dangling link's target was created: %s", f)
+		}
+	}
+	for _, l := range []string{"dangling-out.map", "dangling-in.map"} {
+		if st, err := os.Lstat(filepath.Join(dir, l)); err != nil || st.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("the link %s was replaced", l)
+		}
 	}
 	if _, err := (persist.Root{}).Resolve(good); err == nil {
 		t.Error("an empty root accepted")

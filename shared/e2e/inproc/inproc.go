@@ -11,6 +11,7 @@
 package inproc
 
 import (
+	"cmp"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -39,9 +40,10 @@ type Options struct {
 	// HTTP runs the pipeline as over streamable HTTP (Local false: approval
 	// needs a client that can elicit); the default is as over stdio.
 	HTTP bool
-	// ClientName is the client's clientInfo name (default "test"); Protocol
-	// the revision it asks for (default mcp.LATEST_PROTOCOL_VERSION).
-	ClientName, Protocol string
+	// ClientName and ClientVersion are the client's clientInfo (default
+	// "test", "1"); Protocol the revision it asks for (default
+	// mcp.LATEST_PROTOCOL_VERSION).
+	ClientName, ClientVersion, Protocol string
 	// Client are the in-process client's options (elicitation handler, …).
 	Client []client.ClientOption
 	// NoClient starts no client: the test connects its own.
@@ -50,7 +52,7 @@ type Options struct {
 
 // Server is a running in-process server with its pipeline and client.
 type Server struct {
-	t *testing.T
+	t testing.TB
 	// Serve is the server as serve.NewServer made it (Metrics included);
 	// MCP its mcp-go server.
 	Serve *serve.Server
@@ -65,7 +67,7 @@ type Server struct {
 
 // Start builds the server, its pipeline, registers the tools with register
 // and connects the client; everything is closed when the test ends.
-func Start(t *testing.T, o Options, register func(*toolcall.Pipeline)) *Server {
+func Start(t testing.TB, o Options, register func(*toolcall.Pipeline)) *Server {
 	t.Helper()
 	if o.Name == "" {
 		o.Name = "test"
@@ -92,20 +94,28 @@ func Start(t *testing.T, o Options, register func(*toolcall.Pipeline)) *Server {
 	if o.NoClient {
 		return srv
 	}
-	srv.Client = Connect(t, s.MCPServer, o.ClientName, o.Protocol, o.Client...)
+	srv.Client = connect(t, s.MCPServer, mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, o.Protocol, o.Client...)
 	return srv
 }
 
 // Connect starts an in-process client of s and initializes it as name
-// (default "test") asking for protocol (default mcp.LATEST_PROTOCOL_VERSION);
-// it is closed when the test ends.
-func Connect(t *testing.T, s *server.MCPServer, name, protocol string, opts ...client.ClientOption) *client.Client {
+// (default "test") asking for protocol (default mcp.LATEST_PROTOCOL_VERSION;
+// a protocol given is also the client's preferred one, so an earlier
+// revision keeps it on the initialize handshake); it is closed when the
+// test ends.
+func Connect(t testing.TB, s *server.MCPServer, name, protocol string, opts ...client.ClientOption) *client.Client {
 	t.Helper()
-	if name == "" {
-		name = "test"
-	}
+	return connect(t, s, mcp.Implementation{Name: name}, protocol, opts...)
+}
+
+func connect(t testing.TB, s *server.MCPServer, info mcp.Implementation, protocol string, opts ...client.ClientOption) *client.Client {
+	t.Helper()
+	info.Name = cmp.Or(info.Name, "test")
+	info.Version = cmp.Or(info.Version, "1")
 	if protocol == "" {
 		protocol = mcp.LATEST_PROTOCOL_VERSION
+	} else {
+		opts = append([]client.ClientOption{client.WithProtocolVersion(protocol)}, opts...)
 	}
 	c, err := client.NewInProcessClientWithOptions(s, opts...)
 	if err != nil {
@@ -116,7 +126,7 @@ func Connect(t *testing.T, s *server.MCPServer, name, protocol string, opts ...c
 		t.Fatal(err)
 	}
 	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
+	init.Params.ClientInfo = info
 	init.Params.ProtocolVersion = protocol
 	if _, err := c.Initialize(t.Context(), init); err != nil {
 		t.Fatalf("initialize: %v", err)

@@ -208,7 +208,10 @@ type Client struct {
 	Session string // 2025-11-25 session; "" on 2026-07-28
 	Version string
 	HTTP    *http.Client
-	n       atomic.Int64
+	// Capabilities are the client capabilities a 2026-07-28 request
+	// declares in _meta ({} when nil).
+	Capabilities map[string]any
+	n            atomic.Int64
 }
 
 // NewModern is a 2026-07-28 client: every request carries the version.
@@ -223,7 +226,11 @@ func (c *Client) Call(ctx context.Context, method string, params map[string]any)
 		params = map[string]any{}
 	}
 	if c.Version == Modern {
-		params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": Modern, "io.modelcontextprotocol/clientCapabilities": map[string]any{}}
+		caps := c.Capabilities
+		if caps == nil {
+			caps = map[string]any{}
+		}
+		params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": Modern, "io.modelcontextprotocol/clientCapabilities": caps}
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.n.Add(1), "method": method, "params": params})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
@@ -242,6 +249,9 @@ func (c *Client) Call(ctx context.Context, method string, params map[string]any)
 		req.Header.Set("Mcp-Method", method)
 		if name, ok := params["name"].(string); ok && method == "tools/call" {
 			req.Header.Set("Mcp-Name", name)
+		}
+		if id, ok := params["taskId"].(string); ok && strings.HasPrefix(method, "tasks/") {
+			req.Header.Set("Mcp-Name", id) // the extension's routing header
 		}
 	}
 	if c.Session != "" {

@@ -179,3 +179,38 @@ func TestPagingAndBudgetVariables(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetsPerCluster: SQLENGINE_<NAME>_MAX_SCAN_BYTES / _ROWS set a
+// cluster's own budgets, the unprefixed ones are the fallback, and a bad
+// per-cluster value is named with its cluster's variable.
+func TestBudgetsPerCluster(t *testing.T) {
+	c, err := FromEnv(getenv(t, "SQLENGINE_CLUSTERS", "big,small,free",
+		"SQLENGINE_MAX_SCAN_ROWS", "500000", "SQLENGINE_MAX_SCAN_BYTES", "1GB",
+		"SQLENGINE_BIG_MAX_SCAN_ROWS", "2000000", "SQLENGINE_BIG_MAX_SCAN_BYTES", "1TB",
+		"SQLENGINE_FREE_MAX_SCAN_ROWS", "0", "SQLENGINE_FREE_MAX_SCAN_BYTES", "none"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]int64{}
+	for _, cl := range c.Clusters {
+		got[cl.Name] = [2]int64{cl.MaxScanRows, cl.MaxScanBytes}
+	}
+	want := map[string][2]int64{"big": {2_000_000, 1 << 40}, "small": {500_000, 1 << 30}, "free": {0, 0}}
+	for n, w := range want {
+		if got[n] != w {
+			t.Errorf("cluster %s: budgets %v, want %v", n, got[n], w)
+		}
+	}
+	if c.MaxScanRows != 2_000_000 || c.MaxScanBytes != 1<<40 {
+		t.Errorf("the first cluster's budgets: %d %d", c.MaxScanRows, c.MaxScanBytes)
+	}
+	for _, bad := range [][2]string{
+		{"SQLENGINE_SMALL_MAX_SCAN_ROWS", "-1"}, {"SQLENGINE_SMALL_MAX_SCAN_ROWS", "lots"},
+		{"SQLENGINE_SMALL_MAX_SCAN_BYTES", "10"}, {"SQLENGINE_SMALL_MAX_SCAN_BYTES", "1XB"},
+	} {
+		_, err := FromEnv(getenv(t, "SQLENGINE_CLUSTERS", "big,small", bad[0], bad[1]))
+		if err == nil || !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("%s=%q: %v", bad[0], bad[1], err)
+		}
+	}
+}

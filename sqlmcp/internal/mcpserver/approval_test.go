@@ -64,6 +64,8 @@ type apOptions struct {
 	// readOnly leaves SQLENGINE_ALLOW_WRITE_QUERIES unset: reads only, in
 	// read-only transactions.
 	readOnly bool
+	// maxScanRows is SQLENGINE_MAX_SCAN_ROWS (0: no budget).
+	maxScanRows int64
 }
 
 func newApEnv(t *testing.T, o apOptions) *apEnv {
@@ -108,7 +110,7 @@ func newApEnv(t *testing.T, o apOptions) *apEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	mcpserver.New(eng, mcpserver.Options{AllowWrites: !o.readOnly, Impersonation: o.impersonate}, nil).Register(p)
+	mcpserver.New(eng, mcpserver.Options{AllowWrites: !o.readOnly, Impersonation: o.impersonate, MaxScanRows: o.maxScanRows}, nil).Register(p)
 	e.mcp = s.MCPServer
 	if o.noClient {
 		return e

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
-
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/sqlguard"
 )
@@ -16,8 +14,23 @@ import (
 // estimate (the figures the query budgets are judged by).
 const ExplainEstimate = "estimate"
 
-// budgeted reports whether a read budget is set.
+// budgeted reports whether a read budget is set (on this view's
+// cluster).
 func (t *Tools) budgeted() bool { return t.opts.MaxScanBytes > 0 || t.opts.MaxScanRows > 0 }
+
+// anyBudget reports whether any cluster has a read budget: execute_query
+// then needs the pipeline's approval path.
+func (t *Tools) anyBudget() bool {
+	if t.budgeted() {
+		return true
+	}
+	for _, v := range t.byName {
+		if v.budgeted() {
+			return true
+		}
+	}
+	return false
+}
 
 // overBudget says why est exceeds the budgets ("" when it does not); an
 // unknown figure under a set budget cannot be shown to fit and counts as
@@ -39,6 +52,10 @@ func (t *Tools) overBudget(est *engine.Estimate) string {
 		case *est.Bytes > float64(t.opts.MaxScanBytes):
 			why = append(why, "an estimated "+size(*est.Bytes)+" exceed SQLENGINE_MAX_SCAN_BYTES="+size(float64(t.opts.MaxScanBytes)))
 		}
+	}
+	if len(why) > 0 && t.cluster != "" {
+		// The cluster's own SQLENGINE_<NAME>_* value, or the shared one.
+		why[len(why)-1] += " (the budget of cluster " + t.cluster + ")"
 	}
 	return strings.Join(why, "; ")
 }
@@ -78,17 +95,8 @@ func size(b float64) string {
 	return strconv.FormatFloat(b, 'f', 1, 64) + " " + units[i]
 }
 
-// checkBudget estimates the statement and refuses it when the estimate is
-// above a budget or unknown under one; nothing runs.
-func (t *Tools) checkBudget(ctx context.Context, tool string, st *sqlguard.Statement, q engine.Query) (*engine.Estimate, error) {
-	est, err := t.eng.Estimate(ctx, engine.Query{SQL: st.Inner, Catalog: q.Catalog, Schema: q.Schema})
-	if err != nil {
-		return nil, err
-	}
-	if why := t.overBudget(est); why != "" {
-		return est, mcperr.New(mcperr.Permission, tool+": refused before running: "+why+"; nothing was run",
-			fmt.Errorf("%s", estimateText(est)),
-			"narrow the query (filter on partition or key columns, select fewer columns), check it with explain_query type estimate, or ask the operator to raise the budget")
-	}
-	return est, nil
+// estimate asks the engine for the statement's input estimate (nothing
+// is executed).
+func (t *Tools) estimate(ctx context.Context, st *sqlguard.Statement, q engine.Query) (*engine.Estimate, error) {
+	return t.eng.Estimate(ctx, engine.Query{SQL: st.Inner, Catalog: q.Catalog, Schema: q.Schema})
 }

@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpfleet/mcpfleet/shared/approval"
+	"github.com/mcpfleet/mcpfleet/shared/audit"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
+
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/mcpserver"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
@@ -30,8 +34,8 @@ func TestExplainEstimate(t *testing.T) {
 	}
 }
 
-// TestBudgetRefusesAboveAndUnknown: with approval off (a read-only
-// server), a read estimated above a budget, or unknown under one, is
+// TestBudgetRefusesAboveAndUnknown: with approval off (MCP_APPROVAL=none),
+// a read estimated above a budget, or unknown under one, is
 // refused with the estimate and never reaches the engine as a query; one
 // below runs.
 func TestBudgetRefusesAboveAndUnknown(t *testing.T) {
@@ -49,7 +53,7 @@ func TestBudgetRefusesAboveAndUnknown(t *testing.T) {
 		{"no budget, unknown", mcpserver.Options{}, "SELECT x FROM sales.mcpsecret.s", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, tc.opts, nil)
+			h := newHarnessWith(t, tc.opts, nil, toolcall.Config{Audit: audit.Config{Dest: "off"}, Approval: approval.Config{Policy: approval.None}})
 			before := len(trino.Queries())
 			text, isErr := h.call(t, context.Background(), "execute_query", map[string]any{"query": tc.query, "limit": 3})
 			if tc.want == "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
@@ -50,7 +51,8 @@ type Options struct {
 
 	// MaxScanBytes and MaxScanRows are the read budgets (0: none): a
 	// statement the engine estimates to read more, or whose estimate is
-	// unknown, is refused with the estimate before it runs.
+	// unknown, runs only after a person approves it through the pipeline
+	// (refused with the estimate when nobody can be asked).
 	MaxScanBytes int64
 	MaxScanRows  int64
 
@@ -60,7 +62,17 @@ type Options struct {
 	// cluster argument.
 	Clusters []Cluster
 	Fleet    *envconfig.Fleet
+
+	// Views are the MCP Apps views; nil: none. execute_query owns
+	// ViewQueryResult (also when writes make it a change tool: a read's
+	// rows are what the view shows; a write's preview shows as a card
+	// there too).
+	Views *apps.Views
 }
+
+// ViewQueryResult is the name of execute_query's view
+// (ui://sqlmcp/query-result).
+const ViewQueryResult = "query-result"
 
 // Cluster is one named Trino cluster the tools serve.
 type Cluster struct {
@@ -68,6 +80,10 @@ type Cluster struct {
 	Engine *engine.Client
 	Scope  *sqlguard.Scope // nil or empty: every schema
 	Auth   string          // SQLENGINE_<NAME>_AUTH, for list_clusters
+	// MaxScanBytes and MaxScanRows are the cluster's read budgets (0:
+	// none), as Options' are for one cluster.
+	MaxScanBytes int64
+	MaxScanRows  int64
 }
 
 // Tools serves the engine over MCP.
@@ -107,11 +123,12 @@ func New(eng *engine.Client, opts Options, logger *slog.Logger) *Tools {
 		t.byName = map[string]*Tools{}
 		for _, cl := range opts.Clusters {
 			o := opts
-			o.Scope = cl.Scope
+			o.Scope, o.MaxScanBytes, o.MaxScanRows = cl.Scope, cl.MaxScanBytes, cl.MaxScanRows
 			t.byName[cl.Name] = &Tools{eng: cl.Engine, opts: o, logger: logger.With("cluster", cl.Name), cluster: cl.Name, curs: t.curs}
 		}
 		def := t.byName[opts.Clusters[0].Name]
 		t.eng, t.opts.Scope, t.cluster = def.eng, def.opts.Scope, def.cluster
+		t.opts.MaxScanBytes, t.opts.MaxScanRows = def.opts.MaxScanBytes, def.opts.MaxScanRows
 	}
 	return t
 }

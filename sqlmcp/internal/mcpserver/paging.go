@@ -70,24 +70,7 @@ func (s *cursors) put(ctx context.Context, cur *engine.Cursor, limit int, format
 	var b [18]byte
 	rand.Read(b[:])
 	h := &heldCursor{id: base64.RawURLEncoding.EncodeToString(b[:]), owner: httpauth.PrincipalFromContext(ctx), cur: cur, limit: limit, format: format}
-	var evicted *heldCursor
-	s.mu.Lock()
-	l := s.byOwner[h.owner]
-	if l == nil {
-		l = list.New()
-		s.byOwner[h.owner] = l
-	}
-	if l.Len() >= s.perOwner {
-		evicted = l.Front().Value.(*heldCursor)
-		s.removeLocked(evicted)
-	}
-	h.elem = l.PushBack(h)
-	s.byID[h.id] = h
-	h.timer = time.AfterFunc(s.ttl, func() { s.expire(h) })
-	s.mu.Unlock()
-	if evicted != nil {
-		evicted.cur.Close()
-	}
+	s.hold(h)
 	return h.id
 }
 
@@ -108,8 +91,10 @@ func (s *cursors) take(ctx context.Context, id string) (*heldCursor, error) {
 	return h, nil
 }
 
-// give puts back a cursor taken for a page, with its time to live renewed.
-func (s *cursors) give(h *heldCursor) {
+// hold keeps h as its owner's most recent cursor for the time to live
+// (a new cursor, or one taken for a page and put back, its time to live
+// renewed), ending the owner's least recently used one beyond the bound.
+func (s *cursors) hold(h *heldCursor) {
 	s.mu.Lock()
 	l := s.byOwner[h.owner]
 	if l == nil {
@@ -250,7 +235,7 @@ func (t *Tools) page(ctx context.Context, tool string, h *heldCursor, limit int,
 		if first {
 			res.NextCursor = t.curs.put(ctx, h.cur, h.limit, h.format)
 		} else {
-			t.curs.give(h)
+			t.curs.hold(h)
 			res.NextCursor = h.id
 		}
 	}

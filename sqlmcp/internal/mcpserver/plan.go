@@ -57,24 +57,51 @@ func (t *Tools) planExecute(ctx context.Context, in executeIn) (toolcall.Plan, e
 	target := t.eng.Config().URL()
 	pl := toolcall.Plan{Class: stmt.Class, Target: target, Commands: []string{st.SQL}}
 	if stmt.Class == toolcall.Read {
+		// With a read budget the statement is priced before anyone decides:
+		// the allowed-schemas check first (no estimate of a table outside
+		// them), then the engine's estimate; a read above a budget, or
+		// unknown under one, needs a person's approval.
+		var est *engine.Estimate
+		if t.budgeted() {
+			cctx, err := t.caller(ctx)
+			if err != nil {
+				return toolcall.Plan{}, t.failure(ctx, tool, err)
+			}
+			if err := t.eng.CheckScope(cctx, t.opts.Scope, st, q); err != nil {
+				return toolcall.Plan{}, t.failure(ctx, tool, err)
+			}
+			if est, err = t.estimate(cctx, st, q); err != nil {
+				return toolcall.Plan{}, t.failure(ctx, tool, err)
+			}
+			if over := t.overBudget(est); over != "" {
+				pl.Approve = "this read is over the query budget: " + over + " (" + estimateText(est) + "); to stay within it, filter on partition or key columns or select fewer columns (explain_query type estimate shows the figures)"
+			}
+		}
 		pl.Describe = func(ctx context.Context) (toolcall.Preview, error) {
 			ctx, err := t.caller(ctx)
 			if err != nil {
 				return toolcall.Preview{}, err
 			}
 			// A dry run shows the engine's estimate and the budgets.
-			est, err := t.eng.Estimate(ctx, engine.Query{SQL: st.Inner, Catalog: q.Catalog, Schema: q.Schema})
-			if err != nil {
-				return toolcall.Preview{}, toMCP(err)
+			est := est
+			if est == nil {
+				if est, err = t.estimate(ctx, st, q); err != nil {
+					return toolcall.Preview{}, toMCP(err)
+				}
+			}
+			summary := fmt.Sprintf("Run a read-only %s statement on Trino at %s as user %s; it changes nothing. %s.", stmt.Verb, target, t.engineUser(ctx), estimateText(est))
+			if over := t.overBudget(est); over != "" {
+				summary += " It is over the query budget (" + over + "), so it runs only with a person's approval."
 			}
 			return toolcall.Preview{
-				Summary: fmt.Sprintf("Run a read-only %s statement on Trino at %s as user %s; it changes nothing. %s.", stmt.Verb, target, t.engineUser(ctx), estimateText(est)),
+				Summary: summary,
 				State:   map[string]any{"estimate": est, "budget": t.budget(est)},
 				Effect:  "none: the statement only reads",
 			}, nil
 		}
 		pl.Run = func(ctx context.Context) (*mcp.CallToolResult, error) {
-			return t.runQuery(ctx, tool, st, q, format, true)
+			// Priced and scope-checked above when budgeted.
+			return t.runQuery(ctx, tool, st, q, format, est == nil)
 		}
 		return pl, nil
 	}
@@ -110,8 +137,8 @@ func (t *Tools) executeQuery(ctx context.Context, in executeIn) (*mcp.CallToolRe
 }
 
 // runQuery runs the checked statement; scope says whether the
-// allowed-schemas check is still to be done (reads; writes did it when
-// planned).
+// allowed-schemas check is still to be done (unbudgeted reads; writes and
+// budgeted reads did it when planned).
 func (t *Tools) runQuery(ctx context.Context, tool string, st *sqlguard.Statement, q engine.Query, format string, scope bool) (*mcp.CallToolResult, error) {
 	ctx, err := t.caller(ctx)
 	if err != nil {
@@ -119,11 +146,6 @@ func (t *Tools) runQuery(ctx context.Context, tool string, st *sqlguard.Statemen
 	}
 	if scope {
 		if err := t.eng.CheckScope(ctx, t.opts.Scope, st, q); err != nil {
-			return t.fail(ctx, tool, err)
-		}
-	}
-	if t.budgeted() {
-		if _, err := t.checkBudget(ctx, tool, st, q); err != nil {
 			return t.fail(ctx, tool, err)
 		}
 	}

@@ -87,16 +87,31 @@ func (t *Tools) Register(calls *toolcall.Pipeline) {
 		},
 		Options: output(executeOutput),
 	}
+	if v := t.opts.Views; v != nil {
+		exec.Options = append(exec.Options, v.Tool(ViewQueryResult)...)
+	}
 	// A heavy query can outlast a client's request timeout: it may run as
 	// an MCP task where the server offers them (HTTP).
 	if t.opts.AllowWrites {
 		exec.Description += " Statements that change data are allowed on this server. Each call is classified: SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE and EXPLAIN are read (run at once); " +
 			"INSERT and CREATE are change; DELETE, UPDATE, MERGE, DROP, TRUNCATE, ALTER, CREATE OR REPLACE and any other writing statement are destructive."
+		if t.anyBudget() {
+			exec.Description += " A read the engine estimates above the server's query budget (SQLENGINE_MAX_SCAN_BYTES, SQLENGINE_MAX_SCAN_ROWS), or whose estimate is unknown under one, needs a person's approval too."
+		}
 		exec.Effect = toolcall.Effect{Title: "Run SQL", Most: toolcall.Destructive}
 		toolcall.AddChange(calls, t.withCluster(exec), t.planExecute, toolcall.AsTask())
 	} else {
 		exec.Description += " Only read-only statements run (SELECT, WITH, VALUES, TABLE, SHOW, DESCRIBE, EXPLAIN)."
-		toolcall.AddRead(calls, t.withCluster(exec), t.executeQuery, toolcall.AsTask())
+		if t.anyBudget() {
+			// A read priced above a budget needs a person's approval, which
+			// only the pipeline's change path can ask: the tool is declared
+			// as one (dryRun, confirm), and each call is still a read.
+			exec.Description += " A read the engine estimates above the server's query budget (SQLENGINE_MAX_SCAN_BYTES, SQLENGINE_MAX_SCAN_ROWS), or whose estimate is unknown under one, runs only after a person approves it; every call of this tool reads, whatever the risk class below says."
+			exec.Effect = toolcall.Effect{Title: "Run SQL", Most: toolcall.Change, Idempotent: true}
+			toolcall.AddChange(calls, t.withCluster(exec), t.planExecute, toolcall.AsTask())
+		} else {
+			toolcall.AddRead(calls, t.withCluster(exec), t.executeQuery, toolcall.AsTask())
+		}
 	}
 
 	toolcall.AddRead(calls, toolcall.Tool{Name: "fetch_more",

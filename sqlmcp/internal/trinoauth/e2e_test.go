@@ -29,25 +29,6 @@ import (
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
 
-const (
-	mcpAudience   = "https://mcp.example.com/mcp"
-	trinoAudience = "trino"
-	clientID      = "sqlmcp"
-	clientSecret  = "exchange-secret"
-)
-
-const rules = `{
-  "catalogs": [{"user": "alice|bob", "catalog": "sales", "allow": "read-only"},
-               {"catalog": ".*", "allow": "none"}],
-  "tables": [
-    {"user": "alice", "catalog": "sales", "schema": "public", "table": ".*", "privileges": ["SELECT"]},
-    {"user": "bob", "catalog": "sales", "schema": "public", "table": "customers", "privileges": ["SELECT"],
-     "filter": "country = 'FR' OR name = current_user",
-     "columns": [{"name": "email", "mask": "CASE WHEN email IS NULL THEN NULL ELSE '***' END"},
-                 {"name": "balance", "allow": false}]}
-  ]
-}`
-
 type fixture struct {
 	idp    *idptest.IdP
 	srv    *trinotest.Server
@@ -57,20 +38,10 @@ type fixture struct {
 
 func setup(t *testing.T) *fixture {
 	t.Helper()
-	idp := idptest.New(t, idptest.Options{})
-	idp.AddClient(idptest.Client{ID: clientID, Secret: clientSecret})
-	idp.AllowExchange(clientID, trinoAudience)
-	r, err := trinotest.ParseAccessRules([]byte(rules))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1), trinotest.WithAccessRules(r),
-		trinotest.WithJWTAuth(&trinotest.JWTAuth{
-			JWKSURL: idp.URL + "/jwks", Issuer: idp.Issuer(), Audience: trinoAudience,
-			PrincipalField: "preferred_username",
-		}))
-	ex := &trinoauth.Exchanger{URL: idp.URL + "/token", ClientID: clientID, ClientSecret: clientSecret,
-		Audience: trinoAudience, HTTPClient: idp.HTTPClient()}
+	id := trinotest.StartIdentity(t, idptest.Options{})
+	idp, srv := id.IdP, id.Engine
+	ex := &trinoauth.Exchanger{URL: idp.URL + "/token", ClientID: trinotest.ExchangeClient, ClientSecret: trinotest.ExchangeSecret,
+		Audience: trinotest.TrinoAudience, HTTPClient: idp.HTTPClient()}
 	return &fixture{idp: idp, srv: srv, ex: ex, client: newClient(t, srv, ex)}
 }
 
@@ -90,9 +61,7 @@ func newClient(t *testing.T, srv *trinotest.Server, src trinoauth.TokenSource) *
 
 // mcpToken is what the MCP server validated: a token for the MCP audience.
 func (f *fixture) mcpToken(user string) string {
-	c := f.idp.Claims(mcpAudience)
-	c["sub"], c["preferred_username"], c["email"] = "sub-"+user, user, user+"@example.com"
-	return f.idp.Sign(c)
+	return (&trinotest.Identity{IdP: f.idp, Engine: f.srv}).MCPToken(user)
 }
 
 func rowsOf(t *testing.T, res *engine.Result) string {
@@ -184,15 +153,15 @@ func TestSameQueryDifferentPeople(t *testing.T) {
 		}
 	}
 	reqs := f.idp.ExchangeRequests()
-	if len(reqs) != 2 || reqs[0].Audience != trinoAudience || reqs[0].SubjectTokenType != trinoauth.TokenTypeAccessToken {
-		t.Errorf("exchanges %+v, want one per person for audience %q", reqs, trinoAudience)
+	if len(reqs) != 2 || reqs[0].Audience != trinotest.TrinoAudience || reqs[0].SubjectTokenType != trinoauth.TokenTypeAccessToken {
+		t.Errorf("exchanges %+v, want one per person for audience %q", reqs, trinotest.TrinoAudience)
 	}
 }
 
 func TestEngineRefusesTokensNotForIt(t *testing.T) {
 	f := setup(t)
 	mcp := f.mcpToken("alice")
-	expired := f.idp.Claims(trinoAudience)
+	expired := f.idp.Claims(trinotest.TrinoAudience)
 	expired["exp"] = time.Now().Add(-time.Minute).Unix()
 	for name, tok := range map[string]string{
 		"MCP audience": mcp,
@@ -239,7 +208,7 @@ func TestProviderRefusesExchange(t *testing.T) {
 			t.Errorf("error %q does not name the provider's answer %q", err, want)
 		}
 	}
-	if strings.Contains(err.Error(), sub) || strings.Contains(err.Error(), clientSecret) {
+	if strings.Contains(err.Error(), sub) || strings.Contains(err.Error(), trinotest.ExchangeSecret) {
 		t.Error("the error quotes a secret")
 	}
 	var xe *trinoauth.ExchangeError
@@ -285,12 +254,12 @@ func TestExchangedTokenRenewedBeforeExpiry(t *testing.T) {
 func TestExternalAuthentication(t *testing.T) {
 	idp := idptest.New(t, idptest.Options{})
 	mint := func(user string) (string, error) {
-		c := idp.Claims(trinoAudience)
+		c := idp.Claims(trinotest.TrinoAudience)
 		c["preferred_username"] = user
 		return idp.Sign(c), nil
 	}
 	srv := trinotest.Start(t, trinotest.WithLargeTableRows(-1), trinotest.WithJWTAuth(&trinotest.JWTAuth{
-		JWKSURL: idp.URL + "/jwks", Issuer: idp.Issuer(), Audience: trinoAudience,
+		JWKSURL: idp.URL + "/jwks", Issuer: idp.Issuer(), Audience: trinotest.TrinoAudience,
 		PrincipalField: "preferred_username", External: mint,
 	}))
 	dir := filepath.Join(t.TempDir(), "sqlmcp", "tokens")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/httpauth/idptest"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinoauth"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
 
 type clock struct {
@@ -30,14 +31,14 @@ func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unloc
 // exchanges again after; one caller's token never serves another.
 func TestExchangeCacheClock(t *testing.T) {
 	idp := idptest.New(t, idptest.Options{})
-	idp.AddClient(idptest.Client{ID: clientID, Secret: clientSecret})
-	idp.AllowExchange(clientID, trinoAudience)
+	idp.AddClient(idptest.Client{ID: trinotest.ExchangeClient, Secret: trinotest.ExchangeSecret})
+	idp.AllowExchange(trinotest.ExchangeClient, trinotest.TrinoAudience)
 	idp.SetExchangeTTL(10 * time.Minute)
 	clk := &clock{t: time.Now()}
-	x := &trinoauth.Exchanger{URL: idp.URL + "/token", ClientID: clientID, ClientSecret: clientSecret,
-		Audience: trinoAudience, HTTPClient: idp.HTTPClient(), RefreshBefore: time.Minute, Now: clk.Now}
+	x := &trinoauth.Exchanger{URL: idp.URL + "/token", ClientID: trinotest.ExchangeClient, ClientSecret: trinotest.ExchangeSecret,
+		Audience: trinotest.TrinoAudience, HTTPClient: idp.HTTPClient(), RefreshBefore: time.Minute, Now: clk.Now}
 	sign := func(user string) string {
-		c := idp.Claims(mcpAudience)
+		c := idp.Claims(trinotest.MCPAudience)
 		c["preferred_username"] = user
 		return idp.Sign(c)
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/mcpfleet/mcpfleet/shared/errkind"
 )
 
 // CommittedRow is one committed offset a change would lose or step over.
@@ -68,7 +70,7 @@ func (c *Client) PlanGroupChange(ctx context.Context, group, topic string, parti
 		return nil, err
 	}
 	if g.state == "Dead" && len(g.committed) == 0 {
-		return nil, notFoundf("consumer group %q does not exist; list_consumer_groups shows the groups there are", group)
+		return nil, errkind.NotFoundf("consumer group %q does not exist; list_consumer_groups shows the groups there are", group)
 	}
 	set := map[tp]bool{}
 	for k := range g.committed {
@@ -134,7 +136,7 @@ func (c *Client) DeleteGroupOffsets(ctx context.Context, group, topic string, pa
 		return nil, err
 	}
 	if resp.ErrorCode != sarama.ErrNoError {
-		return nil, newError(kerrKind(resp.ErrorCode), what, errors.New(ErrorName(resp.ErrorCode)), "")
+		return nil, errkind.New(kerrKind(resp.ErrorCode), what, errors.New(ErrorName(resp.ErrorCode)), "")
 	}
 	return g, commitErrors(what, resp.Errors)
 }
@@ -157,7 +159,7 @@ func (c *Client) DeleteGroup(ctx context.Context, group string) (*GroupChange, e
 		return nil, err
 	}
 	if k := resp.GroupErrorCodes[group]; k != sarama.ErrNoError {
-		return nil, newError(kerrKind(k), what, errors.New(ErrorName(k)), "")
+		return nil, errkind.New(kerrKind(k), what, errors.New(ErrorName(k)), "")
 	}
 	return g, nil
 }
@@ -194,7 +196,7 @@ func (c *Client) PlanDeleteRecords(ctx context.Context, topic string, partition 
 		return nil, err
 	}
 	if before > end[k] {
-		return nil, invalidf("before_offset %d is past the log end offset %d of %s/%d: Kafka refuses it (OFFSET_OUT_OF_RANGE); give at most %d to empty the partition; nothing was changed",
+		return nil, errkind.Invalidf("before_offset %d is past the log end offset %d of %s/%d: Kafka refuses it (OFFSET_OUT_OF_RANGE); give at most %d to empty the partition; nothing was changed",
 			before, end[k], topic, partition, end[k])
 	}
 	r := &RecordsChange{Topic: topic, Partition: partition, LogStart: start[k], NewLogStart: max(before, start[k]), LogEnd: end[k], Groups: []CommittedRow{}}
@@ -208,7 +210,7 @@ func (c *Client) PlanDeleteRecords(ctx context.Context, topic string, partition 
 	}
 	gs, err := c.Groups(ctx)
 	if err != nil {
-		r.GroupsErr = ErrorText(err)
+		r.GroupsErr = errkind.Message(err)
 	} else {
 		r.GroupsErr = gs.Err
 		for _, g := range gs.Groups {
@@ -229,7 +231,7 @@ func (c *Client) DeleteRecords(ctx context.Context, topic string, partition int3
 		return nil, err
 	}
 	if r.addr == "" {
-		return nil, newError(Unavailable, fmt.Sprintf("delete records of %s/%d", topic, partition), errors.New("the partition has no live leader"), "retry when it is back online")
+		return nil, errkind.New(errkind.Unavailable, fmt.Sprintf("delete records of %s/%d", topic, partition), errors.New("the partition has no live leader"), "retry when it is back online")
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
@@ -246,7 +248,7 @@ func (c *Client) DeleteRecords(ctx context.Context, topic string, partition int3
 	if t := resp.Topics[topic]; t != nil {
 		if p := t.Partitions[partition]; p != nil {
 			if p.Err != sarama.ErrNoError {
-				return nil, newError(kerrKind(p.Err), what, errors.New(ErrorName(p.Err)), "")
+				return nil, errkind.New(kerrKind(p.Err), what, errors.New(ErrorName(p.Err)), "")
 			}
 			r.NewLogStart = p.LowWatermark
 		}
@@ -285,14 +287,14 @@ func (c *Client) PlanTopicChange(ctx context.Context, topic string, full bool) (
 	}
 	ti := &TopicInfoForChange{Topic: topic, Partitions: len(md.Topics[0].Partitions), controller: brokerAddrs(md)[md.ControllerID]}
 	if ti.controller == "" {
-		return nil, newError(Unavailable, "find the controller", errors.New("no controller is listed in metadata"), "retry in a moment")
+		return nil, errkind.New(errkind.Unavailable, "find the controller", errors.New("no controller is listed in metadata"), "retry in a moment")
 	}
 	if !full {
 		return ti, nil
 	}
 	ti.SizeBytes, ti.SizeNote = c.topicSize(ctx, md, topic)
 	if gs, err := c.Groups(ctx); err != nil {
-		ti.GroupsErr = ErrorText(err)
+		ti.GroupsErr = errkind.Message(err)
 	} else {
 		ti.GroupsErr = gs.Err
 		for _, g := range gs.Groups {
@@ -306,7 +308,7 @@ func (c *Client) PlanTopicChange(ctx context.Context, topic string, full bool) (
 	}
 	cfgs, err := c.describeConfigsAt(ctx, ti.controller, sarama.BrokerResource, strconv.Itoa(int(md.ControllerID)), "delete.topic.enable")
 	if err != nil {
-		ti.DeleteEnabledUnknown = fmt.Sprintf("the controller (broker %d) could not be asked: %s", md.ControllerID, ErrorText(err))
+		ti.DeleteEnabledUnknown = fmt.Sprintf("the controller (broker %d) could not be asked: %s", md.ControllerID, errkind.Message(err))
 		return ti, nil
 	}
 	for _, e := range cfgs {
@@ -336,7 +338,7 @@ func (c *Client) topicSize(ctx context.Context, md *sarama.MetadataResponse, top
 			return br.DescribeLogDirs(req)
 		})
 		if err != nil {
-			failed = append(failed, fmt.Sprintf("broker %d: %s", b.ID(), ErrorText(err)))
+			failed = append(failed, fmt.Sprintf("broker %d: %s", b.ID(), errkind.Message(err)))
 			continue
 		}
 		answered = true
@@ -380,7 +382,7 @@ func (c *Client) CreatePartitions(ctx context.Context, topic string, count int32
 		return nil, err
 	}
 	if int(count) <= ti.Partitions {
-		return nil, invalidf("count %d is not more than the %d partitions topic %s has: Kafka can only add partitions (INVALID_PARTITIONS); nothing was changed", count, ti.Partitions, topic)
+		return nil, errkind.Invalidf("count %d is not more than the %d partitions topic %s has: Kafka can only add partitions (INVALID_PARTITIONS); nothing was changed", count, ti.Partitions, topic)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
@@ -393,7 +395,7 @@ func (c *Client) CreatePartitions(ctx context.Context, topic string, count int32
 		return nil, err
 	}
 	if te := resp.TopicPartitionErrors[topic]; te != nil && te.Err != sarama.ErrNoError {
-		return nil, newError(kerrKind(te.Err), what, errors.New(ErrorName(te.Err)+derefMsg(te.ErrMsg)), "")
+		return nil, errkind.New(kerrKind(te.Err), what, errors.New(ErrorName(te.Err)+derefMsg(te.ErrMsg)), "")
 	}
 	return ti, nil
 }
@@ -419,7 +421,7 @@ func (c *Client) DeleteTopic(ctx context.Context, topic string) error {
 		if k == sarama.ErrTopicDeletionDisabled {
 			hint = "the brokers have delete.topic.enable=false"
 		}
-		return newError(kerrKind(k), what, errors.New(ErrorName(k)), hint)
+		return errkind.New(kerrKind(k), what, errors.New(ErrorName(k)), hint)
 	}
 	return nil
 }
@@ -459,9 +461,9 @@ func (c *Client) TopicConfigs(ctx context.Context, topic string, keys []string) 
 		if r.ErrorCode != 0 {
 			k := sarama.KError(r.ErrorCode)
 			if k == sarama.ErrUnknownTopicOrPartition {
-				return nil, notFoundf("topic %q does not exist; list_topics shows the topics there are", topic)
+				return nil, errkind.NotFoundf("topic %q does not exist; list_topics shows the topics there are", topic)
 			}
-			return nil, newError(kerrKind(k), "describe configs of topic "+topic, fmt.Errorf("%s: %s", ErrorName(k), r.ErrorMsg), "")
+			return nil, errkind.New(kerrKind(k), "describe configs of topic "+topic, fmt.Errorf("%s: %s", ErrorName(k), r.ErrorMsg), "")
 		}
 		for _, e := range r.Configs {
 			v := ConfigValue{Value: e.Value, Source: e.Source.String()}
@@ -496,7 +498,7 @@ func (c *Client) describeConfigsAt(ctx context.Context, addr string, rt sarama.C
 	var out []ConfigInfo
 	for _, r := range resp.Resources {
 		if r.ErrorCode != int16(sarama.ErrNoError) {
-			return nil, newError(kerrKind(sarama.KError(r.ErrorCode)), "describe configs of "+name, errors.New(ErrorName(sarama.KError(r.ErrorCode))), "")
+			return nil, errkind.New(kerrKind(sarama.KError(r.ErrorCode)), "describe configs of "+name, errors.New(ErrorName(sarama.KError(r.ErrorCode))), "")
 		}
 		for _, e := range r.Configs {
 			out = append(out, ConfigInfo{Name: e.Name, Value: e.Value, Source: e.Source.String()})
@@ -528,7 +530,7 @@ func (c *Client) AlterTopicConfig(ctx context.Context, topic string, set map[str
 	for _, r := range resp.Resources {
 		if r.ErrorCode != 0 {
 			k := sarama.KError(r.ErrorCode)
-			return newError(kerrKind(k), what, fmt.Errorf("%s: %s", ErrorName(k), r.ErrorMsg), "")
+			return errkind.New(kerrKind(k), what, fmt.Errorf("%s: %s", ErrorName(k), r.ErrorMsg), "")
 		}
 	}
 	return nil
@@ -628,7 +630,7 @@ func (c *Client) PartitionSizes(ctx context.Context, topic string) ([]PartitionS
 	for _, t := range md.Topics {
 		for _, p := range t.Partitions {
 			if addrs[p.Leader] == "" {
-				return nil, newError(Unavailable, fmt.Sprintf("read the size of %s/%d", topic, p.ID), errors.New("the partition has no live leader"), "retry after the partition is back online")
+				return nil, errkind.New(errkind.Unavailable, fmt.Sprintf("read the size of %s/%d", topic, p.ID), errors.New("the partition has no live leader"), "retry after the partition is back online")
 			}
 			byLeader[p.Leader] = append(byLeader[p.Leader], p.ID)
 		}
@@ -648,7 +650,7 @@ func (c *Client) PartitionSizes(ctx context.Context, topic string) ([]PartitionS
 		}
 		for _, d := range resp.LogDirs {
 			if d.ErrorCode != sarama.ErrNoError {
-				return nil, newError(kerrKind(d.ErrorCode), fmt.Sprintf("describe the log dirs of %s on broker %d", topic, l), errors.New(ErrorName(d.ErrorCode)), "")
+				return nil, errkind.New(kerrKind(d.ErrorCode), fmt.Sprintf("describe the log dirs of %s on broker %d", topic, l), errors.New(ErrorName(d.ErrorCode)), "")
 			}
 			for _, t := range d.Topics {
 				for _, p := range t.Partitions {
@@ -660,7 +662,7 @@ func (c *Client) PartitionSizes(ctx context.Context, topic string) ([]PartitionS
 		}
 		for _, id := range ids {
 			if _, ok := sizes[id]; !ok {
-				return nil, newError(Unavailable, fmt.Sprintf("describe the log dirs of %s on broker %d", topic, l), fmt.Errorf("partition %d is not in the answer", id), "")
+				return nil, errkind.New(errkind.Unavailable, fmt.Sprintf("describe the log dirs of %s on broker %d", topic, l), fmt.Errorf("partition %d is not in the answer", id), "")
 			}
 		}
 	}

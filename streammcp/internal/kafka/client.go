@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/mcpfleet/mcpfleet/shared/backendcall"
+	"github.com/mcpfleet/mcpfleet/shared/errkind"
 )
 
 // Options configure a Client.
@@ -324,10 +325,10 @@ func endCall(ctx context.Context, rc *backendcall.Call, err error) {
 // ctxError explains why ctx ended.
 func ctxError(ctx context.Context, op string, timeout time.Duration) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return newError(Timeout, op, fmt.Errorf("no answer within %s", timeout),
+		return errkind.New(errkind.Timeout, op, fmt.Errorf("no answer within %s", timeout),
 			"check that the brokers are reachable, or raise STREAM_TIMEOUT")
 	}
-	return newError(Canceled, op, ctx.Err(), "")
+	return errkind.New(errkind.Canceled, op, ctx.Err(), "")
 }
 
 func (c *Client) connectError(addr string, err error) error {
@@ -338,21 +339,21 @@ func (c *Client) connectError(addr string, err error) error {
 	var recordErr tls.RecordHeaderError
 	switch {
 	case errors.As(err, &opErr) && opErr.Op == "dial":
-		return newError(Unavailable, "connect to Kafka broker "+addr, err,
+		return errkind.New(errkind.Unavailable, "connect to Kafka broker "+addr, err,
 			"check "+c.v("BROKERS")+" and that the broker is running and reachable")
 	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr):
-		return newError(Permission, "TLS handshake with Kafka broker "+addr, err,
+		return errkind.New(errkind.Permission, "TLS handshake with Kafka broker "+addr, err,
 			"check "+c.v("TLS_CA_FILE")+", "+c.v("TLS_SERVER_NAME")+" (or "+c.v("TLS_INSECURE_SKIP_VERIFY")+" for testing only)")
 	case errors.As(err, &recordErr):
-		return newError(Unavailable, "TLS handshake with Kafka broker "+addr, err,
+		return errkind.New(errkind.Unavailable, "TLS handshake with Kafka broker "+addr, err,
 			"the listener does not speak TLS: unset "+c.v("TLS_ENABLED")+" or use the broker's TLS port")
 	case c.conf.Net.SASL.Enable && isAuthFailure(err):
-		return newError(Permission,
+		return errkind.New(errkind.Permission,
 			fmt.Sprintf("authenticate to Kafka broker %s with SASL %s as user %q", addr, c.conf.Net.SASL.Mechanism, c.conf.Net.SASL.User),
 			fmt.Errorf("authentication failed (%v)", err),
 			"check "+c.v("SASL_USERNAME")+", "+c.v("SASL_PASSWORD")+" and "+c.v("SASL_MECHANISM"))
 	}
-	return newError(KindOf(err), "connect to Kafka broker "+addr, err,
+	return errkind.New(errkind.KindOf(err), "connect to Kafka broker "+addr, err,
 		"check "+c.v("BROKERS")+" and the broker's listener (TLS and SASL settings must match it)")
 }
 
@@ -370,33 +371,39 @@ func isAuthFailure(err error) bool {
 func (c *Client) requestError(addr, what string, err error) error {
 	var kerr sarama.KError
 	if errors.As(err, &kerr) {
-		return newError(kerrKind(kerr), what+" from Kafka broker "+addr, fmt.Errorf("%s: %w", ErrorName(kerr), kerr), "")
+		return errkind.New(kerrKind(kerr), what+" from Kafka broker "+addr, fmt.Errorf("%s: %w", ErrorName(kerr), kerr), "")
 	}
-	var me *Error
+	var me *errkind.Error
 	if errors.As(err, &me) {
 		return err
 	}
-	return newError(KindOf(err), what+" from Kafka broker "+addr, err,
+	return errkind.New(errkind.KindOf(err), what+" from Kafka broker "+addr, err,
 		"check that the broker is running; the next call reconnects")
 }
 
-func kerrKind(k sarama.KError) Kind {
+// kerrKind classifies a Kafka error code by what the caller can do about
+// it: Permission when authentication or authorisation failed, NotFound for
+// a topic, group or partition that does not exist, Conflict when the
+// change clashes with the cluster's state (a group with members, a topic
+// that exists), Invalid for a request Kafka refused as wrong, Timeout, and
+// Unavailable for the rest (a broker that could not serve it).
+func kerrKind(k sarama.KError) errkind.Kind {
 	switch k {
 	case sarama.ErrSASLAuthenticationFailed, sarama.ErrTopicAuthorizationFailed, sarama.ErrGroupAuthorizationFailed,
 		sarama.ErrClusterAuthorizationFailed, sarama.ErrTransactionalIDAuthorizationFailed:
-		return Permission
+		return errkind.Permission
 	case sarama.ErrUnknownTopicOrPartition, sarama.ErrGroupIDNotFound:
-		return NotFound
+		return errkind.NotFound
 	case sarama.ErrTopicAlreadyExists, sarama.ErrNonEmptyGroup, sarama.ErrGroupSubscribedToTopic, sarama.ErrUnknownMemberId,
 		sarama.ErrIllegalGeneration, sarama.ErrRebalanceInProgress:
-		return Conflict
+		return errkind.Conflict
 	case sarama.ErrInvalidTopic, sarama.ErrInvalidPartitions, sarama.ErrInvalidReplicationFactor, sarama.ErrInvalidConfig,
 		sarama.ErrPolicyViolation, sarama.ErrInvalidRequest:
-		return Invalid
+		return errkind.Invalid
 	case sarama.ErrRequestTimedOut:
-		return Timeout
+		return errkind.Timeout
 	}
-	return Unavailable
+	return errkind.Unavailable
 }
 
 // v names a per-cluster variable the way the operator sets it: STREAM_X,
@@ -451,7 +458,7 @@ func anyBroker[T any](ctx context.Context, c *Client, api API, what string, fn f
 			return v, addr, nil
 		}
 		errs = append(errs, err)
-		if ctx.Err() != nil || KindOf(err) == Permission {
+		if ctx.Err() != nil || errkind.KindOf(err) == errkind.Permission {
 			return zero, addr, err
 		}
 		var kerr sarama.KError
@@ -464,18 +471,18 @@ func anyBroker[T any](ctx context.Context, c *Client, api API, what string, fn f
 	}
 	// One line naming each broker tried and why it failed.
 	parts := make([]string, len(errs))
-	kind := KindOf(errs[0])
+	kind := errkind.KindOf(errs[0])
 	for i, err := range errs {
 		cause := err
-		var me *Error
+		var me *errkind.Error
 		if errors.As(err, &me) && me.Err != nil {
 			cause = me.Err
 		}
 		parts[i] = addrs[i] + ": " + cause.Error()
-		if KindOf(err) != kind {
-			kind = Unavailable
+		if errkind.KindOf(err) != kind {
+			kind = errkind.Unavailable
 		}
 	}
-	return zero, "", newError(kind, what+" from Kafka", fmt.Errorf("no broker answered (%s)", strings.Join(parts, "; ")),
+	return zero, "", errkind.New(kind, what+" from Kafka", fmt.Errorf("no broker answered (%s)", strings.Join(parts, "; ")),
 		"check "+c.v("BROKERS")+" and that the cluster is running and reachable")
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/mcpfleet/mcpfleet/shared/errkind"
 )
 
 // Why a scan stopped before the end of what it reads.
@@ -193,7 +195,7 @@ func (c *Client) fetchRound(ctx context.Context, addrs map[int32]string, r TimeC
 	for l, cs := range byLeader {
 		addr := addrs[l]
 		if addr == "" {
-			return newError(Unavailable, fmt.Sprintf("read %s/%d", r.Topic, cs[0].k.part), fmt.Errorf("the partition has no live leader"), "retry after the partition is back online")
+			return errkind.New(errkind.Unavailable, fmt.Sprintf("read %s/%d", r.Topic, cs[0].k.part), fmt.Errorf("the partition has no live leader"), "retry after the partition is back online")
 		}
 		wg.Add(1)
 		go func() {
@@ -217,7 +219,7 @@ func (c *Client) fetchRound(ctx context.Context, addrs map[int32]string, r TimeC
 					continue // not answered this round (response size): asked again
 				}
 				if blk.Err != sarama.ErrNoError {
-					first = cmpErr(first, newError(kerrKind(blk.Err), fmt.Sprintf("fetch %s/%d at offset %d", r.Topic, cu.k.part, cu.next), fmt.Errorf("%s: %w", ErrorName(blk.Err), blk.Err), ""))
+					first = cmpErr(first, errkind.New(kerrKind(blk.Err), fmt.Sprintf("fetch %s/%d at offset %d", r.Topic, cu.k.part, cu.next), fmt.Errorf("%s: %w", ErrorName(blk.Err), blk.Err), ""))
 					continue
 				}
 				for _, recs := range blk.RecordsSet {

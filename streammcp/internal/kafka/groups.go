@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,12 +13,18 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/mcpfleet/mcpfleet/shared/errkind"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/report"
 )
 
 type tp struct {
 	topic string
 	part  int32
+}
+
+// compare orders partitions by topic, then number.
+func (a tp) compare(b tp) int {
+	return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.part, b.part))
 }
 
 // Groups reads every consumer group with its committed and log-end offsets
@@ -63,7 +70,7 @@ func (c *Client) Groups(ctx context.Context) (*report.Groups, error) {
 	var errs, retry []string
 	for _, r := range results {
 		if r.err != nil {
-			errs = append(errs, fmt.Sprintf("broker %d (%s): %s", r.id, r.addr, ErrorText(r.err)))
+			errs = append(errs, fmt.Sprintf("broker %d (%s): %s", r.id, r.addr, errkind.Message(r.err)))
 			continue
 		}
 		for _, g := range r.groups {
@@ -83,7 +90,7 @@ func (c *Client) Groups(ctx context.Context) (*report.Groups, error) {
 		seen[id] = true
 		g, err := c.coordinatorGroup(ctx, id)
 		if err != nil {
-			g = report.Group{ID: id, Err: ErrorText(err)}
+			g = report.Group{ID: id, Err: errkind.Message(err)}
 		}
 		out.Groups = append(out.Groups, g)
 	}
@@ -352,7 +359,7 @@ func (c *Client) coordinator(ctx context.Context, id string) (int32, string, err
 		return 0, "", err
 	}
 	if resp.Err != sarama.ErrNoError {
-		return 0, "", newError(kerrKind(resp.Err), "find the coordinator of group "+id, fmt.Errorf("%s: %w", ErrorName(resp.Err), resp.Err), "retry in a moment")
+		return 0, "", errkind.New(kerrKind(resp.Err), "find the coordinator of group "+id, fmt.Errorf("%s: %w", ErrorName(resp.Err), resp.Err), "retry in a moment")
 	}
 	return resp.Coordinator.ID(), resp.Coordinator.Addr(), nil
 }
@@ -368,7 +375,7 @@ func (c *Client) coordinatorGroup(ctx context.Context, id string) (report.Group,
 		return report.Group{}, err
 	}
 	if len(retry) > 0 || len(groups) == 0 {
-		return report.Group{}, newError(Unavailable, "describe group "+id, errors.New("its coordinator is moving"), "retry in a moment")
+		return report.Group{}, errkind.New(errkind.Unavailable, "describe group "+id, errors.New("its coordinator is moving"), "retry in a moment")
 	}
 	return groups[0], nil
 }
@@ -455,7 +462,7 @@ func (c *Client) offsetsWithTimes(ctx context.Context, md *sarama.MetadataRespon
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				msg := fmt.Sprintf("broker %d: %s", l, ErrorText(err))
+				msg := fmt.Sprintf("broker %d: %s", l, errkind.Message(err))
 				for k := range parts {
 					if leader[k] == l {
 						errs[k] = msg

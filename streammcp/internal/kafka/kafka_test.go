@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/shared/errkind"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/report"
@@ -396,7 +397,7 @@ func TestUnreachableClusterFailsWithinTimeoutAndRecovers(t *testing.T) {
 			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("took %s with a 1s timeout", d)
 			}
-			msg := kafka.ErrorText(err)
+			msg := errkind.Message(err)
 			for _, w := range tt.want {
 				if !strings.Contains(msg, w) {
 					t.Errorf("error %q lacks %q", msg, w)
@@ -433,7 +434,7 @@ func TestCancellation(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("cancelled read took %s", d)
 	}
-	if !errors.Is(err, context.Canceled) && kafka.KindOf(err) != kafka.Canceled {
+	if !errors.Is(err, context.Canceled) && errkind.KindOf(err) != errkind.Canceled {
 		t.Fatalf("err = %v, want a cancellation", err)
 	}
 }
@@ -504,15 +505,15 @@ func TestSASLAndTLS(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			msg := kafka.ErrorText(err)
+			msg := errkind.Message(err)
 			if !strings.Contains(msg, tt.want) {
 				t.Errorf("error %q lacks %q", msg, tt.want)
 			}
 			if strings.Contains(msg, tt.pass) {
 				t.Errorf("error echoes the password: %q", msg)
 			}
-			if kafka.KindOf(err) != kafka.Permission {
-				t.Errorf("kind = %v, want permission", kafka.KindOf(err))
+			if errkind.KindOf(err) != errkind.Permission {
+				t.Errorf("kind = %v, want permission", errkind.KindOf(err))
 			}
 		})
 	}
@@ -546,7 +547,7 @@ func TestTools(t *testing.T) {
 	if !found {
 		t.Errorf("configs lack min.insync.replicas=2: %+v", d.Configs)
 	}
-	if _, err := c.DescribeTopic(ctx, "nope"); kafka.KindOf(err) != kafka.NotFound {
+	if _, err := c.DescribeTopic(ctx, "nope"); errkind.KindOf(err) != errkind.NotFound {
 		t.Errorf("unknown topic: %v", err)
 	}
 	g, err := c.DescribeConsumerGroup(ctx, kafkatest.GroupOrdersProcessor)
@@ -598,7 +599,7 @@ func TestTools(t *testing.T) {
 	if err := c.CreateTopic(ctx, "fresh", 4, 3, map[string]string{"retention.ms": "1000"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.CreateTopic(ctx, "fresh", 4, 3, nil); kafka.KindOf(err) != kafka.Conflict {
+	if err := c.CreateTopic(ctx, "fresh", 4, 3, nil); errkind.KindOf(err) != errkind.Conflict {
 		t.Errorf("duplicate topic: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/IBM/sarama"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/mcpfleet/mcpfleet/shared/errkind"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/report"
 )
 
@@ -112,27 +113,17 @@ func (c *Client) DescribeTopic(ctx context.Context, topic string) (*TopicDetail,
 		return nil, err
 	}
 	if len(md.Topics) == 0 || md.Topics[0].Err == sarama.ErrUnknownTopicOrPartition {
-		return nil, notFoundf("topic %q does not exist; list_topics shows the topics there are", topic)
+		return nil, errkind.NotFoundf("topic %q does not exist; list_topics shows the topics there are", topic)
 	}
 	t := md.Topics[0]
 	if t.Err != sarama.ErrNoError && len(t.Partitions) == 0 {
-		return nil, newError(kerrKind(t.Err), "describe topic "+topic, fmt.Errorf("%s: %w", ErrorName(t.Err), t.Err), "")
+		return nil, errkind.New(kerrKind(t.Err), "describe topic "+topic, fmt.Errorf("%s: %w", ErrorName(t.Err), t.Err), "")
 	}
 	parts := map[tp]bool{}
 	for _, p := range t.Partitions {
 		parts[tp{t.Name, p.ID}] = true
 	}
-	type sideResult struct {
-		offs map[tp]int64
-		errs map[tp]string
-	}
-	early := make(chan sideResult, 1)
-	go func() {
-		o, e := c.offsetsAt(ctx, md, parts, sarama.OffsetOldest)
-		early <- sideResult{o, e}
-	}()
-	latest, lerrs := c.offsetsAt(ctx, md, parts, sarama.OffsetNewest)
-	er := <-early
+	earliest, latest, eerrs, lerrs := c.bothEnds(ctx, md, parts)
 	d := &TopicDetail{Name: t.Name, Internal: t.IsInternal, Partitions: []PartitionInfo{}}
 	for _, p := range t.Partitions {
 		k := tp{t.Name, p.ID}
@@ -141,14 +132,14 @@ func (c *Client) DescribeTopic(ctx context.Context, topic string) (*TopicDetail,
 			Replicas: nonNilIDs(p.Replicas), ISR: nonNilIDs(p.Isr), OfflineReplicas: nonNilIDs(p.OfflineReplicas),
 			EarliestOffset: -1, LatestOffset: -1, Error: ErrorName(p.Err),
 		}
-		if v, ok := er.offs[k]; ok {
+		if v, ok := earliest[k]; ok {
 			pi.EarliestOffset = v
 		}
 		if v, ok := latest[k]; ok {
 			pi.LatestOffset = v
 		}
 		if pi.Error == "" {
-			pi.Error = firstNonEmpty(lerrs[k], er.errs[k])
+			pi.Error = firstNonEmpty(lerrs[k], eerrs[k])
 		}
 		d.Partitions = append(d.Partitions, pi)
 	}
@@ -177,7 +168,7 @@ func (c *Client) DescribeConfigs(ctx context.Context, resourceType, name string)
 	case "broker":
 		rt = sarama.BrokerResource
 	default:
-		return nil, invalidf("resource_type %q is not supported; use topic or broker", resourceType)
+		return nil, errkind.Invalidf("resource_type %q is not supported; use topic or broker", resourceType)
 	}
 	return c.describeConfigs(ctx, rt, name)
 }
@@ -207,7 +198,7 @@ func (c *Client) describeConfigs(ctx context.Context, rt sarama.ConfigResourceTy
 	for _, r := range resp.Resources {
 		if r.ErrorCode != 0 {
 			k := sarama.KError(r.ErrorCode)
-			return nil, newError(kerrKind(k), "describe configs of "+name, fmt.Errorf("%s: %s", ErrorName(k), r.ErrorMsg), "")
+			return nil, errkind.New(kerrKind(k), "describe configs of "+name, fmt.Errorf("%s: %s", ErrorName(k), r.ErrorMsg), "")
 		}
 		for _, e := range r.Configs {
 			v := e.Value
@@ -232,7 +223,7 @@ func (c *Client) brokerAddr(ctx context.Context, id string) (string, error) {
 			return b.Addr(), nil
 		}
 	}
-	return "", notFoundf("broker %q is not a live broker; list_brokers shows the ids there are", id)
+	return "", errkind.NotFoundf("broker %q is not a live broker; list_brokers shows the ids there are", id)
 }
 
 // GroupInfo is one group for list_consumer_groups.
@@ -326,7 +317,7 @@ func (c *Client) DescribeConsumerGroup(ctx context.Context, id string) (*GroupDe
 		return nil, err
 	}
 	if g.State == "Dead" && len(g.Offsets) == 0 {
-		return nil, notFoundf("consumer group %q does not exist; list_consumer_groups shows the groups there are", id)
+		return nil, errkind.NotFoundf("consumer group %q does not exist; list_consumer_groups shows the groups there are", id)
 	}
 	// Assigned partitions without a commit are listed too, with null offsets.
 	seen := map[tp]bool{}
@@ -448,7 +439,7 @@ func (c *Client) Consume(ctx context.Context, r ConsumeRequest) (*ConsumeResult,
 		return nil, err
 	}
 	if len(md.Topics) == 0 || md.Topics[0].Err == sarama.ErrUnknownTopicOrPartition {
-		return nil, notFoundf("topic %q does not exist; list_topics shows the topics there are", r.Topic)
+		return nil, errkind.NotFoundf("topic %q does not exist; list_topics shows the topics there are", r.Topic)
 	}
 	var leader int32 = -1
 	found := false
@@ -458,18 +449,18 @@ func (c *Client) Consume(ctx context.Context, r ConsumeRequest) (*ConsumeResult,
 		}
 	}
 	if !found {
-		return nil, notFoundf("topic %q has no partition %d (it has %d)", r.Topic, r.Partition, len(md.Topics[0].Partitions))
+		return nil, errkind.NotFoundf("topic %q has no partition %d (it has %d)", r.Topic, r.Partition, len(md.Topics[0].Partitions))
 	}
 	addr := brokerAddrs(md)[leader]
 	if addr == "" {
-		return nil, newError(Unavailable, fmt.Sprintf("read %s/%d", r.Topic, r.Partition), errors.New("the partition has no live leader"), "retry after the partition is back online")
+		return nil, errkind.New(errkind.Unavailable, fmt.Sprintf("read %s/%d", r.Topic, r.Partition), errors.New("the partition has no live leader"), "retry after the partition is back online")
 	}
 	k := tp{r.Topic, r.Partition}
 	parts := map[tp]bool{k: true}
 	oldest, oerrs := c.offsetsAt(ctx, md, parts, sarama.OffsetOldest)
 	newest, nerrs := c.offsetsAt(ctx, md, parts, sarama.OffsetNewest)
 	if msg := firstNonEmpty(oerrs[k], nerrs[k]); msg != "" {
-		return nil, newError(Unavailable, fmt.Sprintf("read offsets of %s/%d", r.Topic, r.Partition), errors.New(msg), "retry in a moment")
+		return nil, errkind.New(errkind.Unavailable, fmt.Sprintf("read offsets of %s/%d", r.Topic, r.Partition), errors.New(msg), "retry in a moment")
 	}
 	res := &ConsumeResult{Topic: r.Topic, Partition: r.Partition, EarliestOffset: oldest[k], LatestOffset: newest[k], Messages: []Message{}}
 	start := r.Offset
@@ -498,7 +489,7 @@ func (c *Client) Consume(ctx context.Context, r ConsumeRequest) (*ConsumeResult,
 			break
 		}
 		if blk.Err != sarama.ErrNoError {
-			return nil, newError(kerrKind(blk.Err), fmt.Sprintf("fetch %s/%d at offset %d", r.Topic, r.Partition, start), fmt.Errorf("%s: %w", ErrorName(blk.Err), blk.Err), "")
+			return nil, errkind.New(kerrKind(blk.Err), fmt.Sprintf("fetch %s/%d at offset %d", r.Topic, r.Partition, start), fmt.Errorf("%s: %w", ErrorName(blk.Err), blk.Err), "")
 		}
 		progressed := false
 		for _, recs := range blk.RecordsSet {
@@ -666,7 +657,7 @@ func (c *Client) Produce(ctx context.Context, r ProduceRequest) (_ *ProduceResul
 	select {
 	case res := <-done:
 		if res.err != nil {
-			return nil, wrap(unwrapProducer(res.err), "produce a message to topic "+r.Topic, "check that the topic and partition exist and the brokers are reachable")
+			return nil, errkind.Wrap(unwrapProducer(res.err), "produce a message to topic "+r.Topic, "check that the topic and partition exist and the brokers are reachable")
 		}
 		return res.res, nil
 	case <-ctx.Done():
@@ -692,7 +683,7 @@ func (c *Client) CreateTopic(ctx context.Context, name string, partitions int32,
 	}
 	addr := brokerAddrs(md)[md.ControllerID]
 	if addr == "" {
-		return newError(Unavailable, "create topic "+name, errors.New("no controller is available"), "retry in a moment")
+		return errkind.New(errkind.Unavailable, "create topic "+name, errors.New("no controller is available"), "retry in a moment")
 	}
 	detail := &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: rf, ConfigEntries: map[string]*string{}}
 	for k, v := range configs {
@@ -710,7 +701,7 @@ func (c *Client) CreateTopic(ctx context.Context, name string, partitions int32,
 		if te.ErrMsg != nil {
 			msg += ": " + *te.ErrMsg
 		}
-		return newError(kerrKind(te.Err), "create topic "+name, errors.New(msg), "")
+		return errkind.New(kerrKind(te.Err), "create topic "+name, errors.New(msg), "")
 	}
 	return nil
 }

@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/mcpfleet/mcpfleet/shared/errkind"
 )
 
 // TargetKind is where an offset reset moves a group.
@@ -106,18 +107,18 @@ func (c *Client) groupForChange(ctx context.Context, id, action string) (groupVi
 		return groupView{}, err
 	}
 	if len(retry) > 0 || len(groups) == 0 {
-		return groupView{}, newError(Unavailable, "describe group "+id, errors.New("its coordinator is moving"), "retry in a moment")
+		return groupView{}, errkind.New(errkind.Unavailable, "describe group "+id, errors.New("its coordinator is moving"), "retry in a moment")
 	}
 	g := groups[0]
 	if g.Err != "" {
-		return groupView{}, newError(Unavailable, "describe group "+id, errors.New(g.Err), "retry in a moment")
+		return groupView{}, errkind.New(errkind.Unavailable, "describe group "+id, errors.New(g.Err), "retry in a moment")
 	}
 	if len(g.Members) > 0 {
 		names := make([]string, 0, len(g.Members))
 		for _, m := range g.Members {
 			names = append(names, fmt.Sprintf("%s (client %s at %s)", m.MemberID, m.ClientID, strings.TrimPrefix(m.ClientHost, "/")))
 		}
-		return groupView{}, newError(Conflict, action,
+		return groupView{}, errkind.New(errkind.Conflict, action,
 			fmt.Errorf("group %s is %s with %d member(s): %s", id, g.State, len(names), strings.Join(names, ", ")),
 			"Kafka only accepts this while the group is empty: stop its consumers, wait until describe_consumer_group shows state Empty, then try again")
 	}
@@ -150,7 +151,7 @@ func topicPartitions(md *sarama.MetadataResponse, topics []string, subset []int3
 	for _, name := range topics {
 		t := byName[name]
 		if t == nil || t.Err == sarama.ErrUnknownTopicOrPartition {
-			return nil, notFoundf("topic %q does not exist; list_topics shows the topics there are", name)
+			return nil, errkind.NotFoundf("topic %q does not exist; list_topics shows the topics there are", name)
 		}
 		have := map[int32]bool{}
 		for _, p := range t.Partitions {
@@ -164,24 +165,29 @@ func topicPartitions(md *sarama.MetadataResponse, topics []string, subset []int3
 		}
 		for _, p := range subset {
 			if !have[p] {
-				return nil, invalidf("partitions: topic %q has no partition %d (it has %d partitions, 0 to %d)", name, p, len(t.Partitions), len(t.Partitions)-1)
+				return nil, errkind.Invalidf("partitions: topic %q has no partition %d (it has %d partitions, 0 to %d)", name, p, len(t.Partitions), len(t.Partitions)-1)
 			}
 			out = append(out, tp{name, p})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].topic != out[j].topic {
-			return out[i].topic < out[j].topic
-		}
-		return out[i].part < out[j].part
-	})
+	slices.SortFunc(out, tp.compare)
 	return slices.Compact(out), nil
 }
 
-// logRange reads the log start and end offsets of parts (one ListOffsets
-// per leader and side, in parallel) and fails naming the first partition
-// that could not be read.
+// logRange reads the log start and end offsets of parts and fails naming
+// the first partition that could not be read.
 func (c *Client) logRange(ctx context.Context, md *sarama.MetadataResponse, parts map[tp]bool) (start, end map[tp]int64, err error) {
+	start, end, serrs, eerrs := c.bothEnds(ctx, md, parts)
+	if err := firstPartitionError("read the log start and end offsets", serrs, eerrs); err != nil {
+		return nil, nil, err
+	}
+	return start, end, nil
+}
+
+// bothEnds reads the log start and end offsets of parts, one ListOffsets
+// per leader and side with the two sides in parallel, and the partitions
+// each side could not read (why, per partition).
+func (c *Client) bothEnds(ctx context.Context, md *sarama.MetadataResponse, parts map[tp]bool) (start, end map[tp]int64, startErrs, endErrs map[tp]string) {
 	type side struct {
 		offs map[tp]int64
 		errs map[tp]string
@@ -191,12 +197,9 @@ func (c *Client) logRange(ctx context.Context, md *sarama.MetadataResponse, part
 		o, e := c.offsetsAt(ctx, md, parts, sarama.OffsetOldest)
 		early <- side{o, e}
 	}()
-	end, lerrs := c.offsetsAt(ctx, md, parts, sarama.OffsetNewest)
-	er := <-early
-	if err := firstPartitionError("read the log start and end offsets", er.errs, lerrs); err != nil {
-		return nil, nil, err
-	}
-	return er.offs, end, nil
+	end, endErrs = c.offsetsAt(ctx, md, parts, sarama.OffsetNewest)
+	s := <-early
+	return s.offs, end, s.errs, endErrs
 }
 
 func firstPartitionError(what string, errs ...map[tp]string) error {
@@ -209,12 +212,7 @@ func firstPartitionError(what string, errs ...map[tp]string) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].topic != keys[j].topic {
-			return keys[i].topic < keys[j].topic
-		}
-		return keys[i].part < keys[j].part
-	})
+	slices.SortFunc(keys, tp.compare)
 	k := keys[0]
 	msg := ""
 	for _, m := range errs {
@@ -223,7 +221,7 @@ func firstPartitionError(what string, errs ...map[tp]string) error {
 			break
 		}
 	}
-	return newError(Unavailable, fmt.Sprintf("%s of %s/%d", what, k.topic, k.part), errors.New(msg),
+	return errkind.New(errkind.Unavailable, fmt.Sprintf("%s of %s/%d", what, k.topic, k.part), errors.New(msg),
 		"retry when every partition has a live leader; nothing was changed")
 }
 
@@ -276,7 +274,7 @@ func (c *Client) planReset(ctx context.Context, r ResetRequest) (*ResetPlan, err
 			}
 		}
 		if len(missing) > 0 {
-			return nil, invalidf("shift_by: group %s has no committed offset to shift from on %s; choose partitions it committed, or use to_earliest, to_latest, to_offset or to_datetime",
+			return nil, errkind.Invalidf("shift_by: group %s has no committed offset to shift from on %s; choose partitions it committed, or use to_earliest, to_latest, to_offset or to_datetime",
 				r.Group, shortList(missing, 10))
 		}
 	}
@@ -396,5 +394,5 @@ func commitErrors(what string, errs map[string]map[int32]sarama.KError) error {
 	if first == sarama.ErrUnknownMemberId || first == sarama.ErrIllegalGeneration || first == sarama.ErrRebalanceInProgress {
 		hint = "a consumer joined the group meanwhile: stop it and try again"
 	}
-	return newError(kerrKind(first), what, errors.New(shortList(bad, 10)), hint)
+	return errkind.New(kerrKind(first), what, errors.New(shortList(bad, 10)), hint)
 }

@@ -7,17 +7,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpfleet/mcpfleet/shared/approval"
-	"github.com/mcpfleet/mcpfleet/shared/audit"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/inproc"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
@@ -35,21 +35,10 @@ type pipelineEnv struct {
 
 func newPipelineEnv(t *testing.T, kc *kafkatest.Cluster, pol approval.Config) *pipelineEnv {
 	t.Helper()
-	kcl, err := kafka.New(kafka.Options{Brokers: kc.Addrs(), Timeout: 2e9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { kcl.Close() })
-	h := mcpserver.New(kcl, mcpserver.Options{AllowWrites: true, LagThreshold: 1000})
-	s := server.NewMCPServer("streammcp", "test", append(h.ServerOptions(), server.WithElicitation())...)
-	path := filepath.Join(t.TempDir(), "audit.log")
-	calls, err := toolcall.New(s, toolcall.Config{Approval: pol, Audit: audit.Config{Dest: path}}, toolcall.Options{Server: "streammcp", Version: "test", Local: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { calls.Close() })
-	h.Register(calls)
-	return &pipelineEnv{t: t, kcl: kcl, s: s, audit: path}
+	kcl := newClient(t, kc.Addrs(), 2*time.Second)
+	_, srv := start(t, []mcpserver.Cluster{{Name: "default", Client: kcl, LagThreshold: 1000}}, mcpserver.Options{AllowWrites: true},
+		toolcall.Config{Approval: pol}, server.WithElicitation())
+	return &pipelineEnv{t: t, kcl: kcl, s: srv.MCP, audit: srv.Audit}
 }
 
 // state reads what a write could change: every topic with its partitions'
@@ -107,7 +96,7 @@ func callTool(t *testing.T, c *client.Client, name string, args map[string]any) 
 func TestDryRunChangesNothing(t *testing.T) {
 	kc := cluster(t)
 	e := newPipelineEnv(t, kc, approval.Config{})
-	c := connect(t, e.s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, e.s, "", mcp.ProtocolVersion20251125)
 	before := e.state()
 	for _, tc := range []struct {
 		tool string
@@ -150,7 +139,7 @@ func TestApprovalFlows(t *testing.T) {
 	e := newPipelineEnv(t, kc, approval.Config{Policy: approval.Change})
 
 	// No elicitation (2025-11-25 client without the capability): preview + code.
-	c := connect(t, e.s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, e.s, "", mcp.ProtocolVersion20251125)
 	before := e.state()
 	args := map[string]any{"topic": "audit", "partition": 0, "value": "approved", "key": "k"}
 	first := callTool(t, c, "produce_message", args)
@@ -236,7 +225,7 @@ func TestApprovalFlows(t *testing.T) {
 func TestApprovalNoneStillAudits(t *testing.T) {
 	kc := cluster(t)
 	e := newPipelineEnv(t, kc, approval.Config{Policy: approval.None})
-	c := connect(t, e.s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, e.s, "", mcp.ProtocolVersion20251125)
 	if res := callTool(t, c, "create_topic", map[string]any{"name": "policy-topic", "replication_factor": 1}); res.IsError {
 		t.Fatal(text(res))
 	}
@@ -259,7 +248,7 @@ func (f elicitor) Elicit(_ context.Context, r mcp.ElicitationRequest) (*mcp.Elic
 func TestWronglyTypedArguments(t *testing.T) {
 	kc := cluster(t)
 	e := newPipelineEnv(t, kc, approval.Config{Policy: approval.None})
-	c := connect(t, e.s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, e.s, "", mcp.ProtocolVersion20251125)
 	list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)

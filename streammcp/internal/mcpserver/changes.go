@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -396,6 +397,22 @@ func (h *Handler) writeTarget(a clusterArg, topic, group string) (*clusterState,
 	return cl, h.target(cl), nil
 }
 
+// writePlan is the start of every write tool's plan but the reset's:
+// checks (the arguments' validation, the first failure refused), then the
+// cluster's write switch and its allowlists for the group and topic named
+// ("" for none); it returns the cluster and a destructive plan targeted at
+// it, to which the tool adds its commands, preview and run.
+func (h *Handler) writePlan(a clusterArg, group, topic string, checks ...error) (*clusterState, toolcall.Plan, error) {
+	if err := cmp.Or(checks...); err != nil {
+		return nil, toolcall.Plan{}, err
+	}
+	cl, target, err := h.writeTarget(a, topic, group)
+	if err != nil {
+		return nil, toolcall.Plan{}, err
+	}
+	return cl, toolcall.Plan{Class: toolcall.Destructive, Target: target}, nil
+}
+
 // validTopic refuses a blank topic argument, then a name Kafka would refuse.
 func validTopic(arg, t string) error {
 	if err := nonEmpty(arg, t); err != nil {
@@ -415,52 +432,43 @@ func validGroup(arg, g string) error {
 
 func (h *Handler) planDeleteOffsets(ctx context.Context, in deleteOffsetsIn) (toolcall.Plan, error) {
 	group, topic, parts := in.GroupID, in.Topic, dedupe(in.Partitions)
-	if err := validGroup("group_id", group); err != nil {
-		return toolcall.Plan{}, err
-	}
-	if err := validTopic("topic", topic); err != nil {
-		return toolcall.Plan{}, err
-	}
-	cl, target, err := h.writeTarget(in.clusterArg, topic, group)
+	cl, plan, err := h.writePlan(in.clusterArg, group, topic, validGroup("group_id", group), validTopic("topic", topic))
 	if err != nil {
-		return toolcall.Plan{}, err
+		return plan, err
 	}
-	kc := cl.Client
+	kc, target := cl.Client, plan.Target
 	which := "all partitions"
 	if parts != nil {
 		which = "partitions " + joinInts(parts)
 	}
 	action := "delete the committed offsets of group " + group + " on topic " + topic
-	return toolcall.Plan{
-		Class:    toolcall.Destructive,
-		Target:   target,
-		Commands: []string{fmt.Sprintf("OffsetDelete group=%q topic=%q %s (the partitions with a committed offset; to the group's coordinator)", group, topic, which)},
-		Describe: func(ctx context.Context) (toolcall.Preview, error) {
-			g, err := kc.PlanGroupChange(ctx, group, topic, parts, action)
-			if err != nil {
-				return toolcall.Preview{}, err
-			}
-			var b strings.Builder
-			fmt.Fprintf(&b, "Delete the committed offsets of consumer group %s on topic %s (%s) on %s. The group is %s, with no members; %d committed offset(s) disappear (lag %d).",
-				group, topic, which, target, g.State, len(g.Offsets), g.TotalLag)
-			if len(g.NoCommit) > 0 {
-				fmt.Fprintf(&b, " No committed offset to delete on %s.", strings.Join(g.NoCommit, ", "))
-			}
-			fmt.Fprintf(&b, " Its next consumer starts where its auto.offset.reset says (a consumer setting, not visible to Kafka): latest skips the %d message(s) of lag; earliest re-reads %d message(s) from the log start; none fails.\n\n", g.TotalLag, g.LogStarts)
-			writeCommittedTable(&b, g.Offsets, false)
-			return toolcall.Preview{Summary: strings.TrimRight(b.String(), "\n"), State: g,
-				Effect:       "the offsets are gone; consumers of " + group + " on " + topic + " restart from auto.offset.reset",
-				Precondition: g.Fingerprint()}, nil
-		},
-		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
-			g, err := kc.DeleteGroupOffsets(ctx, group, topic, parts)
-			if err != nil {
-				return nil, err
-			}
-			h.log.Info("consumer group offsets deleted", "cluster", cl.Name, "group", group, "topic", topic, "partitions", len(g.Offsets))
-			return result(map[string]any{"deleted": len(g.Offsets), "group_id": group, "topic": topic, "offsets": g.Offsets}), nil
-		},
-	}, nil
+	plan.Commands = []string{fmt.Sprintf("OffsetDelete group=%q topic=%q %s (the partitions with a committed offset; to the group's coordinator)", group, topic, which)}
+	plan.Describe = func(ctx context.Context) (toolcall.Preview, error) {
+		g, err := kc.PlanGroupChange(ctx, group, topic, parts, action)
+		if err != nil {
+			return toolcall.Preview{}, err
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "Delete the committed offsets of consumer group %s on topic %s (%s) on %s. The group is %s, with no members; %d committed offset(s) disappear (lag %d).",
+			group, topic, which, target, g.State, len(g.Offsets), g.TotalLag)
+		if len(g.NoCommit) > 0 {
+			fmt.Fprintf(&b, " No committed offset to delete on %s.", strings.Join(g.NoCommit, ", "))
+		}
+		fmt.Fprintf(&b, " Its next consumer starts where its auto.offset.reset says (a consumer setting, not visible to Kafka): latest skips the %d message(s) of lag; earliest re-reads %d message(s) from the log start; none fails.\n\n", g.TotalLag, g.LogStarts)
+		writeCommittedTable(&b, g.Offsets, false)
+		return toolcall.Preview{Summary: strings.TrimRight(b.String(), "\n"), State: g,
+			Effect:       "the offsets are gone; consumers of " + group + " on " + topic + " restart from auto.offset.reset",
+			Precondition: g.Fingerprint()}, nil
+	}
+	plan.Run = func(ctx context.Context) (*mcp.CallToolResult, error) {
+		g, err := kc.DeleteGroupOffsets(ctx, group, topic, parts)
+		if err != nil {
+			return nil, err
+		}
+		h.log.Info("consumer group offsets deleted", "cluster", cl.Name, "group", group, "topic", topic, "partitions", len(g.Offsets))
+		return result(map[string]any{"deleted": len(g.Offsets), "group_id": group, "topic": topic, "offsets": g.Offsets}), nil
+	}
+	return plan, nil
 }
 
 func writeCommittedTable(b *strings.Builder, rows []kafka.CommittedRow, withGroup bool) {
@@ -486,200 +494,176 @@ func writeCommittedTable(b *strings.Builder, rows []kafka.CommittedRow, withGrou
 
 func (h *Handler) planDeleteGroup(ctx context.Context, in deleteGroupIn) (toolcall.Plan, error) {
 	group := in.GroupID
-	if err := validGroup("group_id", group); err != nil {
-		return toolcall.Plan{}, err
-	}
-	cl, target, err := h.writeTarget(in.clusterArg, "", group)
+	cl, plan, err := h.writePlan(in.clusterArg, group, "", validGroup("group_id", group))
 	if err != nil {
-		return toolcall.Plan{}, err
+		return plan, err
 	}
-	kc := cl.Client
-	return toolcall.Plan{
-		Class:    toolcall.Destructive,
-		Target:   target,
-		Commands: []string{fmt.Sprintf("DeleteGroups groups=[%q] (to the group's coordinator)", group)},
-		Describe: func(ctx context.Context) (toolcall.Preview, error) {
-			g, err := kc.PlanGroupChange(ctx, group, "", nil, "delete consumer group "+group)
-			if err != nil {
-				return toolcall.Preview{}, err
+	kc, target := cl.Client, plan.Target
+	plan.Commands = []string{fmt.Sprintf("DeleteGroups groups=[%q] (to the group's coordinator)", group)}
+	plan.Describe = func(ctx context.Context) (toolcall.Preview, error) {
+		g, err := kc.PlanGroupChange(ctx, group, "", nil, "delete consumer group "+group)
+		if err != nil {
+			return toolcall.Preview{}, err
+		}
+		perTopic := map[string]int{}
+		var topics []string
+		for _, o := range g.Offsets {
+			if perTopic[o.Topic] == 0 {
+				topics = append(topics, o.Topic)
 			}
-			perTopic := map[string]int{}
-			var topics []string
-			for _, o := range g.Offsets {
-				if perTopic[o.Topic] == 0 {
-					topics = append(topics, o.Topic)
-				}
-				perTopic[o.Topic]++
-			}
-			words := make([]string, len(topics))
-			for i, t := range topics {
-				words[i] = fmt.Sprintf("%s (%d partition(s))", t, perTopic[t])
-			}
-			lost := "none"
-			if len(words) > 0 {
-				lost = strings.Join(words, ", ")
-			}
-			var b strings.Builder
-			fmt.Fprintf(&b, "Delete consumer group %s on %s. It is %s with members: none. Committed offsets lost, per topic: %s; total lag %d.\n\n", group, target, g.State, lost, g.TotalLag)
-			writeCommittedTable(&b, g.Offsets, false)
-			return toolcall.Preview{Summary: strings.TrimRight(b.String(), "\n"), State: g,
-				Effect:       "the group and its offsets are gone; a consumer joining " + group + " later starts from its auto.offset.reset",
-				Precondition: g.Fingerprint()}, nil
-		},
-		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
-			g, err := kc.DeleteGroup(ctx, group)
-			if err != nil {
-				return nil, err
-			}
-			h.log.Info("consumer group deleted", "cluster", cl.Name, "group", group)
-			return result(map[string]any{"deleted": true, "group_id": group, "offsets_lost": g.Offsets}), nil
-		},
-	}, nil
+			perTopic[o.Topic]++
+		}
+		words := make([]string, len(topics))
+		for i, t := range topics {
+			words[i] = fmt.Sprintf("%s (%d partition(s))", t, perTopic[t])
+		}
+		lost := "none"
+		if len(words) > 0 {
+			lost = strings.Join(words, ", ")
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "Delete consumer group %s on %s. It is %s with members: none. Committed offsets lost, per topic: %s; total lag %d.\n\n", group, target, g.State, lost, g.TotalLag)
+		writeCommittedTable(&b, g.Offsets, false)
+		return toolcall.Preview{Summary: strings.TrimRight(b.String(), "\n"), State: g,
+			Effect:       "the group and its offsets are gone; a consumer joining " + group + " later starts from its auto.offset.reset",
+			Precondition: g.Fingerprint()}, nil
+	}
+	plan.Run = func(ctx context.Context) (*mcp.CallToolResult, error) {
+		g, err := kc.DeleteGroup(ctx, group)
+		if err != nil {
+			return nil, err
+		}
+		h.log.Info("consumer group deleted", "cluster", cl.Name, "group", group)
+		return result(map[string]any{"deleted": true, "group_id": group, "offsets_lost": g.Offsets}), nil
+	}
+	return plan, nil
 }
 
 func (h *Handler) planDeleteRecords(ctx context.Context, in deleteRecordsIn) (toolcall.Plan, error) {
 	topic, part, before := in.Topic, in.Partition, in.BeforeOffset
-	if err := validTopic("topic", topic); err != nil {
-		return toolcall.Plan{}, err
-	}
-	cl, target, err := h.writeTarget(in.clusterArg, topic, "")
+	cl, plan, err := h.writePlan(in.clusterArg, "", topic, validTopic("topic", topic))
 	if err != nil {
-		return toolcall.Plan{}, err
+		return plan, err
 	}
-	kc := cl.Client
-	return toolcall.Plan{
-		Class:    toolcall.Destructive,
-		Target:   target,
-		Commands: []string{fmt.Sprintf("DeleteRecords topic=%q partition=%d offset=%d (to the partition's leader)", topic, part, before)},
-		Describe: func(ctx context.Context) (toolcall.Preview, error) {
-			r, err := kc.PlanDeleteRecords(ctx, topic, part, before)
-			if err != nil {
-				return toolcall.Preview{}, err
-			}
-			var b strings.Builder
-			fmt.Fprintf(&b, "Delete the messages of %s/%d before offset %d on %s: log start %d → %d, %d message(s) removed (log end %d).",
-				topic, part, before, target, r.LogStart, r.NewLogStart, r.Removed, r.LogEnd)
-			if len(r.Groups) == 0 {
-				b.WriteString(" No consumer group has its committed offset below the new log start.")
-			} else {
-				fmt.Fprintf(&b, " %d group(s) have their committed offset below the new log start: they lose those messages, and their next fetch is out of range (auto.offset.reset decides where they resume).\n\n", len(r.Groups))
-				writeCommittedTable(&b, r.Groups, true)
-			}
-			if r.GroupsErr != "" {
-				b.WriteString("\nGroups may be incomplete: " + r.GroupsErr)
-			}
-			return toolcall.Preview{Summary: strings.TrimRight(b.String(), "\n"), State: r,
-				Effect:       fmt.Sprintf("messages %d..%d of %s/%d are gone for every consumer", r.LogStart, r.NewLogStart-1, topic, part),
-				Precondition: fmt.Sprintf("log start %d", r.LogStart)}, nil
-		},
-		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
-			r, err := kc.DeleteRecords(ctx, topic, part, before)
-			if err != nil {
-				return nil, err
-			}
-			h.log.Info("records deleted", "cluster", cl.Name, "topic", topic, "partition", part, "log_start", r.NewLogStart)
-			return result(map[string]any{"topic": topic, "partition": part, "old_log_start_offset": r.LogStart, "log_start_offset": r.NewLogStart, "messages_removed": r.NewLogStart - r.LogStart}), nil
-		},
-	}, nil
+	kc, target := cl.Client, plan.Target
+	plan.Commands = []string{fmt.Sprintf("DeleteRecords topic=%q partition=%d offset=%d (to the partition's leader)", topic, part, before)}
+	plan.Describe = func(ctx context.Context) (toolcall.Preview, error) {
+		r, err := kc.PlanDeleteRecords(ctx, topic, part, before)
+		if err != nil {
+			return toolcall.Preview{}, err
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "Delete the messages of %s/%d before offset %d on %s: log start %d → %d, %d message(s) removed (log end %d).",
+			topic, part, before, target, r.LogStart, r.NewLogStart, r.Removed, r.LogEnd)
+		if len(r.Groups) == 0 {
+			b.WriteString(" No consumer group has its committed offset below the new log start.")
+		} else {
+			fmt.Fprintf(&b, " %d group(s) have their committed offset below the new log start: they lose those messages, and their next fetch is out of range (auto.offset.reset decides where they resume).\n\n", len(r.Groups))
+			writeCommittedTable(&b, r.Groups, true)
+		}
+		if r.GroupsErr != "" {
+			b.WriteString("\nGroups may be incomplete: " + r.GroupsErr)
+		}
+		return toolcall.Preview{Summary: strings.TrimRight(b.String(), "\n"), State: r,
+			Effect:       fmt.Sprintf("messages %d..%d of %s/%d are gone for every consumer", r.LogStart, r.NewLogStart-1, topic, part),
+			Precondition: fmt.Sprintf("log start %d", r.LogStart)}, nil
+	}
+	plan.Run = func(ctx context.Context) (*mcp.CallToolResult, error) {
+		r, err := kc.DeleteRecords(ctx, topic, part, before)
+		if err != nil {
+			return nil, err
+		}
+		h.log.Info("records deleted", "cluster", cl.Name, "topic", topic, "partition", part, "log_start", r.NewLogStart)
+		return result(map[string]any{"topic": topic, "partition": part, "old_log_start_offset": r.LogStart, "log_start_offset": r.NewLogStart, "messages_removed": r.NewLogStart - r.LogStart}), nil
+	}
+	return plan, nil
 }
 
 func (h *Handler) planCreatePartitions(ctx context.Context, in createPartitionsIn) (toolcall.Plan, error) {
 	topic, count := in.Topic, in.Count
-	if err := validTopic("topic", topic); err != nil {
-		return toolcall.Plan{}, err
-	}
-	cl, target, err := h.writeTarget(in.clusterArg, topic, "")
+	cl, plan, err := h.writePlan(in.clusterArg, "", topic, validTopic("topic", topic))
 	if err != nil {
-		return toolcall.Plan{}, err
+		return plan, err
 	}
-	kc := cl.Client
-	return toolcall.Plan{
-		Class:    toolcall.Destructive,
-		Target:   target,
-		Commands: []string{fmt.Sprintf("CreatePartitions topic=%q count=%d (new total; to the controller)", topic, count)},
-		Describe: func(ctx context.Context) (toolcall.Preview, error) {
-			ti, err := kc.PlanTopicChange(ctx, topic, false)
-			if err != nil {
-				return toolcall.Preview{}, err
-			}
-			if int(count) <= ti.Partitions {
-				return toolcall.Preview{}, mcperr.Invalidf("count %d is not more than the %d partitions topic %s has: Kafka can only add partitions (INVALID_PARTITIONS); nothing was changed", count, ti.Partitions, topic)
-			}
-			return toolcall.Preview{
-				Summary: fmt.Sprintf("Raise topic %s on %s from %d to %d partitions. This cannot be undone (Kafka cannot remove partitions). Producers that key their messages will send most keys to other partitions from now on: per-key ordering across the change is lost, and consumers relying on key → partition (state stores, compacted topics) must be checked first.",
-					topic, target, ti.Partitions, count),
-				State:        map[string]any{"topic": topic, "partitions": ti.Partitions, "new_partitions": count},
-				Effect:       fmt.Sprintf("%d new empty partition(s); the default partitioner spreads keys over all %d", int(count)-ti.Partitions, count),
-				Precondition: fmt.Sprintf("%d partitions", ti.Partitions),
-			}, nil
-		},
-		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
-			ti, err := kc.CreatePartitions(ctx, topic, count)
-			if err != nil {
-				return nil, err
-			}
-			h.log.Info("partitions created", "cluster", cl.Name, "topic", topic, "from", ti.Partitions, "to", count)
-			return result(map[string]any{"topic": topic, "old_partitions": ti.Partitions, "partitions": count}), nil
-		},
-	}, nil
+	kc, target := cl.Client, plan.Target
+	plan.Commands = []string{fmt.Sprintf("CreatePartitions topic=%q count=%d (new total; to the controller)", topic, count)}
+	plan.Describe = func(ctx context.Context) (toolcall.Preview, error) {
+		ti, err := kc.PlanTopicChange(ctx, topic, false)
+		if err != nil {
+			return toolcall.Preview{}, err
+		}
+		if int(count) <= ti.Partitions {
+			return toolcall.Preview{}, mcperr.Invalidf("count %d is not more than the %d partitions topic %s has: Kafka can only add partitions (INVALID_PARTITIONS); nothing was changed", count, ti.Partitions, topic)
+		}
+		return toolcall.Preview{
+			Summary: fmt.Sprintf("Raise topic %s on %s from %d to %d partitions. This cannot be undone (Kafka cannot remove partitions). Producers that key their messages will send most keys to other partitions from now on: per-key ordering across the change is lost, and consumers relying on key → partition (state stores, compacted topics) must be checked first.",
+				topic, target, ti.Partitions, count),
+			State:        map[string]any{"topic": topic, "partitions": ti.Partitions, "new_partitions": count},
+			Effect:       fmt.Sprintf("%d new empty partition(s); the default partitioner spreads keys over all %d", int(count)-ti.Partitions, count),
+			Precondition: fmt.Sprintf("%d partitions", ti.Partitions),
+		}, nil
+	}
+	plan.Run = func(ctx context.Context) (*mcp.CallToolResult, error) {
+		ti, err := kc.CreatePartitions(ctx, topic, count)
+		if err != nil {
+			return nil, err
+		}
+		h.log.Info("partitions created", "cluster", cl.Name, "topic", topic, "from", ti.Partitions, "to", count)
+		return result(map[string]any{"topic": topic, "old_partitions": ti.Partitions, "partitions": count}), nil
+	}
+	return plan, nil
 }
 
 func (h *Handler) planDeleteTopic(ctx context.Context, in topicIn) (toolcall.Plan, error) {
 	topic := in.Topic
-	if err := validTopic("topic", topic); err != nil {
-		return toolcall.Plan{}, err
-	}
-	cl, target, err := h.writeTarget(in.clusterArg, topic, "")
+	cl, plan, err := h.writePlan(in.clusterArg, "", topic, validTopic("topic", topic))
 	if err != nil {
-		return toolcall.Plan{}, err
+		return plan, err
 	}
-	kc := cl.Client
-	return toolcall.Plan{
-		Class:    toolcall.Destructive,
-		Target:   target,
-		Commands: []string{fmt.Sprintf("DeleteTopics topics=[%q] (to the controller)", topic)},
-		Describe: func(ctx context.Context) (toolcall.Preview, error) {
-			ti, err := kc.PlanTopicChange(ctx, topic, true)
-			if err != nil {
-				return toolcall.Preview{}, err
-			}
-			size := "size unknown"
-			if ti.SizeBytes != nil {
-				size = fmt.Sprintf("%d bytes on disk over all replicas", *ti.SizeBytes)
-			}
-			var b strings.Builder
-			fmt.Fprintf(&b, "Delete topic %s on %s: %d partition(s), %s, every message lost.", topic, target, ti.Partitions, size)
-			switch {
-			case ti.DeleteEnabled == nil:
-				fmt.Fprintf(&b, " delete.topic.enable: unknown, %s; if it is false Kafka refuses (TOPIC_DELETION_DISABLED) and nothing is deleted.", ti.DeleteEnabledUnknown)
-			case !*ti.DeleteEnabled:
-				b.WriteString(" The controller has delete.topic.enable=false: Kafka will refuse (TOPIC_DELETION_DISABLED).")
-			default:
-				b.WriteString(" The controller has delete.topic.enable=true.")
-			}
-			groups := map[string]bool{}
-			for _, g := range ti.Groups {
-				groups[g.Group] = true
-			}
-			if len(groups) == 0 {
-				b.WriteString(" No consumer group has committed offsets on it.")
-			} else {
-				fmt.Fprintf(&b, " %d consumer group(s) have committed offsets on it (kept by Kafka until they expire, pointing at a topic that is gone):\n\n", len(groups))
-				writeCommittedTable(&b, ti.Groups, true)
-			}
-			if ti.GroupsErr != "" {
-				b.WriteString("\nGroups may be incomplete: " + ti.GroupsErr)
-			}
-			return toolcall.Preview{Summary: strings.TrimRight(b.String(), "\n"), State: ti,
-				Effect:       "the topic and its data are gone; producers to " + topic + " fail or re-create it (auto.create.topics.enable)",
-				Precondition: fmt.Sprintf("exists with %d partitions", ti.Partitions)}, nil
-		},
-		Run: func(ctx context.Context) (*mcp.CallToolResult, error) {
-			if err := kc.DeleteTopic(ctx, topic); err != nil {
-				return nil, err
-			}
-			h.log.Info("topic deleted", "cluster", cl.Name, "topic", topic)
-			return result(map[string]any{"deleted": true, "topic": topic}), nil
-		},
-	}, nil
+	kc, target := cl.Client, plan.Target
+	plan.Commands = []string{fmt.Sprintf("DeleteTopics topics=[%q] (to the controller)", topic)}
+	plan.Describe = func(ctx context.Context) (toolcall.Preview, error) {
+		ti, err := kc.PlanTopicChange(ctx, topic, true)
+		if err != nil {
+			return toolcall.Preview{}, err
+		}
+		size := "size unknown"
+		if ti.SizeBytes != nil {
+			size = fmt.Sprintf("%d bytes on disk over all replicas", *ti.SizeBytes)
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "Delete topic %s on %s: %d partition(s), %s, every message lost.", topic, target, ti.Partitions, size)
+		switch {
+		case ti.DeleteEnabled == nil:
+			fmt.Fprintf(&b, " delete.topic.enable: unknown, %s; if it is false Kafka refuses (TOPIC_DELETION_DISABLED) and nothing is deleted.", ti.DeleteEnabledUnknown)
+		case !*ti.DeleteEnabled:
+			b.WriteString(" The controller has delete.topic.enable=false: Kafka will refuse (TOPIC_DELETION_DISABLED).")
+		default:
+			b.WriteString(" The controller has delete.topic.enable=true.")
+		}
+		groups := map[string]bool{}
+		for _, g := range ti.Groups {
+			groups[g.Group] = true
+		}
+		if len(groups) == 0 {
+			b.WriteString(" No consumer group has committed offsets on it.")
+		} else {
+			fmt.Fprintf(&b, " %d consumer group(s) have committed offsets on it (kept by Kafka until they expire, pointing at a topic that is gone):\n\n", len(groups))
+			writeCommittedTable(&b, ti.Groups, true)
+		}
+		if ti.GroupsErr != "" {
+			b.WriteString("\nGroups may be incomplete: " + ti.GroupsErr)
+		}
+		return toolcall.Preview{Summary: strings.TrimRight(b.String(), "\n"), State: ti,
+			Effect:       "the topic and its data are gone; producers to " + topic + " fail or re-create it (auto.create.topics.enable)",
+			Precondition: fmt.Sprintf("exists with %d partitions", ti.Partitions)}, nil
+	}
+	plan.Run = func(ctx context.Context) (*mcp.CallToolResult, error) {
+		if err := kc.DeleteTopic(ctx, topic); err != nil {
+			return nil, err
+		}
+		h.log.Info("topic deleted", "cluster", cl.Name, "topic", topic)
+		return result(map[string]any{"deleted": true, "topic": topic}), nil
+	}
+	return plan, nil
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -20,7 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/mcpfleet/mcpfleet/shared/approval"
-	"github.com/mcpfleet/mcpfleet/shared/audit"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/inproc"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/config"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
@@ -88,20 +87,12 @@ func newChangeEnv(t *testing.T, kc *kafkatest.Cluster, pol approval.Config, clus
 		clusters = []mcpserver.Cluster{{Name: "default", Client: newClient(t, kc.Addrs(), 5*time.Second), LagThreshold: 1000,
 			Writes: &config.Writes{Allowed: true, AllowedVar: "STREAM_ALLOW_WRITES", TopicsVar: "STREAM_WRITE_TOPICS", GroupsVar: "STREAM_WRITE_GROUPS"}}}
 	}
-	h := mcpserver.NewFleet(clusters, mcpserver.Options{})
-	s := server.NewMCPServer("streammcp", "test", h.ServerOptions()...)
-	path := filepath.Join(t.TempDir(), "audit.log")
-	calls, err := toolcall.New(s, toolcall.Config{Approval: pol, Audit: audit.Config{Dest: path}}, toolcall.Options{Server: "streammcp", Version: "test", Local: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { calls.Close() })
-	h.Register(calls)
+	_, srv := start(t, clusters, mcpserver.Options{}, toolcall.Config{Approval: pol})
 	cl, err := kc.Client()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &changeEnv{t: t, kc: kc, adm: kadm.NewClient(cl), s: s, c: connect(t, s, mcp.ProtocolVersion20251125), audit: path}
+	return &changeEnv{t: t, kc: kc, adm: kadm.NewClient(cl), s: srv.MCP, c: inproc.Connect(t, srv.MCP, "", mcp.ProtocolVersion20251125), audit: srv.Audit}
 }
 
 func (e *changeEnv) call(tool string, args map[string]any) *mcp.CallToolResult {

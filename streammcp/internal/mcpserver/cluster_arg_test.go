@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcpfleet/mcpfleet/shared/e2e/inproc"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/mcpserver"
 )
@@ -35,7 +36,7 @@ func TestEveryToolValidatesCluster(t *testing.T) {
 		{Name: "c1", Client: newClient(t, c1.Addrs(), 5*time.Second), LagThreshold: 1000},
 		{Name: "c2", Client: newClient(t, c2.Addrs(), 5*time.Second), LagThreshold: 1000},
 	}, mcpserver.Options{AllowWrites: true})
-	c := connect(t, s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, s, "", mcp.ProtocolVersion20251125)
 	call := func(name string, args map[string]any) *mcp.CallToolResult { return callTool(t, c, name, args) }
 	tools := map[string]map[string]any{
 		"list_brokers":                 {},

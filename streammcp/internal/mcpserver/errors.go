@@ -8,43 +8,18 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
-	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
 )
 
-// kinds maps the kafka package's error kinds onto the MCP error classes.
-var kinds = map[kafka.Kind]mcperr.Kind{
-	kafka.Internal:    mcperr.Internal,
-	kafka.Invalid:     mcperr.Invalid,
-	kafka.NotFound:    mcperr.NotFound,
-	kafka.Unavailable: mcperr.Unavailable,
-	kafka.Timeout:     mcperr.Timeout,
-	kafka.Permission:  mcperr.Permission,
-	kafka.Conflict:    mcperr.Conflict,
-	kafka.Canceled:    mcperr.Canceled,
-}
-
 // backendError is err from the kafka package as the pipeline and clients
-// see it: the one place its errors are classified. The words are kept;
-// only the class changes hands.
+// see it: the one place its errors are classified. The kafka package's
+// errors are errkind's, which mcperr maps as they are; one wrapped on the
+// way keeps its outer words and takes the inner error's class.
 func backendError(err error) error {
-	var ke *kafka.Error
-	if !errors.As(err, &ke) {
-		return err
+	var ke *mcperr.Error
+	if errors.As(err, &ke) && ke != err {
+		return &mcperr.Error{Kind: ke.Kind, Err: err}
 	}
-	if ke != err {
-		// The kafka package returns its errors unwrapped; one wrapped on
-		// the way keeps its outer words and takes the kafka error's class.
-		return &mcperr.Error{Kind: kinds[ke.Kind], Err: err}
-	}
-	return &mcperr.Error{Kind: kinds[ke.Kind], Op: ke.Op, Err: causeOf(ke), Hint: ke.Hint}
-}
-
-// causeOf maps a kafka error's own cause, which may be a kafka error too.
-func causeOf(ke *kafka.Error) error {
-	if ke.Err == nil {
-		return nil
-	}
-	return backendError(ke.Err)
+	return err
 }
 
 // toolError is a read tool's isError result for a kafka error.
@@ -60,7 +35,7 @@ func errorText(err error) string {
 // isNotFound says whether a kafka read failed because what it names does
 // not exist.
 func isNotFound(err error) bool {
-	return kafka.KindOf(err) == kafka.NotFound
+	return mcperr.KindOf(err) == mcperr.NotFound
 }
 
 // mapped has a change tool's planner, preview and run return kafka errors

@@ -19,7 +19,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/inproc"
+	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/mcpserver"
@@ -68,10 +71,8 @@ func newClient(t testing.TB, addrs []string, timeout time.Duration) *kafka.Clien
 
 func newFleetEnv(t testing.TB, clusters []mcpserver.Cluster, o mcpserver.Options) (*mcpserver.Handler, *server.MCPServer) {
 	t.Helper()
-	h := mcpserver.NewFleet(clusters, o)
-	s := server.NewMCPServer("streammcp", "test", h.ServerOptions()...)
-	h.Register(pipeline(t, s))
-	return h, s
+	h, srv := start(t, clusters, o, toolcall.Config{Audit: audit.Config{Dest: "off"}})
+	return h, srv.MCP
 }
 
 func (f fleet) clusters(t *testing.T) []mcpserver.Cluster {
@@ -105,7 +106,7 @@ func readText(t *testing.T, c *client.Client, uri string) string {
 func TestFleetReports(t *testing.T) {
 	f := startFleet(t)
 	_, s := newFleetEnv(t, f.clusters(t), mcpserver.Options{})
-	c := connect(t, s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, s, "", mcp.ProtocolVersion20251125)
 
 	t.Run("every cluster report is exact", func(t *testing.T) {
 		for _, cl := range []string{"lagging", "degraded", "quiet"} {
@@ -274,7 +275,7 @@ func TestFleetWithAClusterDown(t *testing.T) {
 		{Name: "hung", Client: newClient(t, hung, hungTimeout), LagThreshold: 1000},
 		{Name: "gone", Client: newClient(t, []string{refused}, 10*time.Second), LagThreshold: 1000},
 	}, mcpserver.Options{})
-	c := connect(t, s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, s, "", mcp.ProtocolVersion20251125)
 
 	start := time.Now()
 	got := readText(t, c, mcpserver.URIClusters)
@@ -327,7 +328,7 @@ func TestFleetWithAClusterDown(t *testing.T) {
 func TestToolsTakeACluster(t *testing.T) {
 	f := startFleet(t)
 	_, s := newFleetEnv(t, f.clusters(t), mcpserver.Options{AllowWrites: true})
-	c := connect(t, s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, s, "", mcp.ProtocolVersion20251125)
 	call := func(name string, args map[string]any) *mcp.CallToolResult { return callTool(t, c, name, args) }
 	brokers := func(args map[string]any) int {
 		res := call("list_brokers", args)
@@ -389,7 +390,7 @@ func TestFleetSubscriptions(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.Watch(ctx)
-	c := connect(t, s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, s, "", mcp.ProtocolVersion20251125)
 	updates := resourceUpdates(c)
 	subscribed := []string{mcpserver.URIClusters, mcpserver.ClusterURI("quiet", "overview"), mcpserver.ClusterURI("lagging", "overview"), mcpserver.URIOverview}
 	for _, uri := range subscribed {
@@ -434,7 +435,7 @@ func TestPromptsUseTheDefaultClustersThreshold(t *testing.T) {
 		{Name: "prod", Client: newClient(t, []string{"127.0.0.1:1"}, time.Second), LagThreshold: 777},
 		{Name: "dev", Client: newClient(t, []string{"127.0.0.1:1"}, time.Second), LagThreshold: 5},
 	}, mcpserver.Options{})
-	c := connect(t, s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, s, "", mcp.ProtocolVersion20251125)
 	list, err := c.ListPrompts(context.Background(), mcp.ListPromptsRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -472,7 +473,7 @@ func TestPromptsTakeACluster(t *testing.T) {
 		{Name: "prod", Client: newClient(t, []string{"127.0.0.1:1"}, time.Second), LagThreshold: 777},
 		{Name: "dev", Client: newClient(t, []string{"127.0.0.1:1"}, time.Second), LagThreshold: 5},
 	}, mcpserver.Options{})
-	c := connect(t, s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, s, "", mcp.ProtocolVersion20251125)
 	get := func(name string, args map[string]string) (string, error) {
 		t.Helper()
 		req := mcp.GetPromptRequest{}
@@ -567,7 +568,7 @@ func TestFleetListenStream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.Watch(ctx)
-	c := connect(t, s, "")
+	c := inproc.Connect(t, s, "", "")
 	updates := make(chan mcp.JSONRPCNotification, 64)
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == mcp.MethodNotificationResourceUpdated {
@@ -675,7 +676,7 @@ func TestFleetSubscriptionsWhenABrokerStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go h.Watch(ctx)
-	c := connect(t, s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, s, "", mcp.ProtocolVersion20251125)
 	updates := resourceUpdates(c)
 	quietOverview, quietHealth := mcpserver.ClusterURI("quiet", "overview"), mcpserver.ClusterURI("quiet", "health-check")
 	laggingOverview := mcpserver.ClusterURI("lagging", "overview")

@@ -16,8 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/mcpfleet/mcpfleet/shared/audit"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/inproc"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
-	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafka"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/mcpserver"
 )
@@ -35,53 +35,20 @@ func cluster(t *testing.T) *kafkatest.Cluster {
 
 func newEnv(t *testing.T, addrs []string, o mcpserver.Options) *env {
 	t.Helper()
-	kcl, err := kafka.New(kafka.Options{Brokers: addrs, Timeout: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { kcl.Close() })
-	if o.LagThreshold == 0 {
-		o.LagThreshold = 1000
-	}
-	h := mcpserver.New(kcl, o)
-	s := server.NewMCPServer("streammcp", "test", h.ServerOptions()...)
-	h.Register(pipeline(t, s))
-	return &env{h: h, s: s}
+	clusters := []mcpserver.Cluster{{Name: "default", Client: newClient(t, addrs, 2*time.Second), LagThreshold: 1000}}
+	h, srv := start(t, clusters, o, toolcall.Config{Audit: audit.Config{Dest: "off"}})
+	return &env{h: h, s: srv.MCP}
 }
 
-// pipeline is the tool-call pipeline with the default policy and no audit
-// log, as a test server registers through.
-func pipeline(t testing.TB, s *server.MCPServer) *toolcall.Pipeline {
+// start serves clusters the way main.go does, through the shared
+// in-process harness: serve's server (metrics, tracing, argument checks)
+// and the configured tool-call pipeline. Clients connect with
+// inproc.Connect.
+func start(t testing.TB, clusters []mcpserver.Cluster, o mcpserver.Options, calls toolcall.Config, opts ...server.ServerOption) (*mcpserver.Handler, *inproc.Server) {
 	t.Helper()
-	calls, err := toolcall.New(s, toolcall.Config{Audit: audit.Config{Dest: "off"}}, toolcall.Options{Server: "streammcp"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return calls
-}
-
-func connect(t *testing.T, s *server.MCPServer, version string) *client.Client {
-	t.Helper()
-	var opts []client.ClientOption
-	if version != "" {
-		opts = append(opts, client.WithProtocolVersion(version))
-	}
-	c, err := client.NewInProcessClientWithOptions(s, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = version
-	req.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	h := mcpserver.New(clusters, o)
+	srv := inproc.Start(t, inproc.Options{Name: "streammcp", Server: append(h.ServerOptions(), opts...), Calls: calls, NoClient: true}, h.Register)
+	return h, srv
 }
 
 func readJSON(t *testing.T, c *client.Client, uri string) (map[string]any, error) {
@@ -190,7 +157,7 @@ func TestResourcesInBothProtocolEras(t *testing.T) {
 	e := newEnv(t, kc.Addrs(), mcpserver.Options{})
 	for _, version := range []string{mcp.ProtocolVersion20251125, ""} {
 		t.Run("era="+version, func(t *testing.T) {
-			c := connect(t, e.s, version)
+			c := inproc.Connect(t, e.s, "", version)
 			ctx := context.Background()
 			list, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
 			if err != nil {
@@ -237,8 +204,8 @@ func TestResourcesInBothProtocolEras(t *testing.T) {
 
 func TestLagThresholdParameter(t *testing.T) {
 	kc := cluster(t)
-	e := newEnv(t, kc.Addrs(), mcpserver.Options{LagThreshold: 1000})
-	c := connect(t, e.s, mcp.ProtocolVersion20251125)
+	e := newEnv(t, kc.Addrs(), mcpserver.Options{})
+	c := inproc.Connect(t, e.s, "", mcp.ProtocolVersion20251125)
 	tests := []struct {
 		uri       string
 		threshold float64
@@ -292,7 +259,7 @@ func TestClusterDownDoesNotStopTheServer(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	e := newEnv(t, []string{addr}, mcpserver.Options{})
-	c := connect(t, e.s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, e.s, "", mcp.ProtocolVersion20251125)
 	for uri := range contract {
 		_, err := readJSON(t, c, uri)
 		if err == nil || !strings.Contains(err.Error(), "connect to Kafka broker "+addr) || !strings.Contains(err.Error(), "STREAM_BROKERS") {
@@ -310,21 +277,14 @@ func TestClusterDownDoesNotStopTheServer(t *testing.T) {
 	}
 }
 
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
+// text is a result's text content.
+var text = inproc.Text
 
 func TestToolsAndWriteGate(t *testing.T) {
 	kc := cluster(t)
 	for _, writes := range []bool{false, true} {
 		e := newEnv(t, kc.Addrs(), mcpserver.Options{AllowWrites: writes})
-		c := connect(t, e.s, mcp.ProtocolVersion20251125)
+		c := inproc.Connect(t, e.s, "", mcp.ProtocolVersion20251125)
 		list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 		if err != nil {
 			t.Fatal(err)
@@ -351,7 +311,7 @@ func TestToolsAndWriteGate(t *testing.T) {
 		}
 	}
 	e := newEnv(t, kc.Addrs(), mcpserver.Options{AllowWrites: true})
-	c := connect(t, e.s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, e.s, "", mcp.ProtocolVersion20251125)
 	call := func(name string, args map[string]any) *mcp.CallToolResult { return callTool(t, c, name, args) }
 	tests := []struct {
 		name    string
@@ -390,7 +350,7 @@ func TestToolsAndWriteGate(t *testing.T) {
 
 func TestPrompts(t *testing.T) {
 	e := newEnv(t, []string{"127.0.0.1:1"}, mcpserver.Options{})
-	c := connect(t, e.s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, e.s, "", mcp.ProtocolVersion20251125)
 	ctx := context.Background()
 	list, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
 	if err != nil || len(list.Prompts) != 2 {
@@ -427,7 +387,7 @@ func TestSubscriptionNotifiesOnStatusChange(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go e.h.Watch(ctx)
-	c := connect(t, e.s, mcp.ProtocolVersion20251125)
+	c := inproc.Connect(t, e.s, "", mcp.ProtocolVersion20251125)
 	updates := make(chan string, 16)
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == mcp.MethodNotificationResourceUpdated {
@@ -518,7 +478,7 @@ func TestListenStreamNotifiesOnStatusChange(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go e.h.Watch(ctx)
-	c := connect(t, e.s, "")
+	c := inproc.Connect(t, e.s, "", "")
 	updates := make(chan mcp.JSONRPCNotification, 16)
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
 		if n.Method == mcp.MethodNotificationResourceUpdated {
@@ -563,7 +523,7 @@ func TestUnroutableQueriesNameTheParameter(t *testing.T) {
 	kc := cluster(t)
 	e := newEnv(t, kc.Addrs(), mcpserver.Options{})
 	for _, era := range []string{mcp.ProtocolVersion20251125, ""} {
-		c := connect(t, e.s, era)
+		c := inproc.Connect(t, e.s, "", era)
 		for uri, want := range map[string]string{
 			mcpserver.URILagReport + "?threshold=7&foo=1": `unknown query parameter "foo"`,
 			mcpserver.URIHealthCheck + "?threshold=7":     `unknown query parameter "threshold"`,

@@ -54,11 +54,8 @@ func ClusterURI(cluster, report string) string {
 
 // Options configure the MCP surface.
 type Options struct {
-	// LagThreshold is the single cluster's threshold for New; NewFleet
-	// takes each cluster's own.
-	LagThreshold int64
-	// AllowWrites is the write switch of clusters given without Writes
-	// (New's one cluster): STREAM_ALLOW_WRITES.
+	// AllowWrites is the write switch of clusters given without Writes:
+	// STREAM_ALLOW_WRITES.
 	AllowWrites   bool
 	WatchInterval time.Duration
 	Logger        *slog.Logger
@@ -106,11 +103,11 @@ type Handler struct {
 	listens  map[string]listener // subscriptions/listen streams (2026-07-28)
 }
 
-// NewFleet returns a Handler for several clusters; the first is the
-// default one, which the seed URIs and tools without cluster read.
-func NewFleet(clusters []Cluster, o Options) *Handler {
+// New returns the Handler for the clusters (one or several); the first is
+// the default one, which the seed URIs and tools without cluster read.
+func New(clusters []Cluster, o Options) *Handler {
 	if len(clusters) == 0 {
-		panic("mcpserver.NewFleet: no cluster")
+		panic("mcpserver.New: no cluster")
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -58,7 +58,7 @@ func TestWatcherTickKeepsEachClustersBudget(t *testing.T) {
 		t.Cleanup(func() { kc.Close() })
 		return kc
 	}
-	h := NewFleet([]Cluster{
+	h := New([]Cluster{
 		{Name: "lagging", Client: client(lagging.Addrs()), LagThreshold: 1000},
 		{Name: "quiet", Client: client(quiet.Addrs()), LagThreshold: 1000},
 	}, Options{})
@@ -127,7 +127,7 @@ func TestWatcherTickKeepsEachClustersBudget(t *testing.T) {
 // BenchmarkSubscriptionGate is what refuseUnknownSubscriptions adds to every
 // request: a byte scan for most, a decode and URI check for subscriptions.
 func BenchmarkSubscriptionGate(b *testing.B) {
-	h := NewFleet([]Cluster{{Name: "prod"}, {Name: "staging"}}, Options{})
+	h := New([]Cluster{{Name: "prod"}, {Name: "staging"}}, Options{})
 	for name, msg := range map[string]string{
 		"ping":        `{"jsonrpc":"2.0","id":7,"method":"ping"}`,
 		"tools-call":  `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"describe_consumer_group","arguments":{"cluster":"staging","group_id":"payments-ledger-writer"}}}`,

@@ -1,12 +1,16 @@
 // query-result: sqlmcp's execute_query result ({columns: [{name, type}],
-// rows, row_count, truncated, limit, query_id, elapsed_ms}, and next_cursor
-// once paging exists). A sortable grid with the column types, the row count
-// and truncation/cursor state, a chart for a two-column result whose second
-// column is numeric, CSV download, and "fetch more" when a cursor is given.
+// rows, row_count, truncated, limit, query_id, elapsed_ms, next_cursor}). A
+// sortable grid with the column types, the row count and truncation/cursor
+// state, a chart for a two-column result whose second column is numeric,
+// CSV download, and "fetch more" (sqlmcp's fetch_more tool, continuing the
+// same engine query) while a cursor is open. A preview (a write's dry run,
+// or a call waiting for approval) is shown as the change-preview card.
 import { connect, dataOf } from "../lib/bridge.js";
 import { h, svg, render, fmt, messageView } from "../lib/dom.js";
+import { isPreview, outcomeCard } from "../lib/preview.js";
 
 const TOOL = "execute_query";
+const MORE = "fetch_more";
 const root = document.getElementById("app");
 let args = {};
 let q = null;
@@ -21,6 +25,11 @@ const app = connect({
   },
   onResult(result) {
     const res = dataOf(result);
+    if (!res.error && isPreview(res.data)) {
+      q = null;
+      render(root, outcomeCard(app.toolName(TOOL), res));
+      return;
+    }
     if (res.error || !res.data || !Array.isArray(res.data.columns) || !Array.isArray(res.data.rows)) {
       render(root, messageView("No rows", res.error || "The tool result has no columns and rows.", "danger"));
       return;
@@ -95,7 +104,8 @@ async function fetchMore() {
   busy = true;
   draw();
   try {
-    const res = dataOf(await app.callTool(app.toolName(TOOL), { ...args, cursor: q.next_cursor }));
+    // The same engine query's next page, in the format it was started with.
+    const res = dataOf(await app.callTool(MORE, { cursor: q.next_cursor }));
     if (res.error) note = messageView("Fetching more failed", res.error, "danger");
     else {
       q.rows.push(...res.data.rows);
@@ -114,9 +124,10 @@ function chart() {
   if (q.columns.length !== 2 || !isNumeric(q.columns[1].type)) return null;
   const pts = q.rows.filter((r) => !isNaN(num(r[1]))).slice(0, 200);
   if (pts.length < 2) return null;
-  const W = 560, H = 180, L = 48, B = 22, T = 8, R = 8;
   const ys = pts.map((r) => num(r[1]));
   const ymin = Math.min(0, ...ys), ymax = Math.max(0, ...ys) || 1;
+  // The left margin fits the longer y label (about 7 units a character).
+  const W = 560, H = 180, B = 22, T = 8, R = 8, L = Math.max(48, 12 + 7 * Math.max(fmt(ymax).length, fmt(ymin).length));
   const y = (v) => T + (H - T - B) * (1 - (v - ymin) / (ymax - ymin || 1));
   const xnum = isNumeric(q.columns[0].type) && pts.every((r) => !isNaN(num(r[0])));
   const label = `${q.columns[1].name} by ${q.columns[0].name}, ${pts.length} points`;

@@ -1,4 +1,9 @@
-package kafka
+// Package errkind is the one vocabulary of error kinds: a failure
+// classified by what the caller can do about it, with what was attempted
+// and a hint. It knows nothing of MCP, so back-end packages (a Kafka, SQL
+// or HAProxy client) return its errors and each server's mcpserver hands
+// them to shared/mcperr, which maps a kind onto a tool result.
+package errkind
 
 import (
 	"context"
@@ -10,37 +15,35 @@ import (
 	"syscall"
 )
 
-// Kind classifies a failed Kafka operation by what the caller can do about
-// it; the MCP surface maps each kind to its own error class.
+// Kind classifies a failure by what the user can do about it.
 type Kind int
 
 const (
 	// Internal is a bug or an unexpected condition.
 	Internal Kind = iota
-	// Invalid: the request was wrong; nothing was sent or changed.
+	// Invalid means the caller's input was wrong; nothing was changed.
 	Invalid
-	// NotFound: the topic, group, partition or broker named does not exist.
+	// NotFound means the named thing does not exist.
 	NotFound
-	// Unavailable: no broker answered, or the one that must did not.
+	// Unavailable means the back end could not be reached or refused service.
 	Unavailable
-	// Timeout: the operation ran out of time.
+	// Timeout means the operation ran out of time.
 	Timeout
-	// Permission: authentication or authorisation failed.
+	// Permission means authentication or authorisation failed.
 	Permission
-	// Conflict: the operation clashes with the cluster's state (a group
-	// with members, a topic that exists).
+	// Conflict means the operation clashes with the current state.
 	Conflict
-	// Canceled: the caller cancelled the operation.
+	// Canceled means the caller cancelled the operation.
 	Canceled
 )
 
-// Error is a failed Kafka operation: what was attempted (Op), why it failed
-// (Err) and what to do about it (Hint).
+// Error is a classified error: what was attempted (Op), why it failed (Err),
+// and what to do about it (Hint).
 type Error struct {
 	Kind Kind
-	Op   string
-	Err  error
-	Hint string
+	Op   string // what was being done, e.g. "read consumer offsets from broker 2"
+	Err  error  // the cause; may be nil
+	Hint string // what the user can do, e.g. "check STREAM_BROKERS"
 }
 
 // Error renders "op: cause. hint" on one line.
@@ -62,20 +65,23 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-func newError(kind Kind, op string, err error, hint string) *Error {
+// New returns a classified error.
+func New(kind Kind, op string, err error, hint string) *Error {
 	return &Error{Kind: kind, Op: op, Err: err, Hint: hint}
 }
 
-func invalidf(format string, args ...any) *Error {
+// Invalidf returns an Invalid error whose message is formatted.
+func Invalidf(format string, args ...any) *Error {
 	return &Error{Kind: Invalid, Op: fmt.Sprintf(format, args...)}
 }
 
-func notFoundf(format string, args ...any) *Error {
+// NotFoundf returns a NotFound error whose message is formatted.
+func NotFoundf(format string, args ...any) *Error {
 	return &Error{Kind: NotFound, Op: fmt.Sprintf(format, args...)}
 }
 
-// KindOf classifies err: an *Error keeps its kind; context, network and
-// permission errors are recognised; anything else is Internal.
+// KindOf classifies err. Classified errors keep their kind; context errors,
+// network errors and permission errors are recognised; anything else is Internal.
 func KindOf(err error) Kind {
 	if err == nil {
 		return Internal
@@ -112,17 +118,20 @@ func KindOf(err error) Kind {
 	return Internal
 }
 
-func wrap(err error, op, hint string) error {
+// Wrap classifies err (keeping an existing kind) and adds what was being
+// done and a hint. It returns nil for a nil err.
+func Wrap(err error, op, hint string) error {
 	if err == nil {
 		return nil
 	}
 	return &Error{Kind: KindOf(err), Op: op, Err: err, Hint: hint}
 }
 
-// ErrorText is the one-line text a person reads for err inside a report (a
-// group or cluster that could not be read), with a generic hint by kind
-// when err carries none: the same words a tool error has.
-func ErrorText(err error) string {
+// Message returns the one-line text a person reads for err, adding a
+// generic hint by kind when the error carries none: the words of a tool
+// error, and of a failure reported inside a result (a group or cluster
+// that could not be read).
+func Message(err error) string {
 	if err == nil {
 		return ""
 	}
@@ -147,6 +156,8 @@ func ErrorText(err error) string {
 	return msg
 }
 
+// oneLine trims s and, when it spans lines, folds every run of white space
+// (line breaks included) into one space.
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	if !strings.ContainsAny(s, "\r\n") {
