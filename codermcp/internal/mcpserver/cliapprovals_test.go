@@ -1,8 +1,12 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +19,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/rawmcp"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
 )
 
@@ -226,9 +231,10 @@ func TestCodexOnRequestAsksWithTheAgentsReason(t *testing.T) {
 	}
 }
 
-// The other calls that cannot ask mid-turn are refused as clearly: one run
-// as a task, and one from a 2026-07-28 client (which declares elicitation,
-// but only for input-required results before a call runs).
+// The other calls that cannot ask mid-turn are refused as clearly: a task
+// from a client that did not declare elicitation, and a call that is not a
+// task from a 2026-07-28 client (which declares elicitation, but its
+// input-required results answer only before a call runs).
 func TestCLIApprovalsRefusedWhereNobodyCanBeAsked(t *testing.T) {
 	t.Parallel()
 	t.Run("task", func(t *testing.T) {
@@ -236,7 +242,7 @@ func TestCLIApprovalsRefusedWhereNobodyCanBeAsked(t *testing.T) {
 		e := newEnv(t, envOptions{tasks: &tasks.Config{}})
 		dir := t.TempDir()
 		_, res := e.rawConnect(t).runTask("coder", map[string]any{"prompt": "[[shell:echo x > marker]]", "approvalPolicy": "on-request", "workingDirectory": dir})
-		if !res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, "runs as a task") || !strings.Contains(res.Content[0].Text, "no CLI process was started") {
+		if !res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, "did not declare elicitation") || !strings.Contains(res.Content[0].Text, "no CLI process was started") {
 			t.Fatalf("task result %+v, want the refusal", res)
 		}
 		if n := len(e.h.Endpoint.Requests()); n != 0 {
@@ -354,4 +360,102 @@ func TestAppServerPathSessionsProgressCancel(t *testing.T) {
 			waitNoLeftovers(t, e.h.Marker, 15*time.Second)
 		})
 	}
+}
+
+// Run as a task by a client that declared elicitation (2025-11-25), the
+// CLI's approval request goes through the task (tasks.Ask, as the
+// pipeline's own approvals): the task goes input_required, and the question
+// reaches the client on its tasks/result stream; accept runs the command,
+// decline does not.
+func TestCLIApprovalsInsideATask(t *testing.T) {
+	t.Parallel()
+	for _, action := range []string{"accept", "decline"} {
+		t.Run(action, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, envOptions{cliPath: codertest.CLIVersion(t, codertest.NewestVersion), tasks: &tasks.Config{}})
+			s := rawmcp.New(t, e.url+"/mcp", &http.Client{Timeout: 10 * time.Second})
+			if a := s.RPC("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw-eliciting","version":"1"}}`); a.Error != nil {
+				t.Fatalf("initialize: %+v", a.Error)
+			}
+			s.Post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			dir := t.TempDir()
+			cmd := "echo in-task > marker"
+			args, _ := json.Marshal(map[string]any{"prompt": "[[shell:" + cmd + "]]", "sandbox": "workspace-write", "approvalPolicy": "untrusted", "workingDirectory": dir})
+			a := s.RPC("tools/call", fmt.Sprintf(`{"name":"coder","arguments":%s,"task":{}}`, args))
+			var created struct{ Task taskInfo }
+			if a.Error != nil || json.Unmarshal(a.Result, &created) != nil || created.Task.TaskID == "" {
+				t.Fatalf("create the task: %s %+v", a.Result, a.Error)
+			}
+			id := created.Task.TaskID
+			deadline := time.Now().Add(90 * time.Second)
+			for {
+				var tk taskInfo
+				g := s.RPC("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))
+				if g.Error != nil || json.Unmarshal(g.Result, &tk) != nil {
+					t.Fatalf("tasks/get: %s %+v", g.Result, g.Error)
+				}
+				if tk.Status == "input_required" {
+					break
+				}
+				if tk.Status != "working" || time.Now().After(deadline) {
+					t.Fatalf("task %+v, want input_required", tk)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			asked, final := taskResultAnswering(t, s, id, action)
+			// The question, JSON-encoded (">" is \u003e there), tagged with the task.
+			if !strings.Contains(asked, "Command: ") || !strings.Contains(asked, "echo in-task") || !strings.Contains(asked, `"io.modelcontextprotocol/related-task":{"taskId":"`+id+`"}`) {
+				t.Errorf("the question on tasks/result's stream: %s", asked)
+			}
+			_, err := os.Stat(filepath.Join(dir, "marker"))
+			if (action == "accept") != (err == nil) {
+				t.Errorf("%s: marker %v", action, err)
+			}
+			if !strings.Contains(final, `"result"`) || strings.Contains(final, `"isError":true`) {
+				t.Errorf("tasks/result: %s", final)
+			}
+			waitNoLeftovers(t, e.h.Marker, 15*time.Second)
+		})
+	}
+}
+
+// taskResultAnswering calls tasks/result and answers the elicitation/create
+// that arrives on its stream with action; it returns the question and the
+// final answer's line.
+func taskResultAnswering(t *testing.T, s *rawmcp.Session, id, action string) (asked, final string) {
+	t.Helper()
+	s.N++
+	req, _ := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":%q}}`, s.N, id)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", rawmcp.ProtocolVersion)
+	req.Header.Set("Mcp-Session-Id", s.ID)
+	res, err := (&http.Client{Timeout: 120 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal([]byte(line), &m)
+		if m.Method == "elicitation/create" {
+			asked = line
+			s.Post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":%q,"content":{}}}`, m.ID, action))
+			continue
+		}
+		if m.Method == "" && len(m.ID) > 0 {
+			return asked, line
+		}
+	}
+	t.Fatalf("tasks/result's stream ended without an answer (%v)", sc.Err())
+	return "", ""
 }
