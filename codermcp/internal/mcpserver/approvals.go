@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
@@ -380,6 +381,31 @@ func appCommand(path string, r appserver.TurnRequest) string {
 	return b.String()
 }
 
+// appTurn runs one app-server turn, recorded as a back-end call
+// (mcpfleet_backend_*{operation="app-server"} and its span) with the exit
+// class exec runs use.
+func (s *Server) appTurn(ctx context.Context, req appserver.TurnRequest, onEvent func(appserver.Event), approve appserver.Approver) (*appserver.Result, error) {
+	ctx, rec := s.recorder.Start(ctx, "app-server")
+	res, err := s.app.Turn(ctx, req, onEvent, approve)
+	class := cli.RunOK
+	switch {
+	case err != nil && ctx.Err() != nil && errors.Is(context.Cause(ctx), cli.ErrTimeout):
+		class = cli.RunTimeout
+	case err != nil && ctx.Err() != nil:
+		class = cli.RunCancelled
+	case err != nil:
+		class = cli.RunError
+	case res.Status == "failed":
+		class = cli.RunModel
+	}
+	if rec.Traced() && res != nil {
+		rec.SetAttributes(attribute.String("codex.exit_class", class), attribute.String("codex.thread_id", res.ThreadID))
+	}
+	rec.SetOutcome(class)
+	rec.End(err)
+	return res, err
+}
+
 // approvalWords is the policy a preview shows.
 func approvalWords(p string) string {
 	if p == "" {
@@ -408,7 +434,7 @@ func (s *Server) runApp(ctx context.Context, call mcp.CallToolRequest, cp coderP
 		return nil, &cli.Error{Kind: cli.FailExec, Err: err, Cause: err.Error() + "; nothing was run: call again to have the directory checked anew"}
 	}
 	ask := s.newApprovals(ctx, call, cp.in.Tool, cp.class, cp.in)
-	res, err := s.app.Turn(ctx, req, func(ev appserver.Event) {
+	res, err := s.appTurn(ctx, req, func(ev appserver.Event) {
 		ask.event(ev)
 		if ev.Summary != "" {
 			prog.note(ev.Summary)
