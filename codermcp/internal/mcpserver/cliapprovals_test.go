@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	mcpclient "github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -256,21 +255,7 @@ func TestCLIApprovalsRefusedWhereNobodyCanBeAsked(t *testing.T) {
 			t.Errorf("asked %q", req.Params.Message)
 			return &mcpgo.ElicitationResult{ElicitationResponse: mcpgo.ElicitationResponse{Action: mcpgo.ElicitationResponseActionAccept}}, nil
 		})
-		c, err := mcpclient.NewInProcessClientWithOptions(e.srv, mcpclient.WithElicitationHandler(h),
-			mcpclient.WithClientCapabilities(mcpgo.ClientCapabilities{Elicitation: &mcpgo.ElicitationCapability{}}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		if err := c.Start(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		init := mcpgo.InitializeRequest{}
-		init.Params.ClientInfo = mcpgo.Implementation{Name: "mcp-go-client", Version: "1.2.1"}
-		init.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
-		if _, err := c.Initialize(t.Context(), init); err != nil {
-			t.Fatal(err)
-		}
+		c := modernClient(t, e.env, h)
 		req := mcpgo.CallToolRequest{}
 		req.Params.Name = "coder"
 		req.Params.Arguments = map[string]any{"prompt": "[[shell:echo x > marker]]", "approvalPolicy": "untrusted", "workingDirectory": t.TempDir()}
