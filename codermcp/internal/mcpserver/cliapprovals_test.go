@@ -444,3 +444,42 @@ func taskResultAnswering(t *testing.T, s *rawmcp.Session, id, action string) (as
 	t.Fatalf("tasks/result's stream ended without an answer (%v)", sc.Err())
 	return "", ""
 }
+
+// A patch the agent asks to apply (apply_patch, which the CLI takes out of
+// the shell command and asks about as a file change) reaches the person with
+// its files and diff; accept writes the file, decline does not.
+func TestCLIPatchApprovals(t *testing.T) {
+	t.Parallel()
+	for _, v := range approvalVersions {
+		for _, tc := range approvalCases[:2] { // accept, decline
+			t.Run(v+"/"+tc.action, func(t *testing.T) {
+				t.Parallel()
+				p := &person{action: tc.action}
+				e := newPersonEnv(t, cliEnv(codertest.CLIVersion(t, v), 2*time.Minute), p)
+				dir := t.TempDir()
+				patch := "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: hello.txt\n+patched by the agent\n*** End Patch\nEOF"
+				mustOK(t, e.call(t, "coder", map[string]any{"prompt": "[[shell:" + patch + "]]", "sandbox": "workspace-write",
+					"approvalPolicy": "untrusted", "workingDirectory": dir}))
+				file := filepath.Join(dir, "hello.txt")
+				seen := p.seen()
+				if len(seen) != 1 || !strings.Contains(seen[0], "asks to change files") || !strings.Contains(seen[0], "Files: "+file) ||
+					!strings.Contains(seen[0], "patched by the agent") {
+					t.Fatalf("the person was asked %q, want the patch's file and diff", seen)
+				}
+				b, err := os.ReadFile(file)
+				if tc.marker != (err == nil && string(b) == "patched by the agent\n") {
+					t.Errorf("%s: file %q %v", tc.action, b, err)
+				}
+				var recs int
+				for _, r := range e.records(t) {
+					if cmds, _ := r["commands"].([]any); len(cmds) == 1 && cmds[0] == "apply a patch to "+file && r["approval"] == tc.approval {
+						recs++
+					}
+				}
+				if want := map[bool]int{true: 2, false: 1}[tc.marker]; recs != want {
+					t.Errorf("%d audit records of the patch's answer, want %d: %v", recs, want, e.records(t))
+				}
+			})
+		}
+	}
+}
