@@ -483,3 +483,39 @@ func TestCLIPatchApprovals(t *testing.T) {
 		}
 	}
 }
+
+// No accepted command runs without its audit record: with the audit file
+// replaced by a directory (it cannot be written), the person's accept is
+// turned into a decline and the command does not run; with the file there
+// (the control) it runs. A read-only call: the pipeline itself writes no
+// record for it, so only the approval's record is at stake.
+func TestAcceptedCommandNeedsItsAuditRecord(t *testing.T) {
+	t.Parallel()
+	for _, broken := range []bool{false, true} {
+		t.Run(map[bool]string{false: "audit writable", true: "audit unwritable"}[broken], func(t *testing.T) {
+			t.Parallel()
+			p := &person{action: "accept"}
+			e := newPersonEnv(t, cliEnv(codertest.CLIVersion(t, codertest.NewestVersion), 2*time.Minute), p)
+			if broken {
+				if err := os.Remove(e.audit); err != nil && !errors.Is(err, os.ErrNotExist) {
+					t.Fatal(err)
+				}
+				if err := os.Mkdir(e.audit, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dir := t.TempDir()
+			mustOK(t, e.call(t, "coder", map[string]any{"prompt": "[[shell:echo approved > marker]]", "approvalPolicy": "untrusted", "workingDirectory": dir}))
+			if len(p.seen()) != 1 {
+				t.Fatalf("asked %d times", len(p.seen()))
+			}
+			_, err := os.Stat(filepath.Join(dir, "marker"))
+			if broken != errors.Is(err, os.ErrNotExist) {
+				t.Errorf("audit unwritable=%v: marker %v", broken, err)
+			}
+			if broken {
+				assertToldNotRun(t, e, "echo approved > marker")
+			}
+		})
+	}
+}
