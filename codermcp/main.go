@@ -156,6 +156,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	defer answers.Close()
 	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Features: features, AppServer: app, Audit: answers,
-		Version: p.Version, Local: cfg.Transport != "http", Views: views}).Register(calls)
+		Version: p.Version, Local: cfg.Transport != "http", Views: views, Recorder: client.Recorder}).Register(calls)
 	return p.Serve(ctx, s, cfg, so, stderr)
 }

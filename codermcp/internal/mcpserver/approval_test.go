@@ -504,21 +504,7 @@ func TestCoderElicitation(t *testing.T) {
 				}
 				return &mcpgo.ElicitationResult{ElicitationResponse: mcpgo.ElicitationResponse{Action: mcpgo.ElicitationResponseAction(action)}}, nil
 			})
-			c, err := mcpclient.NewInProcessClientWithOptions(e.srv, mcpclient.WithElicitationHandler(h),
-				mcpclient.WithClientCapabilities(mcpgo.ClientCapabilities{Elicitation: &mcpgo.ElicitationCapability{}}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { c.Close() })
-			if err := c.Start(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			init := mcpgo.InitializeRequest{}
-			init.Params.ClientInfo = mcpgo.Implementation{Name: "mcp-go-client", Version: "1.2.1"}
-			init.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
-			if _, err := c.Initialize(t.Context(), init); err != nil {
-				t.Fatal(err)
-			}
+			c := modernClient(t, e.env, h)
 			dir := t.TempDir()
 			req := mcpgo.CallToolRequest{}
 			req.Params.Name = "coder"
@@ -568,6 +554,28 @@ func checkElicited(t *testing.T, e *approvalEnv, seen []string, isError bool, go
 	if action == "accept" && (recs[len(recs)-2]["event"] != "intent" || recs[len(recs)-2]["approval"] != "person") {
 		t.Errorf("records %s: want the intent before the run", events(recs))
 	}
+}
+
+// modernClient is mcp-go's in-process client on 2026-07-28 (its latest),
+// declaring elicitation and answering with h.
+func modernClient(t *testing.T, e *env, h elicitFunc) *mcpclient.Client {
+	t.Helper()
+	c, err := mcpclient.NewInProcessClientWithOptions(e.srv, mcpclient.WithElicitationHandler(h),
+		mcpclient.WithClientCapabilities(mcpgo.ClientCapabilities{Elicitation: &mcpgo.ElicitationCapability{}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	init := mcpgo.InitializeRequest{}
+	init.Params.ClientInfo = mcpgo.Implementation{Name: "mcp-go-client", Version: "1.2.1"}
+	init.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 type elicitFunc func(context.Context, mcpgo.ElicitationRequest) (*mcpgo.ElicitationResult, error)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
@@ -23,6 +24,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
+	"github.com/mcpfleet/mcpfleet/shared/tasks"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
@@ -82,36 +84,45 @@ func (s *Server) checkApprovals(ctx context.Context, arg string, in coderInput) 
 	if why := cannotAsk(ctx); why != "" {
 		return mcperr.New(mcperr.Permission,
 			fmt.Sprintf("%s %q needs a person to answer the Codex CLI's approval requests, and %s; no CLI process was started", arg, in.ApprovalPolicy, why), nil,
-			fmt.Sprintf("Pass %s \"never\" (the sandbox alone then bounds what runs), or call from a client that supports elicitation (MCP 2025-11-25), outside a task", arg))
+			fmt.Sprintf("Pass %s \"never\" (the sandbox alone then bounds what runs), or call from a client that supports elicitation (on MCP 2026-07-28, as a task)", arg))
 	}
 	return nil
 }
 
 // cannotAsk says why this call cannot put a question to a person in the
-// middle of its run, or "" when it can: elicitation/create on the caller's
-// session (protocol 2025-11-25 and earlier, the client declared form
-// elicitation, the call is not a task).
+// middle of its run, or "" when it can, as the pipeline asks for its own
+// approvals: inside a task (tasks.Ask: the task goes input_required, on
+// 2025-11-25 and the 2026-07-28 tasks extension) when the client declared
+// elicitation; outside a task, elicitation/create on the caller's session
+// (2025-11-25 and earlier). A 2026-07-28 call that is not a task has no way
+// to be asked mid-run (input-required results answer before a call runs).
 func cannotAsk(ctx context.Context) string {
-	if req, ok := toolcall.CallRequest(ctx); ok && req.Params.Task != nil {
-		// A task's run has no stream to the client (shared/toolcall: mcp-go
-		// loses an elicitation/create sent from inside a task).
-		return "this call runs as a task, which cannot ask the person in the middle of its run"
-	}
+	req, _ := toolcall.CallRequest(ctx)
+	inTask := req.Params.Task != nil || tasks.CanAsk(ctx)
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
-		return "the client speaks MCP " + info.ProtocolVersion + ", on which a server cannot ask in the middle of a call that is not a task"
+		switch {
+		case info.ClientCapabilities == nil || !formElicitation(info.ClientCapabilities.Elicitation):
+			return "this client did not declare elicitation (form mode)"
+		case !inTask:
+			return "the client speaks MCP " + info.ProtocolVersion + ", on which a call that is not a task cannot ask in the middle of its run (call it as a task)"
+		}
+		return ""
 	}
 	sess := server.ClientSessionFromContext(ctx)
 	if _, ok := sess.(server.SessionWithElicitation); !ok {
 		return "this connection cannot carry a question to the client"
 	}
 	ci, ok := sess.(server.SessionWithClientInfo)
-	if !ok {
-		return "this connection cannot carry a question to the client"
-	}
-	if c := ci.GetClientCapabilities().Elicitation; c == nil || (c.Form == nil && c.URL != nil) {
+	if !ok || !formElicitation(ci.GetClientCapabilities().Elicitation) {
 		return "this client did not declare elicitation (form mode)"
 	}
 	return ""
+}
+
+// formElicitation: the capability includes form mode (an empty elicitation
+// capability means form mode).
+func formElicitation(c *mcp.ElicitationCapability) bool {
+	return c != nil && (c.Form != nil || c.URL == nil)
 }
 
 // approvals asks the person and audits the answers of one turn.
@@ -215,13 +226,22 @@ func (a *approvals) record(r appserver.ApprovalRequest) audit.Record {
 // person; ctx ends at CODER_APPROVAL_TIMEOUT or with the turn.
 func (a *approvals) ask(ctx context.Context, r appserver.ApprovalRequest) (appserver.Decision, error) {
 	rec := a.record(r)
-	res, err := a.s.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{
-		Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)},
-		Params: mcp.ElicitationParams{
-			Message:         a.question(r),
-			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
-		},
-	})
+	params := mcp.ElicitationParams{
+		Message:         a.question(r),
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+	}
+	var (
+		res *mcp.ElicitationResult
+		err error
+	)
+	if tasks.CanAsk(ctx) {
+		// Run as a task: the task goes input_required with the question,
+		// as the pipeline's own approvals do inside a task.
+		res, err = tasks.Ask(ctx, params)
+	} else {
+		res, err = a.s.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{
+			Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)}, Params: params})
+	}
 	switch {
 	case a.ctx.Err() != nil:
 		a.outcome(rec, audit.Refused, "the call was cancelled before the person answered; the agent's request was declined")
@@ -361,6 +381,31 @@ func appCommand(path string, r appserver.TurnRequest) string {
 	return b.String()
 }
 
+// appTurn runs one app-server turn, recorded as a back-end call
+// (mcpfleet_backend_*{operation="app-server"} and its span) with the exit
+// class exec runs use.
+func (s *Server) appTurn(ctx context.Context, req appserver.TurnRequest, onEvent func(appserver.Event), approve appserver.Approver) (*appserver.Result, error) {
+	ctx, rec := s.recorder.Start(ctx, "app-server")
+	res, err := s.app.Turn(ctx, req, onEvent, approve)
+	class := cli.RunOK
+	switch {
+	case err != nil && ctx.Err() != nil && errors.Is(context.Cause(ctx), cli.ErrTimeout):
+		class = cli.RunTimeout
+	case err != nil && ctx.Err() != nil:
+		class = cli.RunCancelled
+	case err != nil:
+		class = cli.RunError
+	case res.Status == "failed":
+		class = cli.RunModel
+	}
+	if rec.Traced() && res != nil {
+		rec.SetAttributes(attribute.String("codex.exit_class", class), attribute.String("codex.thread_id", res.ThreadID))
+	}
+	rec.SetOutcome(class)
+	rec.End(err)
+	return res, err
+}
+
 // approvalWords is the policy a preview shows.
 func approvalWords(p string) string {
 	if p == "" {
@@ -389,7 +434,7 @@ func (s *Server) runApp(ctx context.Context, call mcp.CallToolRequest, cp coderP
 		return nil, &cli.Error{Kind: cli.FailExec, Err: err, Cause: err.Error() + "; nothing was run: call again to have the directory checked anew"}
 	}
 	ask := s.newApprovals(ctx, call, cp.in.Tool, cp.class, cp.in)
-	res, err := s.app.Turn(ctx, req, func(ev appserver.Event) {
+	res, err := s.appTurn(ctx, req, func(ev appserver.Event) {
 		ask.event(ev)
 		if ev.Summary != "" {
 			prog.note(ev.Summary)

@@ -1,20 +1,24 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	mcpclient "github.com/mark3labs/mcp-go/client"
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/config"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/rawmcp"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
 )
 
@@ -208,15 +212,28 @@ func TestCodexOnRequestAsksWithTheAgentsReason(t *testing.T) {
 				if tc.marker != (err == nil) {
 					t.Errorf("%s: marker: %v", tc.action, err)
 				}
+				// codex-reply keeps the thread's approval-policy: it continues
+				// on the app-server, natively.
+				reply := e.call(t, "codex-reply", map[string]any{"threadId": sc["threadId"], "prompt": "[[reply:REPLIED]]"})
+				if got := mustOK(t, reply); got != "REPLIED" {
+					t.Errorf("codex-reply = %q", got)
+				}
+				if rs, _ := reply.StructuredContent.(map[string]any); rs["threadId"] != sc["threadId"] {
+					t.Errorf("codex-reply thread %v, want %v", rs["threadId"], sc["threadId"])
+				}
+				if reqs := e.h.Endpoint.RequestsWith("[[reply:REPLIED]]"); len(reqs) != 1 || !strings.Contains(strings.Join(reqs[0].Texts, "\n"), cmd) {
+					t.Errorf("the reply was not a native continuation: %+v", reqs)
+				}
 				waitNoLeftovers(t, e.h.Marker, 15*time.Second)
 			})
 		}
 	}
 }
 
-// The other calls that cannot ask mid-turn are refused as clearly: one run
-// as a task, and one from a 2026-07-28 client (which declares elicitation,
-// but only for input-required results before a call runs).
+// The other calls that cannot ask mid-turn are refused as clearly: a task
+// from a client that did not declare elicitation, and a call that is not a
+// task from a 2026-07-28 client (which declares elicitation, but its
+// input-required results answer only before a call runs).
 func TestCLIApprovalsRefusedWhereNobodyCanBeAsked(t *testing.T) {
 	t.Parallel()
 	t.Run("task", func(t *testing.T) {
@@ -224,7 +241,7 @@ func TestCLIApprovalsRefusedWhereNobodyCanBeAsked(t *testing.T) {
 		e := newEnv(t, envOptions{tasks: &tasks.Config{}})
 		dir := t.TempDir()
 		_, res := e.rawConnect(t).runTask("coder", map[string]any{"prompt": "[[shell:echo x > marker]]", "approvalPolicy": "on-request", "workingDirectory": dir})
-		if !res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, "runs as a task") || !strings.Contains(res.Content[0].Text, "no CLI process was started") {
+		if !res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].Text, "did not declare elicitation") || !strings.Contains(res.Content[0].Text, "no CLI process was started") {
 			t.Fatalf("task result %+v, want the refusal", res)
 		}
 		if n := len(e.h.Endpoint.Requests()); n != 0 {
@@ -238,21 +255,7 @@ func TestCLIApprovalsRefusedWhereNobodyCanBeAsked(t *testing.T) {
 			t.Errorf("asked %q", req.Params.Message)
 			return &mcpgo.ElicitationResult{ElicitationResponse: mcpgo.ElicitationResponse{Action: mcpgo.ElicitationResponseActionAccept}}, nil
 		})
-		c, err := mcpclient.NewInProcessClientWithOptions(e.srv, mcpclient.WithElicitationHandler(h),
-			mcpclient.WithClientCapabilities(mcpgo.ClientCapabilities{Elicitation: &mcpgo.ElicitationCapability{}}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		if err := c.Start(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		init := mcpgo.InitializeRequest{}
-		init.Params.ClientInfo = mcpgo.Implementation{Name: "mcp-go-client", Version: "1.2.1"}
-		init.Params.ProtocolVersion = mcpgo.LATEST_PROTOCOL_VERSION
-		if _, err := c.Initialize(t.Context(), init); err != nil {
-			t.Fatal(err)
-		}
+		c := modernClient(t, e.env, h)
 		req := mcpgo.CallToolRequest{}
 		req.Params.Name = "coder"
 		req.Params.Arguments = map[string]any{"prompt": "[[shell:echo x > marker]]", "approvalPolicy": "untrusted", "workingDirectory": t.TempDir()}
@@ -340,6 +343,179 @@ func TestAppServerPathSessionsProgressCancel(t *testing.T) {
 				t.Errorf("CallTool error = %v, want context.Canceled", err)
 			}
 			waitNoLeftovers(t, e.h.Marker, 15*time.Second)
+		})
+	}
+}
+
+// Run as a task by a client that declared elicitation (2025-11-25), the
+// CLI's approval request goes through the task (tasks.Ask, as the
+// pipeline's own approvals): the task goes input_required, and the question
+// reaches the client on its tasks/result stream; accept runs the command,
+// decline does not.
+func TestCLIApprovalsInsideATask(t *testing.T) {
+	t.Parallel()
+	for _, action := range []string{"accept", "decline"} {
+		t.Run(action, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, envOptions{cliPath: codertest.CLIVersion(t, codertest.NewestVersion), tasks: &tasks.Config{}})
+			s := rawmcp.New(t, e.url+"/mcp", &http.Client{Timeout: 10 * time.Second})
+			if a := s.RPC("initialize", `{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw-eliciting","version":"1"}}`); a.Error != nil {
+				t.Fatalf("initialize: %+v", a.Error)
+			}
+			s.Post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			dir := t.TempDir()
+			cmd := "echo in-task > marker"
+			args, _ := json.Marshal(map[string]any{"prompt": "[[shell:" + cmd + "]]", "sandbox": "workspace-write", "approvalPolicy": "untrusted", "workingDirectory": dir})
+			a := s.RPC("tools/call", fmt.Sprintf(`{"name":"coder","arguments":%s,"task":{}}`, args))
+			var created struct{ Task taskInfo }
+			if a.Error != nil || json.Unmarshal(a.Result, &created) != nil || created.Task.TaskID == "" {
+				t.Fatalf("create the task: %s %+v", a.Result, a.Error)
+			}
+			id := created.Task.TaskID
+			deadline := time.Now().Add(90 * time.Second)
+			for {
+				var tk taskInfo
+				g := s.RPC("tasks/get", fmt.Sprintf(`{"taskId":%q}`, id))
+				if g.Error != nil || json.Unmarshal(g.Result, &tk) != nil {
+					t.Fatalf("tasks/get: %s %+v", g.Result, g.Error)
+				}
+				if tk.Status == "input_required" {
+					break
+				}
+				if tk.Status != "working" || time.Now().After(deadline) {
+					t.Fatalf("task %+v, want input_required", tk)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			asked, final := taskResultAnswering(t, s, id, action)
+			// The question, JSON-encoded (">" is \u003e there), tagged with the task.
+			if !strings.Contains(asked, "Command: ") || !strings.Contains(asked, "echo in-task") || !strings.Contains(asked, `"io.modelcontextprotocol/related-task":{"taskId":"`+id+`"}`) {
+				t.Errorf("the question on tasks/result's stream: %s", asked)
+			}
+			_, err := os.Stat(filepath.Join(dir, "marker"))
+			if (action == "accept") != (err == nil) {
+				t.Errorf("%s: marker %v", action, err)
+			}
+			if !strings.Contains(final, `"result"`) || strings.Contains(final, `"isError":true`) {
+				t.Errorf("tasks/result: %s", final)
+			}
+			waitNoLeftovers(t, e.h.Marker, 15*time.Second)
+		})
+	}
+}
+
+// taskResultAnswering calls tasks/result and answers the elicitation/create
+// that arrives on its stream with action; it returns the question and the
+// final answer's line.
+func taskResultAnswering(t *testing.T, s *rawmcp.Session, id, action string) (asked, final string) {
+	t.Helper()
+	s.N++
+	req, _ := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":%q}}`, s.N, id)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", rawmcp.ProtocolVersion)
+	req.Header.Set("Mcp-Session-Id", s.ID)
+	res, err := (&http.Client{Timeout: 120 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal([]byte(line), &m)
+		if m.Method == "elicitation/create" {
+			asked = line
+			s.Post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":%q,"content":{}}}`, m.ID, action))
+			continue
+		}
+		if m.Method == "" && len(m.ID) > 0 {
+			return asked, line
+		}
+	}
+	t.Fatalf("tasks/result's stream ended without an answer (%v)", sc.Err())
+	return "", ""
+}
+
+// A patch the agent asks to apply (apply_patch, which the CLI takes out of
+// the shell command and asks about as a file change) reaches the person with
+// its files and diff; accept writes the file, decline does not.
+func TestCLIPatchApprovals(t *testing.T) {
+	t.Parallel()
+	for _, v := range approvalVersions {
+		for _, tc := range approvalCases[:2] { // accept, decline
+			t.Run(v+"/"+tc.action, func(t *testing.T) {
+				t.Parallel()
+				p := &person{action: tc.action}
+				e := newPersonEnv(t, cliEnv(codertest.CLIVersion(t, v), 2*time.Minute), p)
+				dir := t.TempDir()
+				patch := "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: hello.txt\n+patched by the agent\n*** End Patch\nEOF"
+				mustOK(t, e.call(t, "coder", map[string]any{"prompt": "[[shell:" + patch + "]]", "sandbox": "workspace-write",
+					"approvalPolicy": "untrusted", "workingDirectory": dir}))
+				file := filepath.Join(dir, "hello.txt")
+				seen := p.seen()
+				if len(seen) != 1 || !strings.Contains(seen[0], "asks to change files") || !strings.Contains(seen[0], "Files: "+file) ||
+					!strings.Contains(seen[0], "patched by the agent") {
+					t.Fatalf("the person was asked %q, want the patch's file and diff", seen)
+				}
+				b, err := os.ReadFile(file)
+				if tc.marker != (err == nil && string(b) == "patched by the agent\n") {
+					t.Errorf("%s: file %q %v", tc.action, b, err)
+				}
+				var recs int
+				for _, r := range e.records(t) {
+					if cmds, _ := r["commands"].([]any); len(cmds) == 1 && cmds[0] == "apply a patch to "+file && r["approval"] == tc.approval {
+						recs++
+					}
+				}
+				if want := map[bool]int{true: 2, false: 1}[tc.marker]; recs != want {
+					t.Errorf("%d audit records of the patch's answer, want %d: %v", recs, want, e.records(t))
+				}
+			})
+		}
+	}
+}
+
+// No accepted command runs without its audit record: with the audit file
+// replaced by a directory (it cannot be written), the person's accept is
+// turned into a decline and the command does not run; with the file there
+// (the control) it runs. A read-only call: the pipeline itself writes no
+// record for it, so only the approval's record is at stake.
+func TestAcceptedCommandNeedsItsAuditRecord(t *testing.T) {
+	t.Parallel()
+	for _, broken := range []bool{false, true} {
+		t.Run(map[bool]string{false: "audit writable", true: "audit unwritable"}[broken], func(t *testing.T) {
+			t.Parallel()
+			p := &person{action: "accept"}
+			e := newPersonEnv(t, cliEnv(codertest.CLIVersion(t, codertest.NewestVersion), 2*time.Minute), p)
+			if broken {
+				if err := os.Remove(e.audit); err != nil && !errors.Is(err, os.ErrNotExist) {
+					t.Fatal(err)
+				}
+				if err := os.Mkdir(e.audit, 0o700); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dir := t.TempDir()
+			mustOK(t, e.call(t, "coder", map[string]any{"prompt": "[[shell:echo approved > marker]]", "approvalPolicy": "untrusted", "workingDirectory": dir}))
+			if len(p.seen()) != 1 {
+				t.Fatalf("asked %d times", len(p.seen()))
+			}
+			_, err := os.Stat(filepath.Join(dir, "marker"))
+			if broken != errors.Is(err, os.ErrNotExist) {
+				t.Errorf("audit unwritable=%v: marker %v", broken, err)
+			}
+			if broken {
+				assertToldNotRun(t, e, "echo approved > marker")
+			}
 		})
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
 	"github.com/mcpfleet/mcpfleet/shared/apps"
 	"github.com/mcpfleet/mcpfleet/shared/audit"
+	"github.com/mcpfleet/mcpfleet/shared/backendcall"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
@@ -65,6 +66,7 @@ type Server struct {
 	version   string
 	local     bool
 	views     *apps.Views
+	recorder  *backendcall.Recorder
 }
 
 // Options tune progress reporting (tests shorten them).
@@ -85,6 +87,9 @@ type Options struct {
 	// (the caller is this machine's user).
 	Version string
 	Local   bool
+	// Recorder records each app-server turn as a back-end call (operation
+	// "app-server"), as cli.Client.Recorder records exec runs; nil: none.
+	Recorder *backendcall.Recorder
 	// Views are the MCP Apps views; nil: none. The change tools (coder,
 	// codex, codex-reply: classified per call) show their dry runs,
 	// confirmation previews and results in change-preview.
@@ -116,7 +121,7 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 		o.AppServer = &appserver.Client{Path: cfg.CLIPath, Environ: cli.InheritedEnv, ApprovalTimeout: cfg.ApprovalTimeout}
 	}
 	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws,
-		features: o.Features, app: o.AppServer, audit: o.Audit, version: o.Version, local: o.Local, views: o.Views}
+		features: o.Features, app: o.AppServer, audit: o.Audit, version: o.Version, local: o.Local, views: o.Views, recorder: o.Recorder}
 }
 
 // Register adds the five tools through the tool-call pipeline: coder is
