@@ -318,7 +318,7 @@ func (k *Keeper) fill(t *mcp.Task) {
 	r, ok := k.running[t.TaskId]
 	b := k.inboxes[t.TaskId]
 	k.mu.Unlock()
-	if b != nil && b.pending() != nil {
+	if b != nil && len(b.pending()) > 0 {
 		t.Status = mcp.TaskStatusInputRequired
 		t.StatusMessage = "waiting for the client's answer: call tasks/result to receive the request (elicitation/create)"
 		return
