@@ -23,6 +23,7 @@ func Register(s *server.MCPServer) {
 	registerTools(s)
 	registerResources(s)
 	registerPrompts(s)
+	registerMRTR(s)
 }
 
 func registerTools(mcpServer *server.MCPServer) {
