@@ -125,6 +125,8 @@ type Keeper struct {
 	// inboxes hold each task's open question while its run asks the
 	// client (input.go).
 	inboxes map[string]*inbox
+	// before holds BeforeTask's functions by tool name.
+	before map[string]func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, bool)
 	// changed is closed (and replaced) on every extension task status
 	// change, waking subscriptions/listen streams (notify.go).
 	changed chan struct{}

@@ -110,6 +110,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 			}
 			return mcp.NewToolResultText("answers: " + answers[0] + ", " + answers[1]), nil
 		}))
+	// MRTR before the task (tasks-mrtr-composition): the name is asked
+	// synchronously, then the task is created on the retry and greets.
+	s.MCPServer.AddTool(mcp.NewTool("test_tool_with_task", mcp.WithDescription("Asks a name (multi round-trip), then greets in a task."), mcp.WithTaskSupport(mcp.TaskSupportRequired)),
+		keeper.Tool(func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			name := ""
+			if res := server.ElicitationResponse(r.Params.InputResponses, "user_name"); res != nil {
+				if m, ok := res.Content.(map[string]any); ok {
+					name = fmt.Sprint(m["name"])
+				}
+			}
+			return mcp.NewToolResultText("Hello, " + name + "!"), nil
+		}))
+	keeper.BeforeTask("test_tool_with_task", func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, bool) {
+		if server.ElicitationResponse(r.Params.InputResponses, "user_name") != nil {
+			return nil, false
+		}
+		return server.NewInputRequestBuilder("").Elicit("user_name", mcp.ElicitationParams{Message: "What is your name?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"}}}).ToolResult(), true
+	})
 	return p.Serve(ctx, s, cfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, WrapMCP: keeper.Wrap}, stderr)
 }
 
