@@ -1,13 +1,17 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -191,6 +195,24 @@ func registerMRTR(s *server.MCPServer) {
 			}
 			return b.ToolResult(), nil
 		})
+	// server-stateless's diagnostic tools (test_missing_capability is
+	// answered before mcp-go: MissingCapability).
+	tool("test_missing_capability", "Needs the client's sampling capability.",
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("the client declared sampling"), nil
+		})
+	tool("test_streaming_elicitation", "Asks the user through the response (multi round-trip), never a request of its own.",
+		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if res := server.ElicitationResponse(r.Params.InputResponses, "user_name"); res != nil {
+				return mcp.NewToolResultText("Hello, " + field(res, "name") + "!"), nil
+			}
+			return server.NewInputRequestBuilder("").Elicit("user_name", form("What is your name?", "name", "string")).ToolResult(), nil
+		})
+	tool("test_logging_tool", "Logs a message, which reaches only a client that asked for a log level.",
+		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelInfo, "test_logging_tool", "a log message"))
+			return mcp.NewToolResultText("logged"), nil
+		})
 	s.AddPrompt(mcp.NewPrompt("test_input_required_result_prompt", mcp.WithPromptDescription("Asks for context before answering (multi round-trip).")),
 		func(_ context.Context, r mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			res := server.ElicitationResponse(r.Params.InputResponses, "user_context")
@@ -200,4 +222,44 @@ func registerMRTR(s *server.MCPServer) {
 			return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: mcp.RoleUser,
 				Content: mcp.TextContent{Type: "text", Text: "Context: " + field(res, "context")}}}}, nil
 		})
+}
+
+// MissingCapability wraps the conformance server's HTTP handler: a
+// 2026-07-28 tools/call of test_missing_capability from a client that did
+// not declare sampling is refused -32021 with HTTP 400, naming the
+// capability in data.requiredCapabilities, as SEP-2575 asks of a server
+// that needs a capability the client did not declare.
+func MissingCapability(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var c struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+				Meta struct {
+					Caps map[string]json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+				} `json:"_meta"`
+			} `json:"params"`
+		}
+		if err != nil || json.Unmarshal(body, &c) != nil || c.Method != "tools/call" || c.Params.Name != "test_missing_capability" || c.Params.Meta.Caps == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if _, ok := c.Params.Meta.Caps["sampling"]; ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": c.ID, "error": map[string]any{"code": -32021,
+			"message": "test_missing_capability needs the client's sampling capability: declare it in _meta io.modelcontextprotocol/clientCapabilities",
+			"data":    map[string]any{"requiredCapabilities": map[string]any{"sampling": map[string]any{}}}}})
+	})
 }

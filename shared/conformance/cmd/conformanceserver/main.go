@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -129,7 +130,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return server.NewInputRequestBuilder("").Elicit("user_name", mcp.ElicitationParams{Message: "What is your name?",
 			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"}}}).ToolResult(), true
 	})
-	return p.Serve(ctx, s, cfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, WrapMCP: keeper.Wrap}, stderr)
+	return p.Serve(ctx, s, cfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, WrapMCP: func(h http.Handler) http.Handler { return conformance.MissingCapability(keeper.Wrap(h)) }}, stderr)
 }
 
 type slowIn struct {
