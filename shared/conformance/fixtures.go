@@ -23,6 +23,8 @@ func Register(s *server.MCPServer) {
 	registerTools(s)
 	registerResources(s)
 	registerPrompts(s)
+	registerMRTR(s)
+	registerSchema2020(s)
 }
 
 func registerTools(mcpServer *server.MCPServer) {
@@ -190,6 +192,23 @@ func registerTools(mcpServer *server.MCPServer) {
 				}
 			}
 			return mcp.NewToolResultText("progress reported"), nil
+		})
+}
+
+// schema2020 is json-schema-2020-12's fixture schema: $schema, $defs with
+// an $anchor, composition and conditional keywords, no additional
+// properties; tools/list must keep every keyword.
+const schema2020 = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
+"$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},
+"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},
+"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],
+"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},
+"additionalProperties":false}`
+
+func registerSchema2020(mcpServer *server.MCPServer) {
+	mcpServer.AddTool(mcp.NewToolWithRawSchema("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", []byte(schema2020)),
+		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("contact: " + r.GetString("contactMethod", "")), nil
 		})
 }
 

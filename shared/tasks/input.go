@@ -28,7 +28,7 @@ import (
 // Ask is what a task's handler calls; the caller bounds the wait with ctx
 // (the pipeline's MCP_APPROVAL_TIMEOUT).
 
-// inbox is one task run's open question, if any.
+// inbox is one task run's open questions.
 type inbox struct {
 	id      string
 	modern  bool
@@ -36,9 +36,12 @@ type inbox struct {
 
 	mu      sync.Mutex
 	seq     int
-	open    *question
+	open    []*question   // in the order asked
 	changed chan struct{} // closed (and replaced) on every change
 	ended   bool
+	// polling is set while a goroutine takes this task's answers from
+	// the store (tasks/update on another replica).
+	polling bool
 }
 
 // question is one input request of a task.
@@ -74,20 +77,40 @@ func (b *inbox) end() {
 	}
 }
 
-// pending returns the open question (nil when none).
-func (b *inbox) pending() *question {
+// pending returns the open questions (none: nil).
+func (b *inbox) pending() []*question {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.open
+	return append([]*question(nil), b.open...)
+}
+
+// requests is the wire form of the open questions (2026-07-28
+// inputRequests); nil when none is open.
+func (b *inbox) requests() mcp.InputRequests {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.open) == 0 {
+		return nil
+	}
+	r := mcp.InputRequests{}
+	for _, q := range b.open {
+		r[q.key] = mcp.NewElicitationInputRequest(q.params)
+	}
+	return r
 }
 
 // deliver hands an answer to the open question keyed key, once. It
-// reports whether key named the open question.
+// reports whether key named an open question.
 func (b *inbox) deliver(key string, a reply) bool {
 	b.mu.Lock()
-	q := b.open
+	var q *question
+	for _, o := range b.open {
+		if o.key == key {
+			q = o
+		}
+	}
 	b.mu.Unlock()
-	if q == nil || q.key != key {
+	if q == nil {
 		return false
 	}
 	select {
@@ -95,6 +118,16 @@ func (b *inbox) deliver(key string, a reply) bool {
 	default:
 	}
 	return true
+}
+
+// answer delivers the responses to the open questions they name; the
+// others are ignored, as the extension says.
+func (b *inbox) answer(responses mcp.InputResponses) {
+	for _, q := range b.pending() {
+		if res := server.ElicitationResponse(responses, q.key); res != nil {
+			b.deliver(q.key, reply{res: res})
+		}
+	}
 }
 
 type inboxKey struct{}
@@ -116,9 +149,10 @@ type inboxRun struct {
 var ErrCannotAsk = errors.New("not running as a task: nothing to ask inside")
 
 // Ask asks the client of the task running on ctx: the task goes
-// input_required with the elicitation as its input request until the client
-// answers (or ctx ends: the caller's timeout or the task's cancel), then
-// back to working.
+// input_required with the elicitation as one of its input requests until
+// the client answers it (or ctx ends: the caller's timeout or the task's
+// cancel), then back to working once no question is open. Calls from
+// several goroutines of one run ask at once (several keys pending).
 func Ask(ctx context.Context, params mcp.ElicitationParams) (*mcp.ElicitationResult, error) {
 	r, ok := ctx.Value(inboxKey{}).(*inboxRun)
 	if !ok {
@@ -135,25 +169,30 @@ func (k *Keeper) ask(ctx context.Context, b *inbox, params mcp.ElicitationParams
 	}
 	b.seq++
 	q := &question{key: fmt.Sprintf("approve-%d", b.seq), params: params, answer: make(chan reply, 1)}
-	b.open = q
+	b.open = append(b.open, q)
 	b.notify()
+	poll := k.store != nil && b.modern && !b.polling
+	if poll {
+		b.polling = true
+	}
 	b.mu.Unlock()
-	k.setStatus(b, "input_required", q)
+	k.setStatus(b)
 	defer func() {
 		b.mu.Lock()
-		if b.open == q {
-			b.open = nil
-			b.notify()
+		for i, o := range b.open {
+			if o == q {
+				b.open = append(b.open[:i:i], b.open[i+1:]...)
+				b.notify()
+				break
+			}
 		}
 		b.mu.Unlock()
-		k.setStatus(b, "working", nil)
+		k.setStatus(b)
 	}()
-	if k.store != nil && b.modern {
-		// tasks/update may reach another replica: it queues the answer in
-		// the store, and this run takes it from there.
-		pctx, stop := context.WithCancel(ctx)
-		defer stop()
-		go k.takeStoredAnswers(pctx, b, q)
+	if poll {
+		// tasks/update may reach another replica: it queues the answers
+		// in the store, and this run takes them from there.
+		go k.takeStoredAnswers(b)
 	}
 	select {
 	case a := <-q.answer:
@@ -163,36 +202,32 @@ func (k *Keeper) ask(ctx context.Context, b *inbox, params mcp.ElicitationParams
 	}
 }
 
-// inputRequests is the wire form of q (2026-07-28 inputRequests).
-func (q *question) inputRequests() mcp.InputRequests {
-	return mcp.InputRequests{q.key: mcp.NewElicitationInputRequest(q.params)}
-}
-
-// setStatus records a run's move to input_required (q) or back to working,
-// in the modern task, and in the shared store.
-func (k *Keeper) setStatus(b *inbox, status string, q *question) {
+// setStatus records the run's status — input_required with its open
+// questions, or working — in the modern task and in the shared store.
+func (k *Keeper) setStatus(b *inbox) {
+	reqs := b.requests()
+	status := "working"
+	if reqs != nil {
+		status = "input_required"
+	}
 	k.mu.Lock()
 	t := k.modern[b.id]
 	k.mu.Unlock()
 	if t != nil {
 		t.mu.Lock()
 		if t.status == "working" || t.status == "input_required" {
-			t.status, t.updated = status, time.Now()
-			t.input = nil
-			if q != nil {
-				t.input = q.inputRequests()
-			}
+			t.status, t.updated, t.input = status, time.Now(), reqs
 		}
 		t.mu.Unlock()
 	}
 	if k.store != nil && !k.isCrashed() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		var reqs []byte
-		if q != nil {
-			reqs, _ = json.Marshal(q.inputRequests())
+		var raw []byte
+		if reqs != nil {
+			raw, _ = json.Marshal(reqs)
 		}
-		if err := k.store.SetInput(ctx, b.id, status, reqs); err != nil {
+		if err := k.store.SetInput(ctx, b.id, status, raw); err != nil {
 			k.logf("task %s: recording status %s: %v", b.id, status, err)
 		}
 	}
@@ -200,30 +235,26 @@ func (k *Keeper) setStatus(b *inbox, status string, q *question) {
 }
 
 // takeStoredAnswers moves answers queued in the store (tasks/update on any
-// replica) to q until ctx ends.
-func (k *Keeper) takeStoredAnswers(ctx context.Context, b *inbox, q *question) {
-	for ctx.Err() == nil {
+// replica) to the open questions while any is open.
+func (k *Keeper) takeStoredAnswers(b *inbox) {
+	ctx := context.Background()
+	for {
+		b.mu.Lock()
+		if len(b.open) == 0 || b.ended {
+			b.polling = false
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
 		raw, err := k.store.PopInput(ctx, b.id, time.Second)
 		if err != nil {
-			if ctx.Err() == nil {
-				k.logf("task %s: reading answers from the store: %v", b.id, err)
-				select {
-				case <-ctx.Done():
-				case <-time.After(k.cfg.Heartbeat):
-				}
-			}
-			continue
-		}
-		if raw == nil {
+			k.logf("task %s: reading answers from the store: %v", b.id, err)
+			time.Sleep(k.cfg.Heartbeat)
 			continue
 		}
 		var responses mcp.InputResponses
-		if json.Unmarshal(raw, &responses) != nil {
-			continue
-		}
-		if res := server.ElicitationResponse(responses, q.key); res != nil {
-			b.deliver(q.key, reply{res: res})
-			return
+		if raw != nil && json.Unmarshal(raw, &responses) == nil {
+			b.answer(responses)
 		}
 	}
 }
@@ -252,16 +283,22 @@ func (k *Keeper) askOverResult(ctx context.Context, id string) {
 	}
 	for {
 		b.mu.Lock()
-		ended, q, changed := b.ended, b.open, b.changed
-		take := q != nil && !q.taken
-		if take {
+		ended, changed := b.ended, b.changed
+		var q *question
+		for _, o := range b.open {
+			if !o.taken {
+				q = o
+				break
+			}
+		}
+		if q != nil {
 			q.taken = true
 		}
 		b.mu.Unlock()
 		if ended {
 			return
 		}
-		if take {
+		if q != nil {
 			params := q.params
 			params.Meta = mcp.WithRelatedTask(id)
 			k.mu.Lock()
@@ -290,17 +327,11 @@ func (k *Keeper) askOverResult(ctx context.Context, id string) {
 }
 
 // update answers tasks/update (2026-07-28) for the caller's task t of this
-// replica: responses for the open question reach the run; others are
+// replica: responses for open questions reach the run; others are
 // ignored, as the extension says.
 func (k *Keeper) update(t *modernTask, responses mcp.InputResponses) {
-	b := k.inboxOf(t.id)
-	if b == nil {
-		return
-	}
-	if q := b.pending(); q != nil {
-		if res := server.ElicitationResponse(responses, q.key); res != nil {
-			b.deliver(q.key, reply{res: res})
-		}
+	if b := k.inboxOf(t.id); b != nil {
+		b.answer(responses)
 	}
 }
 

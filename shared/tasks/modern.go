@@ -214,6 +214,18 @@ func (k *Keeper) modernCall(ctx context.Context, c modernCall, body []byte, decl
 		}
 		return nil, false // a plain call, as before
 	}
+	k.mu.Lock()
+	before := k.before[c.Params.Name]
+	k.mu.Unlock()
+	if before != nil {
+		var req mcp.CallToolRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			return rpcErrorBytes(c.ID, mcp.INVALID_PARAMS, "cannot read the tools/call: "+err.Error()), true
+		}
+		if res, answered := before(ctx, req); answered {
+			return modernResult(c.ID, res), true
+		}
+	}
 	if err := k.storeDown(ctx); err != nil {
 		return rpcErrorBytes(c.ID, mcp.INTERNAL_ERROR, "cannot create a task: "+err.Error()), true
 	}
@@ -312,6 +324,22 @@ func (k *Keeper) modernCall(ctx context.Context, c modernCall, body []byte, decl
 	m := t.envelope()
 	m["resultType"] = "task"
 	return modernResult(c.ID, m), true
+}
+
+// BeforeTask runs f on each 2026-07-28 tools/call of tool from a client
+// declaring the tasks extension, before a task is created: when f answers
+// (a multi round-trip input_required result, say), that is the call's
+// answer and no task is created; otherwise the task is created as usual,
+// its run seeing the same request (inputResponses included). This is how a
+// tool resolves its multi round-trip exchanges synchronously before its
+// task, as the extension asks.
+func (k *Keeper) BeforeTask(tool string, f func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, answered bool)) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.before == nil {
+		k.before = map[string]func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, bool){}
+	}
+	k.before[tool] = f
 }
 
 // modernTask returns the caller's task id, or nil.

@@ -125,6 +125,8 @@ type Keeper struct {
 	// inboxes hold each task's open question while its run asks the
 	// client (input.go).
 	inboxes map[string]*inbox
+	// before holds BeforeTask's functions by tool name.
+	before map[string]func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, bool)
 	// changed is closed (and replaced) on every extension task status
 	// change, waking subscriptions/listen streams (notify.go).
 	changed chan struct{}
@@ -318,7 +320,7 @@ func (k *Keeper) fill(t *mcp.Task) {
 	r, ok := k.running[t.TaskId]
 	b := k.inboxes[t.TaskId]
 	k.mu.Unlock()
-	if b != nil && b.pending() != nil {
+	if b != nil && len(b.pending()) > 0 {
 		t.Status = mcp.TaskStatusInputRequired
 		t.StatusMessage = "waiting for the client's answer: call tasks/result to receive the request (elicitation/create)"
 		return

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -79,7 +80,57 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		keeper.Tool(func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return nil, fmt.Errorf("protocol_error_job: an internal failure, as it always has")
 		}))
-	return p.Serve(ctx, s, cfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, WrapMCP: keeper.Wrap}, stderr)
+	// Input inside a task (tasks-mrtr-input): the task goes input_required
+	// with its questions until tasks/update answers them.
+	s.MCPServer.AddTool(mcp.NewTool("confirm_delete", mcp.WithDescription("Asks to confirm deleting a file, inside the task."), mcp.WithString("filename"), mcp.WithTaskSupport(mcp.TaskSupportOptional)),
+		keeper.Tool(func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			name := r.GetString("filename", "")
+			res, err := tasks.Ask(ctx, confirmation("Delete "+name+"?"))
+			if err != nil {
+				return nil, err
+			}
+			return mcp.NewToolResultText(fmt.Sprintf("%s: %s", name, res.Action)), nil
+		}))
+	s.MCPServer.AddTool(mcp.NewTool("multi_input", mcp.WithDescription("Asks two questions at once, inside the task."), mcp.WithTaskSupport(mcp.TaskSupportOptional)),
+		keeper.Tool(func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			answers := make([]string, 2)
+			errs := make(chan error, 2)
+			for i, q := range []string{"First question?", "Second question?"} {
+				go func() {
+					res, err := tasks.Ask(ctx, confirmation(q))
+					if err == nil {
+						answers[i] = string(res.Action)
+					}
+					errs <- err
+				}()
+			}
+			for range 2 {
+				if err := <-errs; err != nil {
+					return nil, err
+				}
+			}
+			return mcp.NewToolResultText("answers: " + answers[0] + ", " + answers[1]), nil
+		}))
+	// MRTR before the task (tasks-mrtr-composition): the name is asked
+	// synchronously, then the task is created on the retry and greets.
+	s.MCPServer.AddTool(mcp.NewTool("test_tool_with_task", mcp.WithDescription("Asks a name (multi round-trip), then greets in a task."), mcp.WithTaskSupport(mcp.TaskSupportRequired)),
+		keeper.Tool(func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			name := ""
+			if res := server.ElicitationResponse(r.Params.InputResponses, "user_name"); res != nil {
+				if m, ok := res.Content.(map[string]any); ok {
+					name = fmt.Sprint(m["name"])
+				}
+			}
+			return mcp.NewToolResultText("Hello, " + name + "!"), nil
+		}))
+	keeper.BeforeTask("test_tool_with_task", func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, bool) {
+		if server.ElicitationResponse(r.Params.InputResponses, "user_name") != nil {
+			return nil, false
+		}
+		return server.NewInputRequestBuilder("").Elicit("user_name", mcp.ElicitationParams{Message: "What is your name?",
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"}}}).ToolResult(), true
+	})
+	return p.Serve(ctx, s, cfg, serve.Options{Logger: logger, Stdin: stdin, Stdout: stdout, WrapMCP: func(h http.Handler) http.Handler { return conformance.MissingCapability(keeper.Wrap(h)) }}, stderr)
 }
 
 type slowIn struct {
@@ -95,4 +146,10 @@ func slowCompute(ctx context.Context, in slowIn) (*mcp.CallToolResult, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// confirmation is a yes/no form.
+func confirmation(msg string) mcp.ElicitationParams {
+	return mcp.ElicitationParams{Message: msg, RequestedSchema: map[string]any{"type": "object",
+		"properties": map[string]any{"confirm": map[string]any{"type": "boolean"}}}}
 }
