@@ -117,6 +117,16 @@ function commandsOf(p, names, instance) {
   return p.commands.filter((c) => !prefixed(c) || prefixed(c) === instance).map((c) => (c.startsWith(instance + ": ") ? c.slice(instance.length + 2) : c));
 }
 
+// targetOf is one instance's own target, from the fleet's ("HAProxy
+// instances lb1 (unix:///a.sock), lb2 (…)" → "lb1 (unix:///a.sock)").
+function targetOf(p, instance) {
+  const t = String(p.target || "");
+  const at = t.indexOf(instance + " (");
+  if (at < 0 || (at > 0 && !/[\s,]/.test(t[at - 1]))) return instance;
+  const end = t.indexOf(")", at);
+  return end < 0 ? instance : t.slice(at, end + 1);
+}
+
 function commandList(cmds) {
   return cmds.length ? h("ol.commands", cmds.map((c) => h("li", h("code", c)))) : h("p.muted", "none");
 }
@@ -131,7 +141,7 @@ function instanceSection(p, names, instance, after) {
     "section.instance" + (failed ? ".danger" : ""),
     { "data-instance": instance, "aria-label": "instance " + instance },
     h("header", h("h3", instance), failed ? badge("error") : null),
-    h("dl.facts", h("dt", "Target"), h("dd.mono", instance), h("dt", "Sends"), h("dd", commandList(commandsOf(p, names, instance)))),
+    h("dl.facts", h("dt", "Target"), h("dd.mono", targetOf(p, instance)), h("dt", "Sends"), h("dd", commandList(commandsOf(p, names, instance)))),
     failed ? h("p.mono.wrap", { role: "alert" }, "Its current state cannot be read: " + st.error) : stateTable(st, "Now", after),
     failed ? null : rowTables(st, instance),
   );
