@@ -130,6 +130,23 @@ export async function shoot(page, frame, name) {
   return path;
 }
 
+// previewInstances reads the per-instance sections of a fleet's preview
+// (change-preview, or any view's preview card) as a person reads them: the
+// instance, its target, what it is sent, each row of its state (field → the
+// text of its value, "ready → drain" for a field the change sets), the
+// fields the change sets, and the error of an instance that could not be read.
+export const previewInstances = (frame) =>
+  frame.$$eval("section.instance", (els) =>
+    els.map((e) => ({
+      instance: e.querySelector("h3").innerText,
+      target: e.querySelector("dl.facts dd").innerText,
+      sends: [...e.querySelectorAll("ol.commands li")].map((li) => li.innerText),
+      rows: Object.fromEntries([...e.querySelectorAll("table.kv > tbody > tr")].map((r) => [r.querySelector("th").innerText, r.querySelector("td").innerText.replace(/\s+/g, " ").trim()])),
+      sets: [...e.querySelectorAll("table.kv > tbody > tr.sets")].map((r) => r.querySelector("th").innerText),
+      error: e.querySelector("[role=alert]")?.innerText ?? null,
+    })),
+  );
+
 // firstRender mounts each view of inputs ({view: [tool, args, result]}) ten
 // times, writes the medians of its first render (ms) to artifacts/file and
 // fails when one is 500 ms or more.

@@ -15,7 +15,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import net from "node:net";
-import { skipFor, startHost, connectServer, serverViews, shoot, firstRender } from "./harness.mjs";
+import { skipFor, startHost, connectServer, serverViews, shoot, firstRender, previewInstances } from "./harness.mjs";
 
 const mcpURL = process.env.PROXYMCP_URL;
 const sockets = Object.fromEntries((process.env.PROXYMCP_SOCKETS || "").split(",").filter(Boolean).map((kv) => kv.split("=")));
@@ -166,21 +166,6 @@ test("backend-pool against proxymcp: a fleet of two HAProxy, the divergence high
   await close();
 });
 
-// instances are the per-instance sections of a fleet preview as a person
-// reads them: the instance, what it is sent, and each row of its state
-// (field → the text of its value, "ready → drain" for a field the change
-// sets); sets lists those fields.
-const instances = (frame) =>
-  frame.$$eval("section.instance", (els) =>
-    els.map((e) => ({
-      instance: e.querySelector("h3").innerText,
-      target: e.querySelector("dl.facts dd").innerText,
-      sends: [...e.querySelectorAll("ol.commands li")].map((li) => li.innerText),
-      rows: Object.fromEntries([...e.querySelectorAll("table.kv > tbody > tr")].map((r) => [r.querySelector("th").innerText, r.querySelector("td").innerText.replace(/\s+/g, " ").trim()])),
-      sets: [...e.querySelectorAll("table.kv > tbody > tr.sets")].map((r) => r.querySelector("th").innerText),
-    })),
-  );
-
 test("change-preview against proxymcp: a real dry run of a fleet drain, per instance, before → after", { skip }, async () => {
   const args = { backend: "be_app", server: "app1", state: "drain", dryRun: true };
   const res = await call("set_server_state", args);
@@ -192,7 +177,7 @@ test("change-preview against proxymcp: a real dry run of a fleet drain, per inst
     const card = await frame.$eval("article.card", (e) => e.innerText);
     assert.match(card, /Dry run — nothing was changed/);
     assert.doesNotMatch(card, /[{}]/, "no JSON in the card");
-    const got = await instances(frame);
+    const got = await previewInstances(frame);
     assert.deepEqual(
       got.map((i) => i.instance),
       ["lb1", "lb2"],
@@ -225,7 +210,7 @@ test("change-preview against proxymcp: a fleet weight change where the instances
   assert.ok(!res.isError, JSON.stringify(res));
   const { page, mount, close } = await open();
   const { frame } = await mount("change-preview", "set_server_weight", args, res);
-  const got = await instances(frame);
+  const got = await previewInstances(frame);
   // app2 weighs 50 on lb1 and 30 on lb2 (set behind proxymcp's back).
   assert.deepEqual(
     got.map((i) => [i.instance, i.sets, i.rows.weight]),

@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { skipFor, startHost, shoot, firstRender } from "./harness.mjs";
+import { skipFor, startHost, shoot, firstRender, previewInstances } from "./harness.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const views = dirname(here);
@@ -256,24 +256,11 @@ function fleetPreview() {
   };
 }
 
-// instances are the per-instance sections as a person reads them.
-const instances = (frame) =>
-  frame.$$eval("section.instance", (els) =>
-    els.map((e) => ({
-      instance: e.querySelector("h3").innerText,
-      target: e.querySelector("dl.facts dd").innerText,
-      sends: [...e.querySelectorAll("ol.commands li")].map((li) => li.innerText),
-      rows: Object.fromEntries([...e.querySelectorAll("table.kv > tbody > tr")].map((r) => [r.querySelector("th").innerText, r.querySelector("td").innerText.replace(/\s+/g, " ").trim()])),
-      sets: [...e.querySelectorAll("table.kv > tbody > tr.sets")].map((r) => r.querySelector("th").innerText),
-      error: e.querySelector("[role=alert]")?.innerText ?? null,
-    })),
-  );
-
 test("change-preview: a fleet's preview per instance, before → after, an unreadable instance shown as such", { skip }, async () => {
   const { page, mount, close } = await open(() => assert.fail("the preview view calls no tool"), { width: 380 });
   for (const theme of ["light", "dark"]) {
     const { frame } = await mount("change-preview", "set_server_weight", { backend: "be_app", server: "app2", weight: 40, dryRun: true }, structured(fleetPreview()), { theme });
-    const got = await instances(frame);
+    const got = await previewInstances(frame);
     assert.deepEqual(
       got.map((i) => [i.instance, i.sends, i.sets, i.rows.weight ?? null, i.rows.admin_state ?? null]),
       [
@@ -323,7 +310,7 @@ test("change-preview: unknown and hostile shapes as compact name/value tables", 
     const card = await f.$eval("article.card", (e) => e.innerText);
     assert.doesNotMatch(card, /[{}]/, `${c.name}: no JSON in the card`);
     assert.equal(await f.$$eval("article.card b, article.card i, article.card img, article.card script, article.card s, article.card u", (els) => els.length), 0, `${c.name}: no markup from the data`);
-    const got = await instances(f);
+    const got = await previewInstances(f);
     if (c.fleet === null) assert.deepEqual(got, [], `${c.name}: not a fleet`);
     else {
       const field = (i) => i.sets[0];
