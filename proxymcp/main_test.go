@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/appstest"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall/toolcalltest"
 )
 
@@ -55,40 +55,21 @@ func TestSurfaceGolden(t *testing.T) {
 	// to backend-pool, every change tool to change-preview, and the ui://
 	// resources are listed. With MCP_APPS=off it sees today's surface.
 	t.Run("apps client", func(t *testing.T) {
-		surfaceGolden(t, "testdata/surface-apps.golden.json", e2e.List(t, appsStdio(t, bin, env)))
+		surfaceGolden(t, "testdata/surface-apps.golden.json", e2e.List(t, appstest.Stdio(t, bin, env)))
 	})
 	t.Run("apps client, fleet", func(t *testing.T) {
 		dir := t.TempDir()
 		fleet := []string{"PROXY_INSTANCES=lb1,lb2", "PROXY_STATS_TIMEOUT=1",
 			"PROXY_LB1_RUNTIME_URL=unix://" + filepath.Join(dir, "lb1.sock"), "PROXY_LB1_STATS_URL=http://127.0.0.1:1/stats",
 			"PROXY_LB2_RUNTIME_URL=unix://" + filepath.Join(dir, "lb2.sock"), "PROXY_LB2_STATS_URL=http://127.0.0.1:2/stats"}
-		surfaceGolden(t, "testdata/surface-apps-fleet.golden.json", e2e.List(t, appsStdio(t, bin, fleet)))
+		surfaceGolden(t, "testdata/surface-apps-fleet.golden.json", e2e.List(t, appstest.Stdio(t, bin, fleet)))
 	})
 	t.Run("apps client, read-only", func(t *testing.T) {
-		surfaceGolden(t, "testdata/surface-apps-readonly.golden.json", e2e.List(t, appsStdio(t, bin, ro)))
+		surfaceGolden(t, "testdata/surface-apps-readonly.golden.json", e2e.List(t, appstest.Stdio(t, bin, ro)))
 	})
 	t.Run("apps client, MCP_APPS=off", func(t *testing.T) {
-		surfaceGolden(t, "testdata/surface.golden.json", e2e.List(t, appsStdio(t, bin, append(downEnv(t), "MCP_APPS=off"))))
+		surfaceGolden(t, "testdata/surface.golden.json", e2e.List(t, appstest.Stdio(t, bin, append(downEnv(t), "MCP_APPS=off"))))
 	})
-}
-
-// appsStdio connects over stdio as a client that declares the MCP Apps
-// extension (io.modelcontextprotocol/ui with the HTML view mimeType).
-func appsStdio(t *testing.T, bin string, env []string) *mcp.ClientSession {
-	t.Helper()
-	caps := &mcp.ClientCapabilities{}
-	caps.AddExtension("io.modelcontextprotocol/ui", map[string]any{"mimeTypes": []any{"text/html;profile=mcp-app"}})
-	c := mcp.NewClient(&mcp.Implementation{Name: "mcpfleet-apps-e2e", Version: "test"}, &mcp.ClientOptions{Capabilities: caps})
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), env...)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: e2e.Legacy})
-	if err != nil {
-		t.Fatalf("connect over stdio to %s: %v", bin, err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
 }
 
 // surfaceGolden compares a surface with its golden file as clients read

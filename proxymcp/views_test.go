@@ -1,22 +1,15 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/persist"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/appstest"
 )
 
 // viewsBranch is the HAProxy the browser test runs on (issue 29: the
@@ -69,47 +62,15 @@ func viewsFleet(t *testing.T) (*e2e.HTTPServer, [2]*haproxytest.HAProxy) {
 	return srv, hs
 }
 
-// needTool fails (CI=true) or skips the test when a tool the views' tests
-// need is missing.
-func needTool(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s; run scripts/install/views.sh and scripts/install/inspector.sh", what)
-	}
-	t.Skipf("%s (scripts/install/views.sh and scripts/install/inspector.sh install it)", what)
-}
-
-func install(t *testing.T, script string) string {
-	t.Helper()
-	cmd := exec.Command("bash", filepath.Join("..", "scripts", "install", script))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		needTool(t, script+" failed: "+err.Error())
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // TestInspectorAppInfo: the MCP Inspector's CLI, advertising the MCP Apps
 // extension, reports list_servers with ui://proxymcp/backend-pool and every
 // change tool with ui://proxymcp/change-preview, each read back as
 // text/html;profile=mcp-app, with a CSP that names no domain and no
 // resource error; the read tools other than list_servers have no view.
 func TestInspectorAppInfo(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		needTool(t, "node is not installed")
-	}
-	cli := install(t, "inspector.sh")
 	bin := e2e.Build(t, ".")
 	srv := e2e.StartHTTP(t, bin, downEnv(t))
-	cmd := exec.Command(node, cli, "--advertise-apps", "--app-info", "--method", "tools/list", "--transport", "http", "--server-url", srv.MCPURL())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("inspector --app-info: %v\n%s\n%s", err, out, stderr.String())
-	}
+	got := appstest.AppInfo(t, srv.MCPURL())
 	// The change tools, from the surface a client without the extension
 	// sees: every tool that is not read-only.
 	surface := e2e.List(t, e2e.Stdio(t, bin, downEnv(t)))
@@ -122,55 +83,7 @@ func TestInspectorAppInfo(t *testing.T) {
 	if len(want) < 30 {
 		t.Fatalf("only %d tools want a view: %v", len(want), want)
 	}
-	type appInfo struct {
-		HasApp           bool                `json:"hasApp"`
-		ToolName         string              `json:"toolName"`
-		ResourceURI      string              `json:"resourceUri"`
-		ResourceMimeType string              `json:"resourceMimeType"`
-		ResourceError    string              `json:"resourceError"`
-		CSP              map[string][]string `json:"csp"`
-	}
-	got := map[string]string{}
-	views := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var a appInfo
-		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
-			t.Fatalf("inspector line %q: %v", sc.Text(), err)
-		}
-		if !a.HasApp {
-			continue
-		}
-		got[a.ToolName] = a.ResourceURI
-		views[a.ResourceURI] = true
-		if a.ResourceError != "" || a.ResourceMimeType != "text/html;profile=mcp-app" {
-			t.Errorf("%s → %s: mimeType %q, resource error %q", a.ToolName, a.ResourceURI, a.ResourceMimeType, a.ResourceError)
-		}
-		for _, k := range []string{"connectDomains", "resourceDomains", "frameDomains", "baseUriDomains"} {
-			if d, ok := a.CSP[k]; !ok || len(d) != 0 {
-				t.Errorf("%s → %s: csp.%s = %v, want [] (no external domain)", a.ToolName, a.ResourceURI, k, d)
-			}
-		}
-	}
-	for tool, uri := range want {
-		if got[tool] != uri {
-			t.Errorf("inspector: %s has view %q, want %s", tool, got[tool], uri)
-		}
-	}
-	for tool := range got {
-		if want[tool] == "" {
-			t.Errorf("inspector: %s has a view it should not (%s)", tool, got[tool])
-		}
-	}
-	var u []string
-	for v := range views {
-		u = append(u, v)
-	}
-	slices.Sort(u)
-	if !slices.Equal(u, []string{"ui://proxymcp/backend-pool", "ui://proxymcp/change-preview"}) {
-		t.Errorf("inspector: views %v", u)
-	}
+	appstest.CheckViews(t, got, want, []string{"ui://proxymcp/backend-pool", "ui://proxymcp/change-preview"})
 }
 
 // TestViewsInBrowser runs views/test/proxymcp.test.mjs: the backend-pool
@@ -179,43 +92,12 @@ func TestInspectorAppInfo(t *testing.T) {
 // this server's real results over a fleet of two real HAProxy 3.2, their
 // tool calls answered by this server through a real MCP client whose
 // elicitation handler is the person approving the drain (declined, then
-// accepted); HAProxy's own `show servers state` says what happened.
+// accepted); HAProxy's own `show servers state` says what happened. The
+// fleet drain's and weight change's previews are read per instance.
 // Screenshots and the first-render medians go to views/test/artifacts (or
 // $VIEWS_ARTIFACTS).
 func TestViewsInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the browser test takes about 30 s")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		needTool(t, "node is not installed")
-	}
-	if _, err := os.Stat(os.Getenv("CHROMIUM")); os.Getenv("CHROMIUM") == "" || err != nil {
-		if _, err := exec.LookPath("chromium"); err != nil {
-			needTool(t, "chromium is not installed")
-		}
-	}
-	modules := install(t, "views.sh")
+	browser := appstest.Browser(t)
 	srv, hs := viewsFleet(t)
-	dir, err := filepath.Abs(filepath.Join("..", "views"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, "--test", "--test-reporter=spec", filepath.Join("test", "proxymcp.test.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "VIEWS_NODE_MODULES="+modules, "PROXYMCP_URL="+srv.MCPURL(),
-		"PROXYMCP_SOCKETS=lb1="+hs[0].Socket+",lb2="+hs[1].Socket)
-	if os.Getenv("VIEWS_ARTIFACTS") == "" {
-		cmd.Env = append(cmd.Env, "VIEWS_ARTIFACTS="+filepath.Join(dir, "test", "artifacts"))
-	}
-	b, err := cmd.CombinedOutput()
-	t.Logf("%s", b)
-	if err != nil {
-		t.Fatalf("proxymcp views browser test: %v", err)
-	}
-	// node --test skips every test when PROXYMCP_URL or chromium is
-	// missing; here neither is, so a skip is a failure.
-	if !bytes.Contains(b, []byte("skipped 0")) {
-		t.Fatalf("proxymcp views browser test skipped tests")
-	}
+	browser.Run(t, "proxymcp.test.mjs", "PROXYMCP_URL="+srv.MCPURL(), "PROXYMCP_SOCKETS=lb1="+hs[0].Socket+",lb2="+hs[1].Socket)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/appstest"
 	"github.com/mcpfleet/mcpfleet/shared/metrics/promtest"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall/toolcalltest"
 	"github.com/mcpfleet/mcpfleet/streammcp/internal/kafkatest"
@@ -53,33 +54,14 @@ func TestSurfaceGolden(t *testing.T) {
 	// every change tool. The goldens above are what every other client
 	// sees, unchanged; with MCP_APPS=off an apps client sees them too.
 	t.Run("apps client", func(t *testing.T) {
-		surfaceGolden(t, "testdata/surface-apps.golden.json", e2e.List(t, appsStdio(t, bin, env)))
+		surfaceGolden(t, "testdata/surface-apps.golden.json", e2e.List(t, appstest.Stdio(t, bin, env)))
 	})
 	t.Run("apps client, writes allowed", func(t *testing.T) {
-		surfaceGolden(t, "testdata/surface-apps-writes.golden.json", e2e.List(t, appsStdio(t, bin, append(env, "STREAM_ALLOW_WRITES=true"))))
+		surfaceGolden(t, "testdata/surface-apps-writes.golden.json", e2e.List(t, appstest.Stdio(t, bin, append(env, "STREAM_ALLOW_WRITES=true"))))
 	})
 	t.Run("apps client, MCP_APPS=off", func(t *testing.T) {
-		surfaceGolden(t, "testdata/surface-writes.golden.json", e2e.List(t, appsStdio(t, bin, append(env, "STREAM_ALLOW_WRITES=true", "MCP_APPS=off"))))
+		surfaceGolden(t, "testdata/surface-writes.golden.json", e2e.List(t, appstest.Stdio(t, bin, append(env, "STREAM_ALLOW_WRITES=true", "MCP_APPS=off"))))
 	})
-}
-
-// appsStdio connects over stdio as a client that declares the MCP Apps
-// extension (io.modelcontextprotocol/ui with the HTML view mimeType).
-func appsStdio(t *testing.T, bin string, env []string) *mcp.ClientSession {
-	t.Helper()
-	caps := &mcp.ClientCapabilities{}
-	caps.AddExtension("io.modelcontextprotocol/ui", map[string]any{"mimeTypes": []any{"text/html;profile=mcp-app"}})
-	c := mcp.NewClient(&mcp.Implementation{Name: "mcpfleet-apps-e2e", Version: "test"}, &mcp.ClientOptions{Capabilities: caps})
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), env...)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: e2e.Legacy})
-	if err != nil {
-		t.Fatalf("connect over stdio to %s: %v", bin, err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
 }
 
 // surfaceGolden compares the tools with the golden file by JSON meaning

@@ -14,35 +14,14 @@
 // (default views/test/artifacts).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
 import net from "node:net";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { requireDep, nodeModules } from "../build.mjs";
+import { skipFor, startHost, connectServer, serverViews, shoot, firstRender, previewInstances } from "./harness.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const artifacts = process.env.VIEWS_ARTIFACTS || join(here, "artifacts");
-const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
 const mcpURL = process.env.PROXYMCP_URL;
 const sockets = Object.fromEntries((process.env.PROXYMCP_SOCKETS || "").split(",").filter(Boolean).map((kv) => kv.split("=")));
-const EXT = "io.modelcontextprotocol/ui";
-const MIME = "text/html;profile=mcp-app";
-// Generous bounds: the machine runs many tests at once (load 15-30).
-const WAIT = 60000;
+const skip = skipFor({ urlVar: "PROXYMCP_URL", run: "go test ./proxymcp -run TestViewsInBrowser (it starts two HAProxy)" });
 
-let skip = false;
-if (!mcpURL) skip = "PROXYMCP_URL is not set: run go test ./proxymcp -run TestViewsInBrowser, which starts HAProxy and the server";
-else if (!existsSync(chromiumPath)) {
-  if (process.env.CI === "true") throw new Error(`chromium not found at ${chromiumPath}: run scripts/install/views.sh (Debian's chromium)`);
-  skip = `chromium not found at ${chromiumPath} (scripts/install/views.sh installs it)`;
-}
-
-// The extension's restrictive default when _meta.ui.csp names no domain.
-const CSP = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; media-src 'self' data:; connect-src 'none'; frame-src 'none'; object-src 'none'; base-uri 'self'";
-
-let server, port, browser, hostJS, mcp;
-const html = new Map(); // view name → the HTML the server serves
+let host, mcp;
 // The person behind the client's elicitation: what they answer, and what
 // they were shown.
 let answer = "decline";
@@ -50,54 +29,26 @@ const asked = [];
 
 before(async () => {
   if (skip) return;
-  mkdirSync(artifacts, { recursive: true });
-  const { Client, StreamableHTTPClientTransport } = await import(join(nodeModules(), "@modelcontextprotocol/client/dist/index.mjs"));
-  mcp = new Client(
-    { name: "mcpfleet-views-test-host", version: "1.0.0" },
-    { capabilities: { extensions: { [EXT]: { mimeTypes: [MIME] } }, elicitation: { form: {} } } },
-  );
-  mcp.setRequestHandler("elicitation/create", async (req) => {
-    asked.push(req.params.message);
-    return answer === "accept" ? { action: "accept", content: {} } : { action: answer };
+  mcp = await connectServer(mcpURL, {
+    onElicit: async (req) => {
+      asked.push(req.params.message);
+      return answer === "accept" ? { action: "accept", content: {} } : { action: answer };
+    },
   });
-  await mcp.connect(new StreamableHTTPClientTransport(new URL(mcpURL)));
-  for (const view of ["backend-pool", "change-preview"]) {
-    const uri = `ui://proxymcp/${view}`;
-    const res = await mcp.readResource({ uri });
-    assert.equal(res.contents.length, 1, uri);
-    assert.equal(res.contents[0].mimeType, MIME, uri);
-    html.set(view, res.contents[0].text);
-  }
-  const esbuild = requireDep("esbuild");
-  const out = await esbuild.build({ entryPoints: [join(here, "host.js")], bundle: true, format: "iife", write: false, nodePaths: [nodeModules()], logLevel: "error" });
-  hostJS = out.outputFiles[0].text;
-  server = http.createServer((req, res) => {
-    const url = new URL(req.url, "http://x");
-    if (url.pathname === "/favicon.ico") res.writeHead(204).end();
-    else if (url.pathname === "/host.html")
-      res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;padding:8px"><script src="/host.js"></script></body></html>');
-    else if (url.pathname === "/host.js") res.writeHead(200, { "content-type": "text/javascript" }).end(hostJS);
-    else if (url.pathname.startsWith("/view/") && html.has(url.pathname.slice(6)))
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "content-security-policy": CSP }).end(html.get(url.pathname.slice(6)));
-    else res.writeHead(404).end();
-  });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  port = server.address().port;
-  const { chromium } = requireDep("playwright-core");
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  const html = await serverViews(mcp, "proxymcp", ["backend-pool", "change-preview"]);
+  host = await startHost((view) => html.get(view));
 });
 
 after(async () => {
-  await browser?.close();
-  server?.close();
+  await host?.close();
   await mcp?.close();
 });
 
 // call is a real tools/call to proxymcp.
 const call = (name, args) => mcp.callTool({ name, arguments: args });
+
+// open is a host page whose view's tools/calls go through the real MCP client.
+const open = ({ width = 560 } = {}) => host.open({ width, answer: (p) => call(p.name, p.arguments) });
 
 // serversState is HAProxy's own `show servers state` of one instance, read
 // from its runtime API: {"be_app/app1": {srv_admin_state, srv_uweight, ...}}.
@@ -127,52 +78,6 @@ function serversState(instance) {
 // drained tells HAProxy's forced-drain bit (SRV_ADMF_FDRAIN, 0x08) in
 // srv_admin_state: what "set server ... state drain" sets.
 const drained = (row) => (Number(row.srv_admin_state) & 0x08) !== 0;
-
-async function open({ width = 560 } = {}) {
-  const ctx = await browser.newContext({ viewport: { width: width + 16, height: 900 }, deviceScaleFactor: 1 });
-  ctx.setDefaultTimeout(WAIT);
-  const page = await ctx.newPage();
-  const calls = [];
-  const problems = [];
-  // The host answers the view's tools/call through the real MCP client.
-  await page.exposeFunction("hostCallTool", async (params) => {
-    calls.push(params);
-    return call(params.name, params.arguments);
-  });
-  const hostOrigin = `http://127.0.0.1:${port}`;
-  const viewOrigin = `http://localhost:${port}`;
-  page.on("request", (r) => {
-    const u = r.url();
-    if (!u.startsWith(hostOrigin) && !u.startsWith(viewOrigin + "/view/") && !u.startsWith("data:") && !u.startsWith("blob:")) problems.push("request to " + u);
-  });
-  page.on("console", (m) => {
-    if (m.type() === "error" || /Content Security Policy/.test(m.text())) problems.push(`console ${m.type()}: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  await page.goto(`${hostOrigin}/host.html`);
-  const mount = async (view, toolName, args, result, opts = {}) => {
-    const start = await page.evaluate((p) => window.mountView(p), { url: `${viewOrigin}/view/${view}`, toolName, args, result, width, ...opts });
-    const frame = await (await page.waitForSelector("iframe")).contentFrame();
-    await frame.waitForSelector("html[data-rendered]");
-    return { frame, start };
-  };
-  const close = async () => {
-    await ctx.close();
-    assert.deepEqual(problems, [], "the view fetched nothing, broke no CSP rule and logged no error");
-  };
-  return { page, calls, mount, close };
-}
-
-async function shoot(page, frame, name) {
-  // The picture is taken once the host applied the view's size-changed
-  // (the iframe is of another origin: its height is measured inside it).
-  const height = await frame.evaluate(() => document.documentElement.scrollHeight);
-  await page.waitForFunction((h) => Math.abs(document.querySelector("iframe").getBoundingClientRect().height - h) <= 2, height);
-  await page.setViewportSize({ width: page.viewportSize().width, height: Math.min(4000, height + 16) });
-  const path = join(artifacts, name + ".png");
-  await page.screenshot({ path });
-  return path;
-}
 
 // rows are the pool's server rows as the view shows them.
 const rows = (frame, server) =>
@@ -261,18 +166,63 @@ test("backend-pool against proxymcp: a fleet of two HAProxy, the divergence high
   await close();
 });
 
-test("change-preview against proxymcp: a real dry run of a fleet drain as a card", { skip }, async () => {
+test("change-preview against proxymcp: a real dry run of a fleet drain, per instance, before → after", { skip }, async () => {
   const args = { backend: "be_app", server: "app1", state: "drain", dryRun: true };
   const res = await call("set_server_state", args);
   assert.ok(!res.isError, JSON.stringify(res));
+  const haproxy = { lb1: await serversState("lb1"), lb2: await serversState("lb2") };
   const { page, mount, close } = await open();
-  const { frame } = await mount("change-preview", "set_server_state", args, res);
-  const card = await frame.$eval("article.card", (e) => e.innerText);
-  assert.match(card, /Dry run — nothing was changed/);
-  assert.match(card, /lb1/);
-  assert.match(card, /lb2/);
-  await shoot(page, frame, "proxymcp-change-preview");
+  for (const theme of ["light", "dark"]) {
+    const { frame } = await mount("change-preview", "set_server_state", args, res, { theme });
+    const card = await frame.$eval("article.card", (e) => e.innerText);
+    assert.match(card, /Dry run — nothing was changed/);
+    assert.doesNotMatch(card, /[{}]/, "no JSON in the card");
+    const got = await previewInstances(frame);
+    assert.deepEqual(
+      got.map((i) => i.instance),
+      ["lb1", "lb2"],
+    );
+    for (const i of got) {
+      const srv = haproxy[i.instance]["be_app/app1"];
+      assert.deepEqual(i.sets, ["admin_state"], `${i.instance}: the drain sets the admin state only`);
+      assert.equal(i.rows.admin_state, "ready → drain", `${i.instance}: admin state before → after`);
+      assert.equal(i.rows.weight, String(Number(srv.srv_uweight)), `${i.instance}: the weight HAProxy has, unchanged`);
+      assert.equal(i.rows.server, "app1");
+      assert.equal(i.target, `${i.instance} (unix://${sockets[i.instance]})`, `${i.instance}: its own HAProxy`);
+      assert.equal(i.rows.status, "UP");
+      // What this instance is sent: its own of the preview's commands (each
+      // has its own stats-page fallback), or all when they are the same.
+      const cmds = res.structuredContent.commands;
+      const own = cmds.filter((c) => c.startsWith(i.instance + ": ")).map((c) => c.slice(i.instance.length + 2));
+      assert.deepEqual(i.sends, own.length ? own : cmds, `${i.instance}: its commands`);
+      assert.equal(i.sends[0], "set server be_app/app1 state drain", `${i.instance} is sent the drain`);
+    }
+    assert.match(await frame.$eval("section.after", (e) => e.innerText), /After\s+the server gets no new sessions/i);
+    await shoot(page, frame, theme === "light" ? "proxymcp-change-preview" : `proxymcp-change-preview-${theme}`);
+  }
   for (const lb of ["lb1", "lb2"]) assert.ok(!drained((await serversState(lb))["be_app/app1"]), `${lb}: the dry run drained nothing`);
+  await close();
+});
+
+test("change-preview against proxymcp: a fleet weight change where the instances differ, each instance's own before", { skip }, async () => {
+  const args = { backend: "be_app", server: "app2", weight: 40, dryRun: true };
+  const res = await call("set_server_weight", args);
+  assert.ok(!res.isError, JSON.stringify(res));
+  const { page, mount, close } = await open();
+  const { frame } = await mount("change-preview", "set_server_weight", args, res);
+  const got = await previewInstances(frame);
+  // app2 weighs 50 on lb1 and 30 on lb2 (set behind proxymcp's back).
+  assert.deepEqual(
+    got.map((i) => [i.instance, i.sets, i.rows.weight]),
+    [
+      ["lb1", ["weight"], "50 → 40"],
+      ["lb2", ["weight"], "30 → 40"],
+    ],
+  );
+  for (const i of got) assert.equal(i.rows.admin_state, "ready", `${i.instance}: the admin state is shown, unchanged`);
+  await shoot(page, frame, "proxymcp-change-preview-weight");
+  const now = { lb1: await serversState("lb1"), lb2: await serversState("lb2") };
+  assert.deepEqual([now.lb1["be_app/app2"].srv_uweight, now.lb2["be_app/app2"].srv_uweight], ["50", "30"], "the dry run changed no weight");
   await close();
 });
 
@@ -281,20 +231,8 @@ test("first render of proxymcp's views under 500 ms (median of 10, real results)
     "backend-pool": ["list_servers", {}],
     "change-preview": ["set_server_state", { backend: "be_app", server: "app1", state: "drain", dryRun: true }],
   };
+  for (const [view, [tool, args]] of Object.entries(inputs)) inputs[view].push(await call(tool, args));
   const { mount, close } = await open();
-  const medians = {};
-  for (const [view, [tool, args]] of Object.entries(inputs)) {
-    const result = await call(tool, args);
-    const times = [];
-    for (let i = 0; i < 10; i++) {
-      const { frame, start } = await mount(view, tool, args, result);
-      times.push((await frame.evaluate(() => window.__firstRenderAt)) - start);
-    }
-    times.sort((a, b) => a - b);
-    medians[view] = Math.round(((times[4] + times[5]) / 2) * 10) / 10;
-  }
-  writeFileSync(join(artifacts, "first-render-proxymcp.json"), JSON.stringify(medians, null, 2) + "\n");
-  console.log("proxymcp first render, median of 10 (ms):", JSON.stringify(medians));
-  for (const [view, ms] of Object.entries(medians)) assert.ok(ms < 500, `${view}: ${ms} ms`);
+  await firstRender(mount, inputs, "first-render-proxymcp.json");
   await close();
 });

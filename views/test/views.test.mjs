@@ -13,24 +13,16 @@
 // servers instead. With CI=true a missing chromium fails; otherwise it skips.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
-import { readFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { requireDep } from "../build.mjs";
+import { skipFor, startHost, shoot, firstRender, previewInstances } from "./harness.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const views = dirname(here);
 const repo = dirname(views);
-const artifacts = process.env.VIEWS_ARTIFACTS || join(here, "artifacts");
-const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
 const manifest = JSON.parse(readFileSync(join(views, "views.json"), "utf8")).views;
-
-let skip = false;
-if (!existsSync(chromiumPath)) {
-  if (process.env.CI === "true") throw new Error(`chromium not found at ${chromiumPath}: run scripts/install/views.sh (Debian's chromium)`);
-  skip = `chromium not found at ${chromiumPath} (scripts/install/views.sh installs it)`;
-}
+const skip = skipFor();
 
 const json = (p) => JSON.parse(readFileSync(join(repo, p), "utf8"));
 const fixture = (name) => JSON.parse(readFileSync(join(views, "testdata", name), "utf8"));
@@ -38,89 +30,20 @@ const textResult = (obj) => ({ content: [{ type: "text", text: JSON.stringify(ob
 const structured = (obj) => ({ content: [{ type: "text", text: JSON.stringify(obj) }], structuredContent: obj });
 const READ_AT = "2026-11-27T06:15:00Z";
 
-// The restrictive default the extension prescribes when _meta.ui.csp names
-// no domain (what our views declare).
-const CSP = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; media-src 'self' data:; connect-src 'none'; frame-src 'none'; object-src 'none'; base-uri 'self'";
-
-let server, port, browser, hostJS;
+let host;
 
 before(async () => {
   if (skip) return;
-  mkdirSync(artifacts, { recursive: true });
-  const esbuild = requireDep("esbuild");
-  const { nodeModules } = await import("../build.mjs");
-  const out = await esbuild.build({ entryPoints: [join(here, "host.js")], bundle: true, format: "iife", write: false, nodePaths: [nodeModules()], logLevel: "error" });
-  hostJS = out.outputFiles[0].text;
-  server = http.createServer((req, res) => {
-    const url = new URL(req.url, "http://x");
-    if (url.pathname === "/favicon.ico") {
-      res.writeHead(204).end();
-    } else if (url.pathname === "/host.html") {
-      res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;padding:8px"><script src="/host.js"></script></body></html>');
-    } else if (url.pathname === "/host.js") {
-      res.writeHead(200, { "content-type": "text/javascript" }).end(hostJS);
-    } else if (url.pathname.startsWith("/view/")) {
-      const v = manifest[url.pathname.slice(6).replace(/\.html$/, "")];
-      if (!v) return res.writeHead(404).end();
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "content-security-policy": CSP }).end(readFileSync(join(repo, v.out)));
-    } else res.writeHead(404).end();
-  });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  port = server.address().port;
-  const { chromium } = requireDep("playwright-core");
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  // Each view as committed (the built file the module embeds).
+  host = await startHost((view) => (manifest[view] ? readFileSync(join(repo, manifest[view].out)) : undefined));
 });
 
 after(async () => {
-  await browser?.close();
-  server?.close();
+  await host?.close();
 });
 
 // open gives a host page whose tool calls are recorded and answered by answer.
-async function open(answer, { width = 380 } = {}) {
-  const ctx = await browser.newContext({ viewport: { width: width + 16, height: 900 }, deviceScaleFactor: 1 });
-  const page = await ctx.newPage();
-  const calls = [];
-  const problems = [];
-  await page.exposeFunction("hostCallTool", async (params) => {
-    calls.push(params);
-    return answer(params);
-  });
-  const hostOrigin = `http://127.0.0.1:${port}`;
-  const viewOrigin = `http://localhost:${port}`;
-  page.on("request", (r) => {
-    const u = r.url();
-    if (!u.startsWith(hostOrigin) && !u.startsWith(viewOrigin + "/view/") && !u.startsWith("data:") && !u.startsWith("blob:")) problems.push("request to " + u);
-  });
-  page.on("console", (m) => {
-    if (m.type() === "error" || /Content Security Policy/.test(m.text())) problems.push(`console ${m.type()}: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  await page.goto(`${hostOrigin}/host.html`);
-  const mount = async (view, toolName, args, result, opts = {}) => {
-    const start = await page.evaluate((p) => window.mountView(p), { url: `${viewOrigin}/view/${view}.html`, toolName, args, result, width, ...opts });
-    const frame = await (await page.waitForSelector("iframe")).contentFrame();
-    await frame.waitForSelector("html[data-rendered]");
-    return { frame, start };
-  };
-  const close = async () => {
-    await ctx.close();
-    assert.deepEqual(problems, [], "the view fetched nothing, broke no CSP rule and logged no error");
-  };
-  return { page, calls, mount, close };
-}
-
-async function shoot(page, frame, name) {
-  await page.waitForTimeout(120); // the host applies the view's size-changed
-  const height = await frame.evaluate(() => document.documentElement.scrollHeight);
-  await page.setViewportSize({ width: page.viewportSize().width, height: Math.min(4000, height + 16) });
-  const path = join(artifacts, name + ".png");
-  await page.screenshot({ path });
-  return path;
-}
+const open = (answer, { width = 380 } = {}) => host.open({ answer, width });
 
 async function noOverflow(frame) {
   const [sw, cw] = await frame.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
@@ -314,28 +237,104 @@ test("change-preview: target, commands, now and after; nothing to click", { skip
   await close();
 });
 
+// A fleet's preview as proxymcp builds it: the state by instance.
+function fleetPreview() {
+  const one = fixture("set_server_state.approval.json").structuredContent.state;
+  return {
+    dryRun: true,
+    tool: "set_server_weight",
+    class: "change",
+    target: "HAProxy instances lb1 (unix:///run/haproxy/lb1.sock), lb2 (tcp://10.0.0.2:9999), lb3",
+    commands: ["lb1: set weight be_app/app2 40", "lb2: set weight be_app/app2 40", "lb3: set weight be_app/app2 40"],
+    summary: "On 3 HAProxy instance(s), one approval for all of them:\nlb1: …\nlb2: …\nlb3: …",
+    state: {
+      lb1: { ...one, weight: 50 },
+      lb2: { ...one, weight: 30, current_sessions: 2 },
+      lb3: { error: "HAProxy runtime API at unix:///run/haproxy/lb3.sock: connection refused" },
+    },
+    effect: "new sessions are balanced with the new weight",
+  };
+}
+
+test("change-preview: a fleet's preview per instance, before → after, an unreadable instance shown as such", { skip }, async () => {
+  const { page, mount, close } = await open(() => assert.fail("the preview view calls no tool"), { width: 380 });
+  for (const theme of ["light", "dark"]) {
+    const { frame } = await mount("change-preview", "set_server_weight", { backend: "be_app", server: "app2", weight: 40, dryRun: true }, structured(fleetPreview()), { theme });
+    const got = await previewInstances(frame);
+    assert.deepEqual(
+      got.map((i) => [i.instance, i.sends, i.sets, i.rows.weight ?? null, i.rows.admin_state ?? null]),
+      [
+        ["lb1", ["set weight be_app/app2 40"], ["weight"], "50 → 40", "ready"],
+        ["lb2", ["set weight be_app/app2 40"], ["weight"], "30 → 40", "ready"],
+        ["lb3", ["set weight be_app/app2 40"], [], null, null],
+      ],
+    );
+    assert.equal(got[1].rows.current_sessions, "2");
+    assert.deepEqual(got.map((i) => i.target), ["lb1 (unix:///run/haproxy/lb1.sock)", "lb2 (tcp://10.0.0.2:9999)", "lb3"]);
+    assert.match(got[2].error, /cannot be read: HAProxy runtime API at unix:\/\/\/run\/haproxy\/lb3\.sock: connection refused/);
+    assert.equal(await frame.$eval("section.instance[data-instance='lb3']", (e) => e.classList.contains("danger")), true);
+    const card = await frame.$eval("article.card", (e) => e.innerText);
+    assert.doesNotMatch(card, /[{}]/, "no JSON in the card");
+    assert.match(await frame.$eval("section.after", (e) => e.innerText), /After\s+new sessions are balanced with the new weight/i);
+    assert.equal((await frame.$$("button, a[href], input")).length, 0, "the card has no action");
+    await noOverflow(frame);
+    await shoot(page, frame, `change-preview-fleet-${theme}`);
+  }
+  await close();
+});
+
+// Shapes the view was not written for, and hostile values: each still shown
+// as name/value rows (never a JSON blob, never markup), a fleet recognised
+// only when every key of the state is an instance the preview names.
+test("change-preview: unknown and hostile shapes as compact name/value tables", { skip }, async () => {
+  const base = { dryRun: true, class: "change", summary: "s", effect: "e" };
+  const deep = { a: { b: { c: { d: { e: { f: 1 } } } } } };
+  const cases = [
+    { name: "objects not named by the target: one state, nested tables", tool: "reload", target: "HAProxy at x", commands: ["reload"], state: { config: { path: "/etc/haproxy.cfg", valid: true }, limits: { maxconn: 100 } }, fleet: null, has: [/config\s+path\s+\/etc\/haproxy\.cfg\s+valid\s+true/, /limits\s+maxconn\s+100/] },
+    { name: "instance keys named only by command prefixes", tool: "set_server_state", args: { state: "maint" }, target: "haproxy", commands: ["a: disable server be/s", "b: disable server be/s"], state: { a: { admin_state: "ready" }, b: { admin_state: "maint" } }, fleet: [["a", ["admin_state"], "ready → maint"], ["b", ["admin_state"], "maint → maint (already)"]] },
+    { name: "one key of the state is not an instance: no fleet", tool: "set_server_state", args: { state: "drain" }, target: "HAProxy instances lb1", commands: ["lb1: x"], state: { lb1: { admin_state: "ready" }, other: { x: 1 } }, fleet: null, has: [/lb1\s+admin_state\s+ready/, /other\s+x\s+1/] },
+    { name: "scalars mixed in: one state", tool: "set_server_state", args: { state: "drain" }, target: "HAProxy instances lb1, lb2", commands: [], state: { lb1: { admin_state: "ready" }, lb2: "ready" }, fleet: null, has: [/lb2\s+ready/] },
+    { name: "empty state", tool: "x", target: "t", commands: [], state: {}, fleet: null, has: [/Now\s+none\s+After/i] },
+    { name: "state is a string", tool: "x", target: "t", commands: [], state: "plain words", fleet: null, has: [/Now\s+plain words/i] },
+    { name: "lists of scalars joined, lists of records as a table", tool: "x", target: "t", commands: [], state: { tags: ["a", "b", 3], rows: [{ k: "v1", n: 1 }, { k: "v2", n: { m: 2 } }] }, fleet: null, has: [/tags\s+a, b, 3/, /Now: rows\s+k\s+n\s+v1\s+1\s+v2\s+m\s+2/i] },
+    { name: "deep nesting summarised past four levels", tool: "x", target: "t", commands: [], state: deep, fleet: null, has: [/a\s+b\s+c\s+d\s+e\s+1 field\(s\)/] },
+    { name: "markup in keys, values, instance names and commands is text", tool: "set_server_weight", args: { weight: "<b>9</b>" }, target: "HAProxy instances <img>", commands: ["<img>: <script>x</script>"], state: { "<img>": { weight: "<i>1</i>", "<u>k</u>": "<s>v</s>" } }, fleet: [["<img>", ["weight"], "<i>1</i> → <b>9</b>"]], has: [/<u>k<\/u>\s+<s>v<\/s>/] },
+    { name: "an argument of another tool's name sets nothing (agent port is not the server's)", tool: "set_server_agent", args: { port: 5555, state: "down" }, target: "HAProxy instances lb1", commands: ["lb1: set server be/s agent-port 5555"], state: { lb1: { port: 80, admin_state: "ready" } }, fleet: [["lb1", [], null]] },
+    { name: "enable_server sets the admin state without an argument", tool: "enable_server", args: {}, target: "HAProxy instances lb1", commands: [], state: { lb1: { admin_state: "maint" } }, fleet: [["lb1", ["admin_state"], "maint → ready"]] },
+    { name: "null and empty values", tool: "set_server_weight", args: { weight: null }, target: "HAProxy instances lb1", commands: [], state: { lb1: { weight: null, note: "", list: [], obj: {} } }, fleet: [["lb1", [], null]], has: [/weight\s+—/, /list\s+none/, /obj\s+none/] },
+  ];
+  const { mount, close } = await open(() => assert.fail("the preview view calls no tool"));
+  for (const c of cases) {
+    const data = { ...base, tool: c.tool, target: c.target, commands: c.commands, state: c.state };
+    const { frame: f } = await mount("change-preview", c.tool, c.args || {}, structured(data));
+    const card = await f.$eval("article.card", (e) => e.innerText);
+    assert.doesNotMatch(card, /[{}]/, `${c.name}: no JSON in the card`);
+    assert.equal(await f.$$eval("article.card b, article.card i, article.card img, article.card script, article.card s, article.card u", (els) => els.length), 0, `${c.name}: no markup from the data`);
+    const got = await previewInstances(f);
+    if (c.fleet === null) assert.deepEqual(got, [], `${c.name}: not a fleet`);
+    else {
+      const field = (i) => i.sets[0];
+      assert.deepEqual(
+        got.map((i) => [i.instance, i.sets, i.sets.length ? i.rows[field(i)] : null]),
+        c.fleet,
+        c.name,
+      );
+    }
+    for (const re of c.has || []) assert.match(card, re, c.name);
+  }
+  await close();
+});
+
 test("first render under 500 ms (median of 10 per view)", { skip }, async () => {
   const inputs = {
-    "consumer-lag": ["get_consumer_lag", textResult(lagReport())],
-    "cluster-health": ["get_cluster_health", textResult(clusterHealth())],
-    "backend-pool": ["list_servers", structured(fixture("list_servers.fleet.json"))],
-    "query-result": ["execute_query", structured(json("sqlmcp/internal/cli/testdata/e2e/query.json.golden"))],
-    "change-preview": ["set_server_state", fixture("set_server_state.approval.json")],
+    "consumer-lag": ["get_consumer_lag", {}, textResult(lagReport())],
+    "cluster-health": ["get_cluster_health", {}, textResult(clusterHealth())],
+    "backend-pool": ["list_servers", {}, structured(fixture("list_servers.fleet.json"))],
+    "query-result": ["execute_query", {}, structured(json("sqlmcp/internal/cli/testdata/e2e/query.json.golden"))],
+    "change-preview": ["set_server_state", {}, fixture("set_server_state.approval.json")],
   };
   const { mount, close } = await open(() => ({ content: [] }));
-  const medians = {};
-  for (const [view, [tool, result]] of Object.entries(inputs)) {
-    const times = [];
-    for (let i = 0; i < 10; i++) {
-      const { frame, start } = await mount(view, tool, {}, result);
-      times.push((await frame.evaluate(() => window.__firstRenderAt)) - start);
-    }
-    times.sort((a, b) => a - b);
-    medians[view] = Math.round(((times[4] + times[5]) / 2) * 10) / 10;
-  }
-  writeFileSync(join(artifacts, "first-render.json"), JSON.stringify(medians, null, 2) + "\n");
-  console.log("first render, median of 10 (ms):", JSON.stringify(medians));
-  for (const [view, ms] of Object.entries(medians)) assert.ok(ms < 500, `${view}: ${ms} ms`);
+  await firstRender(mount, inputs, "first-render.json");
   await close();
 });
 
