@@ -200,7 +200,8 @@ func TestTasksOverStdio(t *testing.T) {
 		if res, e := p.rpc("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"approve-1": map[string]any{"action": "accept"}}, "_meta": modernMeta()}); e != nil {
 			t.Fatalf("tasks/update: %s %s", res, e)
 		}
-		if done := get(id, "completed"); strings.Contains(fmt.Sprint(done["result"]), "isError:true") || exists("modern") {
+		done := get(id, "completed")
+		if r, _ := done["result"].(map[string]any); r == nil || r["isError"] == true || exists("modern") {
 			t.Fatalf("accepted over stdio: %v, table exists %v", done, exists("modern"))
 		}
 	})
