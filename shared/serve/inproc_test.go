@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ type inproc struct {
 	calls   atomic.Int32
 	srv     *httptest.Server
 	read    *atomic.Int64 // bytes the server read from its sockets
+	conns   *sync.Map     // client's address → *connCount
 	metrics *metrics.Metrics
 	server  *Server
 	handler *HTTPHandler
@@ -45,7 +47,7 @@ func newInproc(t *testing.T, cfg Config, authCfg *httpauth.Config) *inproc {
 // newInprocWith is newInproc with options (a readiness probe, a logger).
 func newInprocWith(t *testing.T, cfg Config, authCfg *httpauth.Config, o Options) *inproc {
 	t.Helper()
-	p := &inproc{read: new(atomic.Int64), hold: make(chan struct{})}
+	p := &inproc{read: new(atomic.Int64), conns: new(sync.Map), hold: make(chan struct{})}
 	t.Cleanup(func() {
 		select {
 		case <-p.hold:
@@ -77,7 +79,7 @@ func newInprocWith(t *testing.T, cfg Config, authCfg *httpauth.Config, o Options
 	})
 	p.metrics = s.Metrics
 	p.srv = httptest.NewUnstartedServer(nil)
-	p.srv.Listener = countingListener{p.srv.Listener, p.read}
+	p.srv.Listener = countingListener{p.srv.Listener, p.read, p.conns}
 	p.addr = p.srv.Listener.Addr().String()
 	p.base = "http://" + p.addr
 	if cfg.Transport == "" {
@@ -125,10 +127,12 @@ func (w testWriter) Write(b []byte) (int, error) {
 }
 
 // countingListener counts the bytes the server reads from every connection,
-// so that a test can prove how much of a body was consumed.
+// in all and per connection, so that a test can prove how much of a body
+// was consumed.
 type countingListener struct {
 	net.Listener
-	n *atomic.Int64
+	n     *atomic.Int64
+	conns *sync.Map // client's address → *connCount
 }
 
 func (l countingListener) Accept() (net.Conn, error) {
@@ -136,18 +140,59 @@ func (l countingListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return countingConn{c, l.n}, nil
+	cc := &connCount{done: make(chan struct{})}
+	l.conns.Store(c.RemoteAddr().String(), cc)
+	return countingConn{c, l.n, cc}, nil
+}
+
+// connCount is what the server read from one connection; done is closed
+// once a read of it fails (closed by either side), after which n is final.
+type connCount struct {
+	n    atomic.Int64
+	done chan struct{}
+	once sync.Once
 }
 
 type countingConn struct {
 	net.Conn
-	n *atomic.Int64
+	n  *atomic.Int64
+	cc *connCount
 }
 
 func (c countingConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	c.n.Add(int64(n))
+	c.cc.n.Add(int64(n))
+	if err != nil {
+		c.cc.once.Do(func() { close(c.cc.done) })
+	}
 	return n, err
+}
+
+func (c countingConn) Close() error {
+	err := c.Conn.Close()
+	c.cc.once.Do(func() { close(c.cc.done) })
+	return err
+}
+
+// rawRead is raw, and then the bytes the server read from that request's
+// connection in all, once the server has stopped reading it: what other
+// connections read meanwhile is not counted.
+func (p *inproc) rawRead(t *testing.T, head string, body io.Reader) (*http.Response, string, int64) {
+	t.Helper()
+	var local string
+	resp, b := p.rawConn(t, head, body, func(c net.Conn) { local = c.LocalAddr().String() })
+	v, ok := p.conns.Load(local)
+	if !ok {
+		t.Fatalf("the server never accepted the connection from %s", local)
+	}
+	cc := v.(*connCount)
+	select {
+	case <-cc.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the server still reads the connection from %s 30 s after its answer", local)
+	}
+	return resp, b, cc.n.Load()
 }
 
 // raw sends head (request line and headers, CRLF-separated, without the
@@ -155,11 +200,20 @@ func (c countingConn) Read(b []byte) (int, error) {
 // returns the response. A body write the server cuts short is not an error.
 func (p *inproc) raw(t *testing.T, head string, body io.Reader) (*http.Response, string) {
 	t.Helper()
+	return p.rawConn(t, head, body, nil)
+}
+
+// rawConn is raw, telling seen the connection before anything is sent.
+func (p *inproc) rawConn(t *testing.T, head string, body io.Reader, seen func(net.Conn)) (*http.Response, string) {
+	t.Helper()
 	c, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	if seen != nil {
+		seen(c)
+	}
 	c.SetDeadline(time.Now().Add(30 * time.Second))
 	if _, err := io.WriteString(c, head+"\r\n\r\n"); err != nil {
 		t.Fatal(err)

@@ -102,9 +102,7 @@ func TestBodyCapOverHTTP(t *testing.T) {
 		)
 	}
 	for _, v := range variants {
-		before := p.read.Load()
-		resp, body := p.raw(t, v.head, v.body())
-		read := p.read.Load() - before
+		resp, body, read := p.rawRead(t, v.head, v.body())
 		if resp.StatusCode != http.StatusRequestEntityTooLarge {
 			t.Errorf("%s: HTTP %d %s, want 413", v.name, resp.StatusCode, body)
 			continue
