@@ -7,16 +7,12 @@ package argschema
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -27,39 +23,6 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 )
-
-// Validator compiles each tool's input schema once and checks calls
-// against it. It is safe for concurrent use.
-type Validator struct {
-	mu         sync.RWMutex
-	cache      map[[32]byte]compiled
-	byIdentity map[identity]compiled
-}
-
-type compiled struct {
-	schema *jsonschema.Schema
-	err    error
-	keep   [2]any // see schemaFor
-}
-
-// New returns an empty Validator.
-func New() *Validator {
-	return &Validator{cache: map[[32]byte]compiled{}, byIdentity: map[identity]compiled{}}
-}
-
-// Check validates args (a map, json.RawMessage or nil) against tool's input
-// schema. The error is an mcperr Invalid error naming every wrong argument.
-// A schema that does not compile is a server bug and is reported as such,
-// rather than letting unchecked arguments through.
-func (v *Validator) Check(tool mcp.Tool, args any) error {
-	s, err := v.schemaFor(tool)
-	if err != nil {
-		return mcperr.New(mcperr.Internal, fmt.Sprintf("check the arguments of tool %s", tool.Name), err,
-			"this is a bug in the server's tool schema; report it")
-	}
-	_, err = check(tool.Name, s, args)
-	return err
-}
 
 // Compiled is one tool's input schema, compiled when the tool is
 // registered: a call is checked against it directly, without finding the
@@ -80,11 +43,11 @@ func Compile(tool mcp.Tool) (*Compiled, error) {
 		}
 		raw = b
 	}
-	c := compile(tool.Name, raw)
-	if c.err != nil {
-		return nil, c.err
+	schema, err := compile(tool.Name, raw)
+	if err != nil {
+		return nil, err
 	}
-	return &Compiled{name: tool.Name, schema: c.schema}, nil
+	return &Compiled{name: tool.Name, schema: schema}, nil
 }
 
 // Parse validates args (a map, json.RawMessage or nil) and returns them as
@@ -113,110 +76,23 @@ func check(name string, s *jsonschema.Schema, args any) (any, error) {
 	return inst, nil
 }
 
-func (v *Validator) schemaFor(tool mcp.Tool) (*jsonschema.Schema, error) {
-	// Per call, a registered tool is found by the identity of its schema's
-	// storage (no encoding, no hash): encoding the schema on every call
-	// was most of the cost of validating a small call.
-	id, fast := identityOf(tool)
-	if fast {
-		v.mu.RLock()
-		c, ok := v.byIdentity[id]
-		v.mu.RUnlock()
-		if ok {
-			return c.schema, c.err
-		}
-	}
-	s, err := v.schemaByContent(tool)
-	if fast {
-		v.mu.Lock()
-		// keep holds the map and bytes the identity points at, so their
-		// addresses cannot be reused by another schema while cached.
-		v.byIdentity[id] = compiled{schema: s, err: err, keep: [2]any{tool.InputSchema.Properties, tool.RawInputSchema}}
-		v.mu.Unlock()
-	}
-	return s, err
-}
-
-// identity names a tool's schema by where it is stored: the Properties map
-// and Required slice of a structured schema, or the bytes of a raw one. A
-// tool is never changed in place once registered (mcp-go replaces a
-// re-added tool), so the same storage means the same schema.
-type identity struct {
-	name  string
-	props uintptr
-	req   *string
-	nreq  int
-	raw   *byte
-	nraw  int
-	typ   string
-	// closed is additionalProperties when it is a plain bool (what
-	// mcp.WithSchemaAdditionalProperties sets): 0 unset, 1 false, 2 true.
-	closed int8
-}
-
-func identityOf(tool mcp.Tool) (identity, bool) {
-	id := identity{name: tool.Name, req: unsafe.SliceData(tool.InputSchema.Required), nreq: len(tool.InputSchema.Required),
-		raw: unsafe.SliceData(tool.RawInputSchema), nraw: len(tool.RawInputSchema), typ: tool.InputSchema.Type}
-	if tool.InputSchema.Properties != nil {
-		id.props = reflect.ValueOf(tool.InputSchema.Properties).Pointer()
-	}
-	// A bool additionalProperties is part of the identity; other
-	// structured fields (definitions, a schema for additionalProperties)
-	// have no cheap identity: such schemas take the content path.
-	simple := tool.InputSchema.Defs == nil
-	switch ap := tool.InputSchema.AdditionalProperties.(type) {
-	case nil:
-	case bool:
-		id.closed = 1
-		if ap {
-			id.closed = 2
-		}
-	default:
-		simple = false
-	}
-	return id, (id.props != 0 || id.raw != nil) && (id.raw != nil || simple)
-}
-
-func (v *Validator) schemaByContent(tool mcp.Tool) (*jsonschema.Schema, error) {
-	raw := tool.RawInputSchema
-	if len(raw) == 0 {
-		b, err := json.Marshal(tool.InputSchema)
-		if err != nil {
-			return nil, fmt.Errorf("encode input schema: %w", err)
-		}
-		raw = b
-	}
-	key := sha256.Sum256(append([]byte(tool.Name+"\x00"), raw...))
-	v.mu.RLock()
-	c, ok := v.cache[key]
-	v.mu.RUnlock()
-	if ok {
-		return c.schema, c.err
-	}
-	c = compile(tool.Name, raw)
-	v.mu.Lock()
-	v.cache[key] = c
-	v.mu.Unlock()
-	return c.schema, c.err
-}
-
-func compile(name string, raw []byte) compiled {
+func compile(name string, raw []byte) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return compiled{err: fmt.Errorf("decode input schema of %s: %w", name, err)}
+		return nil, fmt.Errorf("decode input schema of %s: %w", name, err)
 	}
 	url := "mem:///tools/" + name + ".json"
 	c := jsonschema.NewCompiler()
 	// mcp-go's structured schemas carry no $schema; 2020-12 is MCP's default dialect.
 	c.DefaultDraft(jsonschema.Draft2020)
 	if err := c.AddResource(url, doc); err != nil {
-		return compiled{err: fmt.Errorf("load input schema of %s: %w", name, err)}
+		return nil, fmt.Errorf("load input schema of %s: %w", name, err)
 	}
 	s, err := c.Compile(url)
 	if err != nil {
-		return compiled{err: fmt.Errorf("compile input schema of %s: %w", name, err)}
+		return nil, fmt.Errorf("compile input schema of %s: %w", name, err)
 	}
-	return compiled{schema: s}
+	return s, nil
 }
 
 // instance turns the arguments into the loosely typed form the validator
@@ -457,33 +333,21 @@ func dedupe(msgs []string) []string {
 	return out
 }
 
-// checkedKey marks a context whose call's arguments were already validated.
-type checkedKey struct{}
-
-// Checked reports whether the arguments of the call in ctx were validated
-// by Middleware.
-func Checked(ctx context.Context) bool { return ctx.Value(checkedKey{}) != nil }
-
-// MarkChecked returns ctx recording that the call's arguments were validated.
-func MarkChecked(ctx context.Context) context.Context {
-	return context.WithValue(ctx, checkedKey{}, true)
-}
-
-// Middleware validates every call against the schema of the tool lookup
-// returns for its name, answering an isError result for invalid arguments
-// before the handler runs. Tools lookup does not know are passed through
-// (mcp-go answers unknown tools itself).
-func Middleware(v *Validator, lookup func(name string) (mcp.Tool, bool)) server.ToolHandlerMiddleware {
-	return func(next server.ToolHandlerFunc) server.ToolHandlerFunc {
-		return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			tool, ok := lookup(req.Params.Name)
-			if !ok {
-				return next(ctx, req)
-			}
-			if err := v.Check(tool, req.Params.Arguments); err != nil {
-				return mcperr.ToolResult(err), nil
-			}
-			return next(MarkChecked(ctx), req)
+// Bind returns h behind a check of the call's arguments against tool's
+// input schema, compiled here, once: for a tool added to an mcp-go server
+// directly, not through the tool-call pipeline (which binds its own). A
+// schema that does not compile
+// is a bug in the server, and Bind panics when the tool is added rather
+// than letting unchecked calls through.
+func Bind(tool mcp.Tool, h server.ToolHandlerFunc) server.ToolHandlerFunc {
+	c, err := Compile(tool)
+	if err != nil {
+		panic(fmt.Sprintf("argschema.Bind(%s): %v", tool.Name, err))
+	}
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if _, err := c.Parse(req.Params.Arguments); err != nil {
+			return mcperr.ToolResult(err), nil
 		}
+		return h(ctx, req)
 	}
 }

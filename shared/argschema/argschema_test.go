@@ -29,7 +29,6 @@ func weightTool() mcp.Tool {
 }
 
 func TestCheck(t *testing.T) {
-	v := New()
 	for _, tc := range []struct {
 		name string
 		tool mcp.Tool
@@ -71,7 +70,7 @@ func TestCheck(t *testing.T) {
 			if tc.args != "" {
 				args = json.RawMessage(tc.args)
 			}
-			err := v.Check(tc.tool, args)
+			err := checkCall(tc.tool, args)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("refused valid arguments: %v", err)
@@ -90,7 +89,7 @@ func TestCheck(t *testing.T) {
 		})
 	}
 	// The several-at-once case names each wrong argument.
-	err := v.Check(tool(), json.RawMessage(`{"port":"x","check":"y"}`))
+	err := checkCall(tool(), json.RawMessage(`{"port":"x","check":"y"}`))
 	for _, w := range []string{`"port"`, `"check"`, `"backend"`} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("%q not named in %v", w, err)
@@ -100,21 +99,22 @@ func TestCheck(t *testing.T) {
 
 func TestBrokenSchemaIsABugNotAPass(t *testing.T) {
 	bad := mcp.NewToolWithRawSchema("bad", "", json.RawMessage(`{"type":"object","properties":{"x":{"type":"integr"}}}`))
-	err := New().Check(bad, json.RawMessage(`{"x":1}`))
-	if err == nil || !strings.Contains(err.Error(), "bug") {
-		t.Fatalf("a schema that does not compile let the call through: %v", err)
+	if _, err := Compile(bad); err == nil {
+		t.Fatal("a schema that does not compile compiled")
 	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "bad") {
+			t.Fatalf("Bind of a schema that does not compile: %v, want a panic naming the tool", r)
+		}
+	}()
+	Bind(bad, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
 }
 
-func TestMiddleware(t *testing.T) {
+func TestBind(t *testing.T) {
 	tl := tool()
-	mw := Middleware(New(), func(name string) (mcp.Tool, bool) { return tl, name == tl.Name })
 	called := 0
-	h := mw(func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	h := Bind(tl, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		called++
-		if req.Params.Name == tl.Name && !Checked(ctx) {
-			t.Error("handler context not marked checked")
-		}
 		return mcp.NewToolResultText("ran"), nil
 	})
 	req := mcp.CallToolRequest{}
@@ -128,67 +128,37 @@ func TestMiddleware(t *testing.T) {
 	if res, _ := h(context.Background(), req); res.IsError || called != 1 {
 		t.Fatalf("valid call: %v", res)
 	}
-	req.Params.Name = "unknown"
-	if res, _ := h(context.Background(), req); res.IsError || called != 2 {
-		t.Fatal("unknown tools pass through to mcp-go")
-	}
-}
-
-// A tool registered again under the same name with another schema is
-// checked against the new one (the per-call cache is keyed by the schema's
-// storage, not the name), for structured and raw schemas alike.
-func TestReregisteredToolUsesItsNewSchema(t *testing.T) {
-	v := New()
-	old := mcp.NewTool("t", mcp.WithNumber("n", mcp.Required()))
-	now := mcp.NewTool("t", mcp.WithString("n", mcp.Required()))
-	args := map[string]any{"n": "text"}
-	if err := v.Check(old, args); err == nil {
-		t.Fatal("a string passed the number schema")
-	}
-	if err := v.Check(now, args); err != nil {
-		t.Fatalf("the new schema was not used: %v", err)
-	}
-	if err := v.Check(old, args); err == nil {
-		t.Fatal("the old schema was forgotten for the old tool value")
-	}
-	rawOld := mcp.NewToolWithRawSchema("r", "", []byte(`{"type":"object","properties":{"n":{"type":"integer"}}}`))
-	rawNew := mcp.NewToolWithRawSchema("r", "", []byte(`{"type":"object","properties":{"n":{"type":"string"}}}`))
-	if v.Check(rawOld, args) == nil || v.Check(rawNew, args) != nil {
-		t.Fatal("raw schemas of the same name were mixed up")
-	}
-	// The same properties, open then closed: additionalProperties is part
-	// of the schema's identity.
-	open := mcp.NewTool("c", mcp.WithString("n"))
-	closed := open
-	closed.InputSchema.AdditionalProperties = false
-	extra := map[string]any{"n": "x", "other": 1}
-	if err := v.Check(open, extra); err != nil {
-		t.Fatalf("the open schema refused an extra argument: %v", err)
-	}
-	if err := v.Check(closed, extra); err == nil || !strings.Contains(err.Error(), `unknown argument "other"`) {
-		t.Fatalf("the closed schema sharing the open one's properties accepted an extra argument: %v", err)
-	}
-	if err := v.Check(open, extra); err != nil {
-		t.Fatalf("the open schema was mixed up with the closed one: %v", err)
-	}
 }
 
 func BenchmarkCheckSmallCall(b *testing.B) {
 	for _, closed := range []bool{false, true} {
 		b.Run(fmt.Sprintf("additionalProperties=%v", !closed), func(b *testing.B) {
-			v := New()
 			opts := []mcp.ToolOption{mcp.WithString("key", mcp.Required()), mcp.WithNumber("limit")}
 			if closed {
 				opts = append(opts, mcp.WithSchemaAdditionalProperties(false))
 			}
 			tool := mcp.NewTool("lookup", opts...)
 			args := map[string]any{"key": "k1", "limit": 5}
+			c, err := Compile(tool)
+			if err != nil {
+				b.Fatal(err)
+			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := v.Check(tool, args); err != nil {
+				if _, err := c.Parse(args); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
+}
+
+// checkCall checks args against tool's schema as a bound handler does.
+func checkCall(tool mcp.Tool, args any) error {
+	c, err := Compile(tool)
+	if err != nil {
+		return err
+	}
+	_, err = c.Parse(args)
+	return err
 }

@@ -11,6 +11,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"github.com/mcpfleet/mcpfleet/shared/argschema"
 	"strings"
 	"time"
 
@@ -27,30 +28,36 @@ func Register(s *server.MCPServer) {
 	registerSchema2020(s)
 }
 
+// addTool adds a fixture tool with its arguments checked against its own
+// schema, as every tool of a real server is.
+func addTool(s *server.MCPServer, tool mcp.Tool, h server.ToolHandlerFunc) {
+	s.AddTool(tool, argschema.Bind(tool, h))
+}
+
 func registerTools(mcpServer *server.MCPServer) {
-	mcpServer.AddTool(mcp.NewTool("test_simple_text",
+	addTool(mcpServer, mcp.NewTool("test_simple_text",
 		mcp.WithDescription("Returns a simple text response for conformance testing")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("This is a simple text response for testing."), nil
 		})
-	mcpServer.AddTool(mcp.NewTool("test_image_content",
+	addTool(mcpServer, mcp.NewTool("test_image_content",
 		mcp.WithDescription("Returns image content for conformance testing")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewImageContent(testImage, "image/png")}}, nil
 		})
-	mcpServer.AddTool(mcp.NewTool("test_audio_content",
+	addTool(mcpServer, mcp.NewTool("test_audio_content",
 		mcp.WithDescription("Returns audio content for conformance testing")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewAudioContent(testAudio, "audio/wav")}}, nil
 		})
-	mcpServer.AddTool(mcp.NewTool("test_embedded_resource",
+	addTool(mcpServer, mcp.NewTool("test_embedded_resource",
 		mcp.WithDescription("Returns an embedded text resource")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{mcp.NewEmbeddedResource(mcp.TextResourceContents{
 				URI: "test://embedded-resource", MIMEType: "text/plain", Text: "This is an embedded resource content.",
 			})}}, nil
 		})
-	mcpServer.AddTool(mcp.NewTool("test_multiple_content_types",
+	addTool(mcpServer, mcp.NewTool("test_multiple_content_types",
 		mcp.WithDescription("Returns text, image, and embedded resource content")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{
@@ -61,12 +68,12 @@ func registerTools(mcpServer *server.MCPServer) {
 				}),
 			}}, nil
 		})
-	mcpServer.AddTool(mcp.NewTool("test_error_handling",
+	addTool(mcpServer, mcp.NewTool("test_error_handling",
 		mcp.WithDescription("Returns an intentional tool error")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultError("This tool intentionally returns an error for testing"), nil
 		})
-	mcpServer.AddTool(mcp.NewTool("test_sampling",
+	addTool(mcpServer, mcp.NewTool("test_sampling",
 		mcp.WithDescription("Requests an LLM response from the client"),
 		mcp.WithString("prompt", mcp.Description("Prompt to send to the LLM"), mcp.Required())),
 		func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -87,7 +94,7 @@ func registerTools(mcpServer *server.MCPServer) {
 			}
 			return mcp.NewToolResultText("LLM response: " + text), nil
 		})
-	mcpServer.AddTool(mcp.NewTool("test_elicitation",
+	addTool(mcpServer, mcp.NewTool("test_elicitation",
 		mcp.WithDescription("Requests information from the user"),
 		mcp.WithString("message", mcp.Description("Message to show the user"), mcp.Required())),
 		func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -110,7 +117,7 @@ func registerTools(mcpServer *server.MCPServer) {
 			}
 			return mcp.NewToolResultText(fmt.Sprintf("User response: action=%s, content=%v", result.Action, result.Content)), nil
 		})
-	mcpServer.AddTool(mcp.NewTool("test_elicitation_sep1034_defaults",
+	addTool(mcpServer, mcp.NewTool("test_elicitation_sep1034_defaults",
 		mcp.WithDescription("Requests elicitation with primitive defaults")),
 		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			schema := map[string]any{
@@ -129,7 +136,7 @@ func registerTools(mcpServer *server.MCPServer) {
 			}
 			return mcp.NewToolResultText(fmt.Sprintf("Elicitation completed: action=%s, content=%v", result.Action, result.Content)), nil
 		})
-	mcpServer.AddTool(mcp.NewTool("test_elicitation_sep1330_enums",
+	addTool(mcpServer, mcp.NewTool("test_elicitation_sep1330_enums",
 		mcp.WithDescription("Requests elicitation with enum schemas")),
 		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			schema := map[string]any{
@@ -149,7 +156,7 @@ func registerTools(mcpServer *server.MCPServer) {
 			return mcp.NewToolResultText(fmt.Sprintf("Elicitation completed: action=%s, content=%v", result.Action, result.Content)), nil
 		})
 
-	mcpServer.AddTool(mcp.NewTool("test_tool_with_logging",
+	addTool(mcpServer, mcp.NewTool("test_tool_with_logging",
 		mcp.WithDescription("Emits log messages during execution")),
 		func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			for i, message := range []string{
@@ -170,7 +177,7 @@ func registerTools(mcpServer *server.MCPServer) {
 			}
 			return mcp.NewToolResultText("Tool with logging executed successfully"), nil
 		})
-	mcpServer.AddTool(mcp.NewTool("test_tool_with_progress",
+	addTool(mcpServer, mcp.NewTool("test_tool_with_progress",
 		mcp.WithDescription("Reports progress notifications")),
 		func(ctx context.Context, request mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var token mcp.ProgressToken
@@ -206,7 +213,7 @@ const schema2020 = `{"$schema":"https://json-schema.org/draft/2020-12/schema","t
 "additionalProperties":false}`
 
 func registerSchema2020(mcpServer *server.MCPServer) {
-	mcpServer.AddTool(mcp.NewToolWithRawSchema("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", []byte(schema2020)),
+	addTool(mcpServer, mcp.NewToolWithRawSchema("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", []byte(schema2020)),
 		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("contact: " + r.GetString("contactMethod", "")), nil
 		})

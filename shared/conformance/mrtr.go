@@ -80,7 +80,7 @@ func invalid(err error) error {
 
 func registerMRTR(s *server.MCPServer) {
 	tool := func(name, desc string, h server.ToolHandlerFunc) {
-		s.AddTool(mcp.NewTool(name, mcp.WithDescription(desc)), h)
+		addTool(s, mcp.NewTool(name, mcp.WithDescription(desc)), h)
 	}
 	tool("test_input_required_result_elicitation", "Asks the user's name (multi round-trip).",
 		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -21,22 +21,18 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
-// TestArgumentsValidated: a tool registered directly with AddTool (not
-// through the pipeline) is validated against its schema before its
-// handler, and the handler sees the call marked as checked, which is what
-// keeps the pipeline from validating a second time.
+// TestArgumentsValidated: a tool added directly with AddTool (not through
+// the pipeline) and bound with argschema.Bind is validated against its
+// schema, compiled once, before its handler.
 func TestArgumentsValidated(t *testing.T) {
 	s := NewServer("x", "v0")
-	var ran, unchecked atomic.Int32
+	var ran atomic.Int32
 	tool := mcp.NewTool("set_port", mcp.WithString("name", mcp.Required()),
 		mcp.WithNumber("port", mcp.Required(), mcp.Min(1), mcp.Max(65535)), mcp.WithBoolean("force"))
-	s.AddTool(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.AddTool(tool, argschema.Bind(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ran.Add(1)
-		if !argschema.Checked(ctx) {
-			unchecked.Add(1)
-		}
 		return mcp.NewToolResultText("ok"), nil
-	})
+	}))
 	c := connectInProcess(t, s)
 	ctx := context.Background()
 	call := func(args map[string]any) *mcp.CallToolResult {
@@ -61,19 +57,18 @@ func TestArgumentsValidated(t *testing.T) {
 	if n := ran.Load(); n != 0 {
 		t.Fatalf("the handler ran %d times on wrongly typed arguments", n)
 	}
-	if res := call(valid); res.IsError || ran.Load() != 1 || unchecked.Load() != 0 {
-		t.Fatalf("valid call: isError=%v ran=%d unchecked=%d", res.IsError, ran.Load(), unchecked.Load())
+	if res := call(valid); res.IsError || ran.Load() != 1 {
+		t.Fatalf("valid call: isError=%v ran=%d", res.IsError, ran.Load())
 	}
 	if len(cases) < 30 {
 		t.Fatalf("only %d cases", len(cases))
 	}
 }
 
-// TestChangeToolRefusalsAudited: the server-wide argument check passes a
-// pipeline change tool's calls through, so the pipeline refuses invalid
-// arguments itself and writes the refusal's audit record (issue 13:
-// refusals, validation included, are audited). Read tools stay with the
-// server-wide check and are never audited.
+// TestChangeToolRefusalsAudited: the pipeline refuses a change tool's
+// invalid arguments itself and writes the refusal's audit record (issue
+// 13: refusals, validation included, are audited). Read tools are checked
+// against their bound schema and never audited.
 func TestChangeToolRefusalsAudited(t *testing.T) {
 	s := NewServer("x", "v0")
 	log := filepath.Join(t.TempDir(), "audit.log")

@@ -22,7 +22,5 @@ func (p Program) Pipeline(s *Server, cfg Config, stderr io.Writer, logger *slog.
 		// mcpfleet_approvals_total{tool,decision}: the audit record's approval.
 		OnDecision: s.Metrics.Approval,
 		Tracer:     s.Tracing.Tracer,
-		// Change tools validate inside the pipeline, so invalid calls are audited.
-		OwnCheck: func(tool string) { s.ownCheck.Store(tool, true) },
 	})
 }

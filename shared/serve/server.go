@@ -7,7 +7,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcpfleet/mcpfleet/shared/argschema"
 	"github.com/mcpfleet/mcpfleet/shared/backendcall"
 	"github.com/mcpfleet/mcpfleet/shared/metrics"
 	"github.com/mcpfleet/mcpfleet/shared/traces"
@@ -25,10 +24,6 @@ type Server struct {
 	// test installs a provider with Tracing.Use).
 	Tracing *traces.Tracing
 	calls   *calls
-	// ownCheck holds the tools the tool-call pipeline validates itself
-	// (change tools, whose refusals are audited); the server-wide argument
-	// check passes them through.
-	ownCheck sync.Map
 }
 
 // BackendRecorder returns the hook a back-end client records each request
@@ -39,27 +34,13 @@ func (s *Server) BackendRecorder(system, backend string) *backendcall.Recorder {
 	return backendcall.New(backendcall.Config{Metrics: s.Metrics, Tracer: s.Tracing.Tracer, System: system, Backend: backend})
 }
 
-// NewServer returns an MCP server with panic recovery, in-flight tracking,
-// metrics and argument validation added to opts. Every tool's arguments are
-// checked against its own input schema (compiled once) before its handler
-// runs, however the tool was registered; the tool-call pipeline sees the
-// call marked as checked and does not validate again. Change tools of the
-// pipeline are the exception: the pipeline validates them itself, so that
-// an invalid call is refused with its audit record.
+// NewServer returns an MCP server with panic recovery, in-flight tracking
+// and metrics added to opts. Arguments are checked where a tool is added:
+// the tool-call pipeline binds each tool's compiled schema when it
+// registers it, and a tool added directly is wrapped with argschema.Bind.
 func NewServer(name, version string, opts ...server.ServerOption) *Server {
 	m := metrics.New(name, version)
-	// The middleware needs the server it is installed on to look tools up.
-	var srv *server.MCPServer
 	s := &Server{}
-	lookup := func(name string) (mcp.Tool, bool) {
-		if _, own := s.ownCheck.Load(name); own {
-			return mcp.Tool{}, false
-		}
-		if t := srv.GetTool(name); t != nil {
-			return t.Tool, true
-		}
-		return mcp.Tool{}, false
-	}
 	tr := &traces.Tracing{}
 	c := newCalls()
 	c.metrics = m
@@ -80,8 +61,6 @@ func NewServer(name, version string, opts ...server.ServerOption) *Server {
 				return next(ctx, req)
 			}
 		}),
-		// Innermost of ours, so invalid calls are still counted and tracked.
-		server.WithToolHandlerMiddleware(argschema.Middleware(argschema.New(), lookup)),
 		server.WithResourceHandlerMiddleware(func(next server.ResourceHandlerFunc) server.ResourceHandlerFunc {
 			return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 				ctx, done := c.begin(ctx)
@@ -91,7 +70,7 @@ func NewServer(name, version string, opts ...server.ServerOption) *Server {
 		}),
 	}
 	all = append(all, opts...)
-	srv = server.NewMCPServer(name, version, all...)
+	srv := server.NewMCPServer(name, version, all...)
 	s.MCPServer, s.Metrics, s.Tracing, s.calls = srv, m, tr, c
 	return s
 }

@@ -33,7 +33,10 @@ const (
 const approveID = "approve"
 
 // call is the pipeline for one call of a Change tool.
-func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Planner, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// schema, when not nil, is the tool's compiled input schema, checked here
+// so that an invalid call is refused with its audit record; typed tools
+// pass nil, having checked the call against theirs already.
+func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Planner, req mcp.CallToolRequest, schema *argschema.Compiled) (*mcp.CallToolResult, error) {
 	start := p.now()
 	rec := p.record(ctx, tool.Name, most, req)
 	finish := func(res *mcp.CallToolResult, approvalHow string, err error) (*mcp.CallToolResult, error) {
@@ -41,8 +44,8 @@ func (p *Pipeline) call(ctx context.Context, tool mcp.Tool, most Class, plan Pla
 		return p.outcome(ctx, rec, start, res, err)
 	}
 
-	if !argschema.Checked(ctx) {
-		if err := p.validate.Check(tool, req.Params.Arguments); err != nil {
+	if schema != nil {
+		if _, err := schema.Parse(req.Params.Arguments); err != nil {
 			return finish(nil, audit.Refused, err)
 		}
 	}

@@ -40,7 +40,6 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/argschema"
 	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
-	"github.com/mcpfleet/mcpfleet/shared/mcperr"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
 )
 
@@ -167,14 +166,6 @@ type Options struct {
 	// (describe, approve, audit) spans of their own below the tool's span
 	// (serve passes Server.Tracing.Tracer).
 	Tracer func() trace.Tracer
-	// OwnCheck, when set, hears the name of every change tool and every
-	// typed tool (AddRead, AddChange) as it is registered: the pipeline
-	// validates those calls itself, so that an invalid call of a change
-	// tool is refused with its audit record and a typed call is checked
-	// against the schema bound at registration. A server-wide
-	// argument check in front of the pipeline must pass them through
-	// (serve wires it so).
-	OwnCheck func(tool string)
 }
 
 // Pipeline registers tools on an mcp-go server with validation,
@@ -186,7 +177,6 @@ type Pipeline struct {
 	o        Options
 	log      *audit.Log
 	codes    *approval.Codes
-	validate *argschema.Validator
 	local    approval.Caller
 	now      func() time.Time
 
@@ -315,7 +305,6 @@ func New(srv *server.MCPServer, cfg Config, o Options) (*Pipeline, error) {
 	p := &Pipeline{
 		srv: srv, cfg: cfg, o: o, log: l,
 		codes:    approval.NewCodes(cfg.Approval.Secret, cfg.Approval.Timeout, used),
-		validate: argschema.New(),
 		local:    approval.Caller{Kind: approval.CallerLocal, Subject: osUser()},
 		now:      time.Now,
 		tools:    map[string]mcp.Tool{},
@@ -336,14 +325,7 @@ func (p *Pipeline) Server() *server.MCPServer { return p.srv }
 // Read registers a tool that changes nothing. Its handler is called as is,
 // after argument validation. Options declare more (AsTask).
 func (p *Pipeline) Read(tool mcp.Tool, h server.ToolHandlerFunc, opts ...ToolOption) {
-	p.add(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if !argschema.Checked(ctx) {
-			if err := p.validate.Check(tool, req.GetRawArguments()); err != nil {
-				return mcperr.ToolResult(err), nil
-			}
-		}
-		return h(ctx, req)
-	}, toolOpts(opts))
+	p.add(tool, argschema.Bind(tool, h), toolOpts(opts))
 }
 
 // Change registers a tool whose calls can change a back end. most is the
@@ -354,11 +336,12 @@ func (p *Pipeline) Read(tool mcp.Tool, h server.ToolHandlerFunc, opts ...ToolOpt
 // (AsTask).
 func (p *Pipeline) Change(tool mcp.Tool, most Class, plan Planner, opts ...ToolOption) {
 	tool = p.augment(tool, most)
-	if p.o.OwnCheck != nil {
-		p.o.OwnCheck(tool.Name)
+	schema, err := argschema.Compile(tool)
+	if err != nil {
+		panic(fmt.Sprintf("toolcall: Change(%s): %v", tool.Name, err))
 	}
 	p.add(tool, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return p.call(ctx, tool, most, plan, req)
+		return p.call(ctx, tool, most, plan, req, schema)
 	}, toolOpts(opts))
 }
 

@@ -80,11 +80,10 @@ func AddChange[T any](p *Pipeline, d Tool, plan PlannerOf[T], opts ...ToolOption
 			rec.Approval = audit.Refused
 			return p.outcome(ctx, rec, start, nil, err)
 		}
-		// Marked checked: the bound schema has validated this very call,
-		// so the pipeline does not look the tool's schema up again.
-		return p.call(argschema.MarkChecked(ctx), tool, most, func(ctx context.Context, callReq mcp.CallToolRequest) (Plan, error) {
+		// No schema for call: the bound one has validated this very call.
+		return p.call(ctx, tool, most, func(ctx context.Context, callReq mcp.CallToolRequest) (Plan, error) {
 			return plan(withRequest(ctx, callReq), in)
-		}, req)
+		}, req, nil)
 	}, toolOpts(opts))
 }
 
@@ -146,11 +145,6 @@ func bind[T any](p *Pipeline, d Tool) (*bound[T], error) {
 	dec, err := decoderFor(t)
 	if err != nil {
 		return nil, err
-	}
-	// The pipeline validates these calls itself; a server-wide check in
-	// front of it must not look them up and validate them again.
-	if p.o.OwnCheck != nil {
-		p.o.OwnCheck(tool.Name)
 	}
 	return &bound[T]{tool: tool, schema: c, dec: dec}, nil
 }

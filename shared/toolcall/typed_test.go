@@ -159,7 +159,11 @@ func TestTypedValidationAndDecoding(t *testing.T) {
 			if tc.args != "" {
 				args = json.RawMessage(tc.args)
 			}
-			want := argschema.New().Check(tool, args)
+			c, err := argschema.Compile(tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, want := c.Parse(args)
 			if want == nil || !strings.Contains(text, want.Error()) {
 				t.Fatalf("typed error %q\nargschema %v", text, want)
 			}

@@ -17,7 +17,6 @@ import (
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/statspage"
 	"github.com/mcpfleet/mcpfleet/shared/approval"
-	"github.com/mcpfleet/mcpfleet/shared/argschema"
 	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
@@ -67,10 +66,6 @@ func (e *env) raw(t *testing.T, name string, args map[string]any) *mcp.CallToolR
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// These tests reach the handlers' own validation, the second line
-	// behind the schema check serve.NewServer does first (argtypes_test.go
-	// covers that one), so the call is marked as schema-checked.
-	ctx = argschema.MarkChecked(ctx)
 	var req mcp.CallToolRequest
 	req.Params.Name = name
 	if args != nil {

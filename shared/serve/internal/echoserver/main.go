@@ -6,6 +6,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcpfleet/mcpfleet/shared/argschema"
 	"io"
 	"os"
 	"os/signal"
@@ -41,13 +43,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return status
 	}
 	s := serve.NewServer(p.Name, p.Version)
-	s.AddTool(mcp.NewTool("echo", mcp.WithString("text", mcp.Required())),
+	addTool(s, mcp.NewTool("echo", mcp.WithString("text", mcp.Required())),
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			// With the request's context, so the line names the trace.
 			logger.DebugContext(ctx, "echo called")
 			return mcp.NewToolResultText(r.GetString("text", "")), nil
 		})
-	s.AddTool(mcp.NewTool("sleep", mcp.WithNumber("ms", mcp.Required())),
+	addTool(s, mcp.NewTool("sleep", mcp.WithNumber("ms", mcp.Required())),
 		func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			d := time.Duration(r.GetFloat("ms", 0)) * time.Millisecond
 			record(started, "started")
@@ -73,4 +75,9 @@ func record(path, what string) {
 	}
 	defer f.Close()
 	fmt.Fprintln(f, what)
+}
+
+// addTool adds a tool with its arguments checked against its own schema.
+func addTool(s *serve.Server, tool mcp.Tool, h server.ToolHandlerFunc) {
+	s.AddTool(tool, argschema.Bind(tool, h))
 }
