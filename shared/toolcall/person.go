@@ -72,8 +72,8 @@ func (p *Pipeline) CannotAsk(ctx context.Context) string {
 // its own approvals: inside a task the task goes input_required with q
 // until the client answers (tasks.Ask); outside one, elicitation/create on
 // the caller's session. It waits until the person answers or ctx ends (the
-// caller bounds it: no answer in time is the caller's decline). A call
-// for which CannotAsk says why gets an error, never an answer.
+// caller bounds it: no answer in time is the caller's decline). Ask only
+// where CannotAsk is "": elsewhere the question has no way to the person.
 func (p *Pipeline) Ask(ctx context.Context, q mcp.ElicitationParams) (*mcp.ElicitationResult, error) {
 	if tasks.CanAsk(ctx) {
 		return tasks.Ask(ctx, q)
