@@ -20,7 +20,6 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/mcpserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/shared/apps"
-	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/buildinfo"
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
@@ -145,17 +144,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	defer keeper.Stop() // after serving: a task still running is cancelled, its CLI stopped
 	// Turns whose approval policy makes the CLI ask a person run on its
 	// app-server (one process group per turn, the same configuration home
-	// and environment as exec); the answers go to the pipeline's audit
-	// destination.
+	// and environment as exec); the pipeline asks the person and audits
+	// the answers to its own log.
 	app := &appserver.Client{Path: ccfg.CLIPath, Home: home, Environ: cli.InheritedEnv, ApprovalTimeout: ccfg.ApprovalTimeout,
 		ClientName: p.Name, ClientVersion: p.Version}
-	answers, err := audit.Open(cfg.Calls.Audit, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
-		return serve.ExitFailure
-	}
-	defer answers.Close()
-	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Features: features, AppServer: app, Audit: answers,
-		Version: p.Version, Local: cfg.Transport != "http", Views: views, Recorder: client.Recorder}).Register(calls)
+	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Features: features, AppServer: app,
+		Views: views, Recorder: client.Recorder}).Register(calls)
 	return p.Serve(ctx, s, cfg, so, stderr)
 }

@@ -2,11 +2,8 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/user"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
@@ -22,9 +18,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cliversion"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
 	"github.com/mcpfleet/mcpfleet/shared/audit"
-	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
-	"github.com/mcpfleet/mcpfleet/shared/tasks"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
 )
 
@@ -81,48 +75,12 @@ func (s *Server) checkApprovals(ctx context.Context, arg string, in coderInput) 
 		return mcperr.New(mcperr.Invalid, fmt.Sprintf("%s %q: %v", arg, in.ApprovalPolicy, err), nil,
 			fmt.Sprintf("Install Codex CLI %s or later (npm install -g @openai/codex), or pass %s \"never\"; no CLI process was started", cliversion.KnownSince[cliversion.FeatureApprovals], arg))
 	}
-	if why := cannotAsk(ctx); why != "" {
+	if why := s.calls.CannotAsk(ctx); why != "" {
 		return mcperr.New(mcperr.Permission,
 			fmt.Sprintf("%s %q needs a person to answer the Codex CLI's approval requests, and %s; no CLI process was started", arg, in.ApprovalPolicy, why), nil,
 			fmt.Sprintf("Pass %s \"never\" (the sandbox alone then bounds what runs), or call from a client that supports elicitation (on MCP 2026-07-28, as a task)", arg))
 	}
 	return nil
-}
-
-// cannotAsk says why this call cannot put a question to a person in the
-// middle of its run, or "" when it can, as the pipeline asks for its own
-// approvals: inside a task (tasks.Ask: the task goes input_required, on
-// 2025-11-25 and the 2026-07-28 tasks extension) when the client declared
-// elicitation; outside a task, elicitation/create on the caller's session
-// (2025-11-25 and earlier). A 2026-07-28 call that is not a task has no way
-// to be asked mid-run (input-required results answer before a call runs).
-func cannotAsk(ctx context.Context) string {
-	req, _ := toolcall.CallRequest(ctx)
-	inTask := req.Params.Task != nil || tasks.CanAsk(ctx)
-	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
-		switch {
-		case info.ClientCapabilities == nil || !formElicitation(info.ClientCapabilities.Elicitation):
-			return "this client did not declare elicitation (form mode)"
-		case !inTask:
-			return "the client speaks MCP " + info.ProtocolVersion + ", on which a call that is not a task cannot ask in the middle of its run (call it as a task)"
-		}
-		return ""
-	}
-	sess := server.ClientSessionFromContext(ctx)
-	if _, ok := sess.(server.SessionWithElicitation); !ok {
-		return "this connection cannot carry a question to the client"
-	}
-	ci, ok := sess.(server.SessionWithClientInfo)
-	if !ok || !formElicitation(ci.GetClientCapabilities().Elicitation) {
-		return "this client did not declare elicitation (form mode)"
-	}
-	return ""
-}
-
-// formElicitation: the capability includes form mode (an empty elicitation
-// capability means form mode).
-func formElicitation(c *mcp.ElicitationCapability) bool {
-	return c != nil && (c.Form != nil || c.URL == nil)
 }
 
 // approvals asks the person and audits the answers of one turn.
@@ -140,19 +98,11 @@ type approvals struct {
 	started  map[string]time.Time
 }
 
-func (s *Server) newApprovals(ctx context.Context, req mcp.CallToolRequest, tool string, class toolcall.Class, in coderInput) *approvals {
-	rec := audit.Record{Server: "codermcp", ServerVersion: s.version, Tool: tool, Class: class.String(),
-		Arguments: auditArguments(req)}
-	rec.Identity, rec.Issuer, rec.Subject = s.auditIdentity(ctx)
-	if sess := server.ClientSessionFromContext(ctx); sess != nil {
-		rec.Session = sess.SessionID()
-	}
-	if ci, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
-		if i := ci.GetClientInfo(); i.Name != "" {
-			rec.Client = i.Name + "/" + i.Version
-		}
-	}
-	return &approvals{s: s, ctx: ctx, tool: tool, class: class, policy: in.ApprovalPolicy, base: rec,
+// newApprovals starts the approvals of one turn of the call req (as its
+// planner received it), their records starting as the pipeline's own
+// record of the call does.
+func (s *Server) newApprovals(ctx context.Context, req mcp.CallToolRequest, class toolcall.Class, in coderInput) *approvals {
+	return &approvals{s: s, ctx: ctx, tool: in.Tool, class: class, policy: in.ApprovalPolicy, base: s.calls.AuditRecord(ctx, req, class),
 		timeout: s.approvalTimeout(), accepted: map[string]audit.Record{}, started: map[string]time.Time{}}
 }
 
@@ -161,52 +111,6 @@ func (s *Server) approvalTimeout() time.Duration {
 		return s.cfg.ApprovalTimeout
 	}
 	return 5 * time.Minute
-}
-
-// auditArguments are the call's arguments as the pipeline's records hold
-// them: the planner's request, which carries no dryRun or confirm.
-func auditArguments(req mcp.CallToolRequest) map[string]any {
-	args := req.GetArguments()
-	if len(args) == 0 && len(req.Params.RawArguments) > 0 {
-		_ = json.Unmarshal(req.Params.RawArguments, &args)
-	}
-	return args
-}
-
-// auditIdentity words the caller as the pipeline's records do:
-// "oauth:<sub>" with issuer and subject, "local:<os user>" on stdio,
-// "anonymous" over HTTP without OAuth.
-func (s *Server) auditIdentity(ctx context.Context) (identity, issuer, subject string) {
-	if id, ok := httpauth.IdentityFromContext(ctx); ok {
-		words := "oauth:" + quoteAuditWord(id.Subject)
-		switch {
-		case id.Username != "":
-			words += " user=" + quoteAuditWord(id.Username)
-		case id.Email != "":
-			words += " email=" + quoteAuditWord(id.Email)
-		}
-		return words, id.Issuer, id.Subject
-	}
-	if s.local {
-		name := strconv.Itoa(os.Getuid())
-		if u, err := user.Current(); err == nil && u.Username != "" {
-			name = u.Username
-		}
-		return "local:" + quoteAuditWord(name), "", ""
-	}
-	return "anonymous", "", ""
-}
-
-func quoteAuditWord(s string) string {
-	for _, r := range s {
-		if r <= ' ' || r > '~' || r == '=' || r == '"' || r == '\\' || r == '\'' {
-			return strconv.Quote(s)
-		}
-	}
-	if s == "" {
-		return `""`
-	}
-	return s
 }
 
 // record is the audit record of one approval request.
@@ -230,18 +134,10 @@ func (a *approvals) ask(ctx context.Context, r appserver.ApprovalRequest) (appse
 		Message:         a.question(r),
 		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 	}
-	var (
-		res *mcp.ElicitationResult
-		err error
-	)
-	if tasks.CanAsk(ctx) {
-		// Run as a task: the task goes input_required with the question,
-		// as the pipeline's own approvals do inside a task.
-		res, err = tasks.Ask(ctx, params)
-	} else {
-		res, err = a.s.mcp.RequestElicitation(ctx, mcp.ElicitationRequest{
-			Request: mcp.Request{Method: string(mcp.MethodElicitationCreate)}, Params: params})
-	}
+	// Inside a task the task goes input_required with the question, as
+	// the pipeline's own approvals do; outside one, elicitation/create on
+	// the caller's session.
+	res, err := a.s.calls.Ask(ctx, params)
 	switch {
 	case a.ctx.Err() != nil:
 		a.outcome(rec, audit.Refused, "the call was cancelled before the person answered; the agent's request was declined")
@@ -264,7 +160,7 @@ func (a *approvals) ask(ctx context.Context, r appserver.ApprovalRequest) (appse
 	rec.Approval = audit.ByPerson
 	intent := rec
 	intent.Event = audit.Intent
-	if err := a.s.audit.Write(intent); err != nil {
+	if err := a.s.calls.WriteAudit(intent); err != nil {
 		a.s.logger.Error("audit record of an accepted approval request could not be written; declining it", "error", err.Error())
 		return appserver.Decline, err
 	}
@@ -280,7 +176,7 @@ func (a *approvals) outcome(rec audit.Record, how, msg string) {
 	rec.Approval = how
 	rec.Outcome = "error"
 	rec.Error = msg
-	if err := a.s.audit.Write(rec); err != nil {
+	if err := a.s.calls.WriteAudit(rec); err != nil {
 		a.s.logger.Error("audit record of an approval answer could not be written", "error", err.Error())
 	}
 }
@@ -307,7 +203,7 @@ func (a *approvals) event(ev appserver.Event) {
 	}
 	ms := time.Since(start).Milliseconds()
 	rec.DurationMS = &ms
-	if err := a.s.audit.Write(rec); err != nil {
+	if err := a.s.calls.WriteAudit(rec); err != nil {
 		a.s.logger.Error("audit outcome of an approved command could not be written", "error", err.Error())
 	}
 }
@@ -433,7 +329,7 @@ func (s *Server) runApp(ctx context.Context, call mcp.CallToolRequest, cp coderP
 	if err := workspace.Unchanged(req.Cwd); err != nil {
 		return nil, &cli.Error{Kind: cli.FailExec, Err: err, Cause: err.Error() + "; nothing was run: call again to have the directory checked anew"}
 	}
-	ask := s.newApprovals(ctx, call, cp.in.Tool, cp.class, cp.in)
+	ask := s.newApprovals(ctx, call, cp.class, cp.in)
 	res, err := s.appTurn(ctx, req, func(ev appserver.Event) {
 		ask.event(ev)
 		if ev.Summary != "" {

@@ -26,7 +26,6 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/mcpserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
-	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/serve"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
@@ -165,20 +164,15 @@ func newEnv(t testing.TB, o envOptions) *env {
 		e.features.Start(context.Background())
 	}
 	// The app-server path as main.go wires it: the same CLI, home and
-	// environment, CODER_APPROVAL_TIMEOUT, and the answers audited to the
-	// pipeline's destination.
+	// environment, CODER_APPROVAL_TIMEOUT; the pipeline asks the person and
+	// audits the answers.
 	e.app = &appserver.Client{Path: e.cfg.CLIPath, Home: e.cfg.Home, Env: append([]string(nil), e.h.Env...), Environ: cli.InheritedEnv,
 		Grace: time.Second, ApprovalTimeout: e.cfg.ApprovalTimeout, OnStart: e.client.OnStart}
 	if o.app != nil {
 		o.app(e.app)
 	}
-	answers, err := audit.Open(tc.Audit, io.Discard)
-	if err != nil {
-		t.Fatalf("audit: %v", err)
-	}
-	t.Cleanup(func() { answers.Close() })
 	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: o.throttle, Features: e.features,
-		AppServer: e.app, Audit: answers, Version: "test"}).Register(calls)
+		AppServer: e.app}).Register(calls)
 	scfg := serve.Config{Transport: "http", Host: "127.0.0.1"}
 	ts := httptest.NewServer(serve.NewHTTPHandler(serve.Program{Name: "codermcp"}, s, scfg, nil, so))
 	t.Cleanup(ts.Close)

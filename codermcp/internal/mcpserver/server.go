@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/appserver"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
@@ -24,7 +23,6 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/session"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/workspace"
 	"github.com/mcpfleet/mcpfleet/shared/apps"
-	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/backendcall"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
 	"github.com/mcpfleet/mcpfleet/shared/mcperr"
@@ -60,11 +58,8 @@ type Server struct {
 	throttle  time.Duration
 	ws        workspace.Policy
 	features  *cliversion.Detector
-	app       Turner            // the app-server path (approvals)
-	audit     *audit.Log        // where approval answers are recorded
-	mcp       *server.MCPServer // asks the person (set by Register)
-	version   string
-	local     bool
+	app       Turner             // the app-server path (approvals)
+	calls     *toolcall.Pipeline // asks the person and audits the answers (set by Register)
 	views     *apps.Views
 	recorder  *backendcall.Recorder
 }
@@ -80,13 +75,6 @@ type Options struct {
 	// AppServer runs the turns whose approval policy makes the CLI ask a
 	// person (default: an appserver.Client for cfg's CLI).
 	AppServer Turner
-	// Audit records each answer to the CLI's approval requests (the
-	// pipeline's destination, MCP_AUDIT_LOG; nil: none).
-	Audit *audit.Log
-	// Version is the server's, for audit records; Local is set on stdio
-	// (the caller is this machine's user).
-	Version string
-	Local   bool
 	// Recorder records each app-server turn as a back-end call (operation
 	// "app-server"), as cli.Client.Recorder records exec runs; nil: none.
 	Recorder *backendcall.Recorder
@@ -121,7 +109,7 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 		o.AppServer = &appserver.Client{Path: cfg.CLIPath, Environ: cli.InheritedEnv, ApprovalTimeout: cfg.ApprovalTimeout}
 	}
 	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws,
-		features: o.Features, app: o.AppServer, audit: o.Audit, version: o.Version, local: o.Local, views: o.Views, recorder: o.Recorder}
+		features: o.Features, app: o.AppServer, views: o.Views, recorder: o.Recorder}
 }
 
 // Register adds the five tools through the tool-call pipeline: coder is
@@ -135,7 +123,7 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 // as a plain call — validation, approval, audit, session lock, concurrency
 // slot, history and result.
 func (s *Server) Register(calls *toolcall.Pipeline) {
-	s.mcp = calls.Server()
+	s.calls = calls
 	toolcall.AddChange(calls, s.coderTool(), s.planCoder, toolcall.AsTask())
 	toolcall.AddChange(calls, s.codexTool(), s.planCodex, toolcall.AsTask())
 	toolcall.AddChange(calls, s.codexReplyTool(), s.planCodexReply, toolcall.AsTask())
