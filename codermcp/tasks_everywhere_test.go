@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -205,6 +206,50 @@ func TestTasksEverywhere(t *testing.T) {
 		}
 		if n := len(h.Endpoint.RequestsWith("asked inside the task")); n != 0 {
 			t.Fatalf("a declined turn reached the model %d times", n)
+		}
+
+		// The CLI's own approval request (approvalPolicy on-request) is asked
+		// inside the 2026-07-28 task as well: accepted, the command runs.
+		cliDir := t.TempDir()
+		cmd := "echo escalated > marker"
+		id = create(map[string]any{"prompt": "[[escalate:" + cmd + "]]", "approvalPolicy": "on-request", "workingDirectory": cliDir})
+		var cliAsked bool
+		for {
+			st := waitExt(t, func() (json.RawMessage, json.RawMessage) {
+				res, e := get(id)()
+				var m map[string]any
+				if e == nil && json.Unmarshal(res, &m) == nil && m["status"] == "completed" {
+					return json.RawMessage(`{"status":"input_required","done":true}`), nil
+				}
+				return res, e
+			}, "input_required")
+			if st["done"] == true {
+				break
+			}
+			reqs, _ := st["inputRequests"].(map[string]any)
+			answers := map[string]any{}
+			for key, r := range reqs {
+				if strings.Contains(fmt.Sprint(r), "echo escalated") {
+					cliAsked = true
+				}
+				answers[key] = map[string]any{"action": "accept", "content": map[string]any{}}
+			}
+			if len(answers) == 0 {
+				t.Fatalf("input_required without requests: %v", st)
+			}
+			if res, e := p.rpc("tasks/update", map[string]any{"taskId": id, "inputResponses": answers, "_meta": extMeta()}); e != nil {
+				t.Fatalf("tasks/update: %s %s", res, e)
+			}
+		}
+		if !cliAsked {
+			t.Fatal("the task never asked the CLI's approval request (the command) inside the task")
+		}
+		done = waitExt(t, get(id), "completed")
+		if r, _ := done["result"].(map[string]any); r == nil || r["isError"] == true {
+			t.Fatalf("accepted CLI approval: %v", done)
+		}
+		if _, err := os.Stat(filepath.Join(cliDir, "marker")); err != nil {
+			t.Fatalf("the accepted command did not run: %v", err)
 		}
 
 		// 2025-11-25 on the same process: a session, params.task, tasks/result.

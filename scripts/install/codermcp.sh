@@ -9,7 +9,7 @@
 # reachable there, as a symlink to $cache/codex, so it is stored once).
 # CODER_MATRIX=0 installs the pinned version only (a quick local set-up).
 set -euo pipefail
-version=0.169.0
+version=0.171.0
 # The versions people run (issue 28): the seed's minimum, the first native
 # resume, the last with `codex mcp-server`, the pinned one and the newest.
 matrix=(0.36.0 0.50.0 0.153.4 0.169.0 0.171.0)
@@ -61,6 +61,11 @@ install() {
   fi
 }
 
+# A version pinned before is a link to $prefix: unlink it before $prefix
+# holds another version, so that it gets its own directory.
+for v in "${matrix[@]}"; do
+  if [ "$v" != "$version" ] && [ -L "$cache/codex-$v" ]; then rm "$cache/codex-$v"; fi
+done
 install "$prefix" "$version"
 if [ "${CODER_MATRIX:-1}" != 0 ]; then
   for v in "${matrix[@]}"; do

@@ -20,7 +20,7 @@ import (
 )
 
 // PinnedVersion is the Codex CLI the tests run (scripts/install/codermcp.sh).
-const PinnedVersion = "0.169.0"
+const PinnedVersion = "0.171.0"
 
 // CLI returns the path of the real Codex CLI: $CODER_TEST_CLI, else the
 // cache directory scripts/install/codermcp.sh installs into. When it is
