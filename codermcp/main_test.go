@@ -20,6 +20,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/harness"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/appstest"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall/toolcalltest"
 )
 
@@ -52,31 +53,12 @@ func TestToolListsGolden(t *testing.T) {
 	// MCP_APPS=off an apps client sees them too.
 	t.Run("apps client", func(t *testing.T) {
 		t.Parallel()
-		surfaceGolden(t, "testdata/surface-apps.golden.json", e2e.List(t, appsStdio(t, bin, env)))
+		surfaceGolden(t, "testdata/surface-apps.golden.json", e2e.List(t, appstest.Stdio(t, bin, env)))
 	})
 	t.Run("apps client, MCP_APPS=off", func(t *testing.T) {
 		t.Parallel()
-		surfaceGolden(t, "testdata/tools.golden.json", e2e.List(t, appsStdio(t, bin, append(env, "MCP_APPS=off"))))
+		surfaceGolden(t, "testdata/tools.golden.json", e2e.List(t, appstest.Stdio(t, bin, append(env, "MCP_APPS=off"))))
 	})
-}
-
-// appsStdio connects over stdio as a client that declares the MCP Apps
-// extension (io.modelcontextprotocol/ui with the HTML view mimeType).
-func appsStdio(t *testing.T, bin string, env []string) *mcp.ClientSession {
-	t.Helper()
-	caps := &mcp.ClientCapabilities{}
-	caps.AddExtension("io.modelcontextprotocol/ui", map[string]any{"mimeTypes": []any{"text/html;profile=mcp-app"}})
-	c := mcp.NewClient(&mcp.Implementation{Name: "mcpfleet-apps-e2e", Version: "test"}, &mcp.ClientOptions{Capabilities: caps})
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), env...)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: e2e.Legacy})
-	if err != nil {
-		t.Fatalf("connect over stdio to %s: %v", bin, err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
 }
 
 // surfaceGolden compares a surface with its golden file as clients read

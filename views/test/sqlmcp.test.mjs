@@ -12,124 +12,32 @@
 // $VIEWS_ARTIFACTS (default views/test/artifacts).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import http from "node:http";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { requireDep, nodeModules } from "../build.mjs";
+import { skipFor, startHost, connectServer, serverViews, shoot, firstRender, WAIT } from "./harness.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const artifacts = process.env.VIEWS_ARTIFACTS || join(here, "artifacts");
-const chromiumPath = process.env.CHROMIUM || "/usr/bin/chromium";
 const mcpURL = process.env.SQLMCP_URL;
 const PAGING_TAG = process.env.SQLMCP_PAGING_TAG || "views-paging";
-const EXT = "io.modelcontextprotocol/ui";
-const MIME = "text/html;profile=mcp-app";
-// Generous bounds: the machine runs many tests at once (load 15-30).
-const WAIT = 60000;
+const skip = skipFor({ urlVar: "SQLMCP_URL", run: "go test ./sqlmcp -run TestViewsInBrowser" });
 
-let skip = false;
-if (!mcpURL) skip = "SQLMCP_URL is not set: run go test ./sqlmcp -run TestViewsInBrowser, which starts the engine and the server";
-else if (!existsSync(chromiumPath)) {
-  if (process.env.CI === "true") throw new Error(`chromium not found at ${chromiumPath}: run scripts/install/views.sh (Debian's chromium)`);
-  skip = `chromium not found at ${chromiumPath} (scripts/install/views.sh installs it)`;
-}
-
-// The extension's restrictive default when _meta.ui.csp names no domain.
-const CSP = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; media-src 'self' data:; connect-src 'none'; frame-src 'none'; object-src 'none'; base-uri 'self'";
-
-let server, port, browser, hostJS, mcp;
-const html = new Map(); // view name → the HTML the server serves
+let host, mcp;
 
 before(async () => {
   if (skip) return;
-  mkdirSync(artifacts, { recursive: true });
-  const { Client, StreamableHTTPClientTransport } = await import(join(nodeModules(), "@modelcontextprotocol/client/dist/index.mjs"));
-  mcp = new Client({ name: "mcpfleet-views-test-host", version: "1.0.0" }, { capabilities: { extensions: { [EXT]: { mimeTypes: [MIME] } } } });
-  await mcp.connect(new StreamableHTTPClientTransport(new URL(mcpURL)));
-  for (const view of ["query-result", "change-preview"]) {
-    const uri = `ui://sqlmcp/${view}`;
-    const res = await mcp.readResource({ uri });
-    assert.equal(res.contents.length, 1, uri);
-    assert.equal(res.contents[0].mimeType, MIME, uri);
-    html.set(view, res.contents[0].text);
-  }
-  const esbuild = requireDep("esbuild");
-  const out = await esbuild.build({ entryPoints: [join(here, "host.js")], bundle: true, format: "iife", write: false, nodePaths: [nodeModules()], logLevel: "error" });
-  hostJS = out.outputFiles[0].text;
-  server = http.createServer((req, res) => {
-    const url = new URL(req.url, "http://x");
-    if (url.pathname === "/favicon.ico") res.writeHead(204).end();
-    else if (url.pathname === "/host.html")
-      res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;padding:8px"><script src="/host.js"></script></body></html>');
-    else if (url.pathname === "/host.js") res.writeHead(200, { "content-type": "text/javascript" }).end(hostJS);
-    else if (url.pathname.startsWith("/view/") && html.has(url.pathname.slice(6)))
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "content-security-policy": CSP }).end(html.get(url.pathname.slice(6)));
-    else res.writeHead(404).end();
-  });
-  await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  port = server.address().port;
-  const { chromium } = requireDep("playwright-core");
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  mcp = await connectServer(mcpURL);
+  const html = await serverViews(mcp, "sqlmcp", ["query-result", "change-preview"]);
+  host = await startHost((view) => html.get(view));
 });
 
 after(async () => {
-  await browser?.close();
-  server?.close();
+  await host?.close();
   await mcp?.close();
 });
 
 // call is a real tools/call to sqlmcp.
 const call = (name, args) => mcp.callTool({ name, arguments: args });
 
-async function open({ width = 420 } = {}) {
-  const ctx = await browser.newContext({ viewport: { width: width + 16, height: 900 }, deviceScaleFactor: 1 });
-  ctx.setDefaultTimeout(WAIT);
-  const page = await ctx.newPage();
-  const calls = [];
-  const problems = [];
-  // The host answers the view's tools/call through the real MCP client.
-  await page.exposeFunction("hostCallTool", async (params) => {
-    calls.push(params);
-    return call(params.name, params.arguments);
-  });
-  const hostOrigin = `http://127.0.0.1:${port}`;
-  const viewOrigin = `http://localhost:${port}`;
-  page.on("request", (r) => {
-    const u = r.url();
-    if (!u.startsWith(hostOrigin) && !u.startsWith(viewOrigin + "/view/") && !u.startsWith("data:") && !u.startsWith("blob:")) problems.push("request to " + u);
-  });
-  page.on("console", (m) => {
-    if (m.type() === "error" || /Content Security Policy/.test(m.text())) problems.push(`console ${m.type()}: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push("page error: " + e.message));
-  await page.goto(`${hostOrigin}/host.html`);
-  const mount = async (view, toolName, args, result, opts = {}) => {
-    const start = await page.evaluate((p) => window.mountView(p), { url: `${viewOrigin}/view/${view}`, toolName, args, result, width, ...opts });
-    const frame = await (await page.waitForSelector("iframe")).contentFrame();
-    await frame.waitForSelector("html[data-rendered]");
-    return { frame, start };
-  };
-  const close = async () => {
-    await ctx.close();
-    assert.deepEqual(problems, [], "the view fetched nothing, broke no CSP rule and logged no error");
-  };
-  return { page, calls, mount, close };
-}
-
-async function shoot(page, frame, name) {
-  // The picture is taken once the host applied the view's size-changed
-  // (the iframe is of another origin: its height is measured inside it).
-  const height = await frame.evaluate(() => document.documentElement.scrollHeight);
-  await page.waitForFunction((h) => Math.abs(document.querySelector("iframe").getBoundingClientRect().height - h) <= 2, height);
-  await page.setViewportSize({ width: page.viewportSize().width, height: Math.min(4000, height + 16) });
-  const path = join(artifacts, name + ".png");
-  await page.screenshot({ path });
-  return path;
-}
+// open is a host page whose view's tools/calls (fetch more) go through the
+// real MCP client.
+const open = ({ width = 420 } = {}) => host.open({ width, answer: (p) => call(p.name, p.arguments) });
 
 const structured = (res) => {
   assert.ok(!res.isError, JSON.stringify(res));
@@ -232,17 +140,8 @@ test("query-result against sqlmcp: a DELETE's dry run is the preview card, and n
 
 test("first render of sqlmcp's query-result under 500 ms (median of 10, real results)", { skip }, async () => {
   const args = { query: "SELECT * FROM customers ORDER BY id" };
-  const result = await call("execute_query", args);
+  const inputs = { "query-result": ["execute_query", args, await call("execute_query", args)] };
   const { mount, close } = await open({ width: 560 });
-  const times = [];
-  for (let i = 0; i < 10; i++) {
-    const { frame, start } = await mount("query-result", "execute_query", args, result);
-    times.push((await frame.evaluate(() => window.__firstRenderAt)) - start);
-  }
-  times.sort((a, b) => a - b);
-  const medians = { "query-result": Math.round(((times[4] + times[5]) / 2) * 10) / 10 };
-  writeFileSync(join(artifacts, "first-render-sqlmcp.json"), JSON.stringify(medians, null, 2) + "\n");
-  console.log("sqlmcp first render, median of 10 (ms):", JSON.stringify(medians));
-  assert.ok(medians["query-result"] < 500, `query-result: ${medians["query-result"]} ms`);
+  await firstRender(mount, inputs, "first-render-sqlmcp.json");
   await close();
 });
