@@ -172,13 +172,13 @@ type Options struct {
 // classification, dry run, approval and audit around them. It is safe for
 // concurrent use once tools are registered.
 type Pipeline struct {
-	srv      *server.MCPServer
-	cfg      Config
-	o        Options
-	log      *audit.Log
-	codes    *approval.Codes
-	local    approval.Caller
-	now      func() time.Time
+	srv   *server.MCPServer
+	cfg   Config
+	o     Options
+	log   *audit.Log
+	codes *approval.Codes
+	local approval.Caller
+	now   func() time.Time
 
 	mu    sync.RWMutex
 	tools map[string]mcp.Tool // as registered (schema with dryRun/confirm)
@@ -304,10 +304,10 @@ func New(srv *server.MCPServer, cfg Config, o Options) (*Pipeline, error) {
 	})
 	p := &Pipeline{
 		srv: srv, cfg: cfg, o: o, log: l,
-		codes:    approval.NewCodes(cfg.Approval.Secret, cfg.Approval.Timeout, used),
-		local:    approval.Caller{Kind: approval.CallerLocal, Subject: osUser()},
-		now:      time.Now,
-		tools:    map[string]mcp.Tool{},
+		codes: approval.NewCodes(cfg.Approval.Secret, cfg.Approval.Timeout, used),
+		local: approval.Caller{Kind: approval.CallerLocal, Subject: osUser()},
+		now:   time.Now,
+		tools: map[string]mcp.Tool{},
 	}
 	if h := srv.GetHooks(); h != nil {
 		h.AddBeforeCallTool(stampRequestID)
