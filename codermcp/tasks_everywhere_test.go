@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,113 +14,8 @@ import (
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest/harness"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
 	"github.com/mcpfleet/mcpfleet/shared/e2e/lb"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/rawmcp"
 )
-
-// stdioPeer is a raw JSON-RPC client of one server process over stdio;
-// requests from the server (elicitation/create) go to onRequest.
-type stdioPeer struct {
-	t         *testing.T
-	in        io.WriteCloser
-	mu        sync.Mutex
-	next      int
-	waiters   map[string]chan json.RawMessage
-	onRequest func(method string, params json.RawMessage) any
-}
-
-func startStdioPeer(t *testing.T, bin string, env []string) *stdioPeer {
-	t.Helper()
-	cmd := exec.Command(bin)
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MCP_TRANSPORT=stdio"}, env...)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &stdioPeer{t: t, in: in, waiters: map[string]chan json.RawMessage{}}
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			line := append([]byte(nil), sc.Bytes()...)
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-				Params json.RawMessage `json:"params"`
-			}
-			if json.Unmarshal(line, &m) != nil || len(m.ID) == 0 {
-				continue
-			}
-			if m.Method != "" {
-				var res any = map[string]any{}
-				p.mu.Lock()
-				h := p.onRequest
-				p.mu.Unlock()
-				if h != nil {
-					res = h(m.Method, m.Params)
-				}
-				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": res})
-				p.write(b)
-				continue
-			}
-			p.mu.Lock()
-			w := p.waiters[string(m.ID)]
-			delete(p.waiters, string(m.ID))
-			p.mu.Unlock()
-			if w != nil {
-				w <- line
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		in.Close()
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-	})
-	return p
-}
-
-func (p *stdioPeer) write(b []byte) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.in.Write(append(b, '\n'))
-}
-
-func (p *stdioPeer) rpc(method string, params map[string]any) (json.RawMessage, json.RawMessage) {
-	p.t.Helper()
-	p.mu.Lock()
-	p.next++
-	id := fmt.Sprint(p.next)
-	w := make(chan json.RawMessage, 1)
-	p.waiters[id] = w
-	p.mu.Unlock()
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": p.next, "method": method, "params": params})
-	p.write(b)
-	select {
-	case line := <-w:
-		var a struct {
-			Result json.RawMessage `json:"result"`
-			Error  json.RawMessage `json:"error"`
-		}
-		json.Unmarshal(line, &a)
-		return a.Result, a.Error
-	case <-time.After(120 * time.Second):
-		p.t.Fatalf("%s: no answer in 120 s", method)
-		return nil, nil
-	}
-}
 
 // extMeta is a 2026-07-28 request's _meta declaring the tasks extension
 // and form elicitation.
@@ -169,10 +60,10 @@ func TestTasksEverywhere(t *testing.T) {
 
 	t.Run("stdio", func(t *testing.T) {
 		// Approval for changes, so that a workspace-write turn asks.
-		p := startStdioPeer(t, bin, append(append([]string(nil), env...), "MCP_APPROVAL=change"))
+		p := rawmcp.StartStdio(t, bin, append(append([]string(nil), env...), "MCP_APPROVAL=change"))
 		create := func(args map[string]any) string {
 			t.Helper()
-			res, e := p.rpc("tools/call", map[string]any{"name": "coder", "arguments": args, "_meta": extMeta()})
+			res, e := p.RPC("tools/call", map[string]any{"name": "coder", "arguments": args, "_meta": extMeta()})
 			var tk struct{ ResultType, TaskID string }
 			if e != nil || json.Unmarshal(res, &tk) != nil || tk.ResultType != "task" || tk.TaskID == "" {
 				t.Fatalf("create an extension task over stdio: %s %s", res, e)
@@ -181,7 +72,7 @@ func TestTasksEverywhere(t *testing.T) {
 		}
 		get := func(id string) func() (json.RawMessage, json.RawMessage) {
 			return func() (json.RawMessage, json.RawMessage) {
-				return p.rpc("tasks/get", map[string]any{"taskId": id, "_meta": extMeta()})
+				return p.RPC("tasks/get", map[string]any{"taskId": id, "_meta": extMeta()})
 			}
 		}
 		id := create(map[string]any{"prompt": "stdio extension task [[reply:Hello over stdio.]]"})
@@ -195,7 +86,7 @@ func TestTasksEverywhere(t *testing.T) {
 		if !strings.Contains(fmt.Sprint(asked["inputRequests"]), "elicitation/create") {
 			t.Fatalf("input_required without the approval request: %v", asked)
 		}
-		if res, e := p.rpc("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"approve-1": map[string]any{"action": "decline"}}, "_meta": extMeta()}); e != nil {
+		if res, e := p.RPC("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"approve-1": map[string]any{"action": "decline"}}, "_meta": extMeta()}); e != nil {
 			t.Fatalf("tasks/update: %s %s", res, e)
 		}
 		// The result itself must be the refusal (the word "declined" may also
@@ -237,7 +128,7 @@ func TestTasksEverywhere(t *testing.T) {
 			if len(answers) == 0 {
 				t.Fatalf("input_required without requests: %v", st)
 			}
-			if res, e := p.rpc("tasks/update", map[string]any{"taskId": id, "inputResponses": answers, "_meta": extMeta()}); e != nil {
+			if res, e := p.RPC("tasks/update", map[string]any{"taskId": id, "inputResponses": answers, "_meta": extMeta()}); e != nil {
 				t.Fatalf("tasks/update: %s %s", res, e)
 			}
 		}
@@ -253,16 +144,16 @@ func TestTasksEverywhere(t *testing.T) {
 		}
 
 		// 2025-11-25 on the same process: a session, params.task, tasks/result.
-		if _, e := p.rpc("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "tasks-everywhere", "version": "1"}}); e != nil {
+		if _, e := p.RPC("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "tasks-everywhere", "version": "1"}}); e != nil {
 			t.Fatalf("initialize: %s", e)
 		}
-		p.write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
-		res, e := p.rpc("tools/call", map[string]any{"name": "coder", "arguments": map[string]any{"prompt": "stdio legacy task [[reply:Hello from 2025.]]"}, "task": map[string]any{}})
+		p.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+		res, e := p.RPC("tools/call", map[string]any{"name": "coder", "arguments": map[string]any{"prompt": "stdio legacy task [[reply:Hello from 2025.]]"}, "task": map[string]any{}})
 		var created struct{ Task struct{ TaskID string } }
 		if e != nil || json.Unmarshal(res, &created) != nil || created.Task.TaskID == "" {
 			t.Fatalf("create a 2025-11-25 task over stdio: %s %s", res, e)
 		}
-		res, e = p.rpc("tasks/result", map[string]any{"taskId": created.Task.TaskID})
+		res, e = p.RPC("tasks/result", map[string]any{"taskId": created.Task.TaskID})
 		if e != nil || !strings.Contains(string(res), "Hello from 2025.") {
 			t.Fatalf("tasks/result over stdio: %s %s", res, e)
 		}

@@ -1,5 +1,6 @@
 // Package rawmcp is a test client that speaks MCP's streamable HTTP
-// transport with plain HTTP requests, one request per message. Tests use it
+// transport with plain HTTP requests, one request per message, and MCP
+// over a server process's stdio (Stdio). Tests use it
 // where an SDK client would hide what they check: a client that disconnects
 // between calls and polls a task later, raw task-augmented requests, the
 // exact JSON-RPC answer. Only _test files import it.
