@@ -11,34 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// suite finds the pinned conformance suite and Node 22 that
-// scripts/install/shared.sh installs into the cache.
-func suite(t *testing.T) (node, cli string) {
-	t.Helper()
-	cache := os.Getenv("MCPFLEET_CACHE")
-	if cache == "" {
-		base := os.Getenv("XDG_CACHE_HOME")
-		if base == "" {
-			home, _ := os.UserHomeDir()
-			base = filepath.Join(home, ".cache")
-		}
-		cache = filepath.Join(base, "mcpfleet")
-	}
-	bin := filepath.Join(cache, "conformance", "node_modules", ".bin")
-	node, cli = filepath.Join(bin, "node"), filepath.Join(bin, "conformance")
-	for _, f := range []string{node, cli} {
-		if _, err := os.Stat(f); err != nil {
-			msg := "the conformance suite is not installed (" + f + "): run scripts/install/shared.sh"
-			if os.Getenv("CI") == "true" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
-		}
-	}
-	return node, cli
-}
+	"github.com/mcpfleet/mcpfleet/shared/e2e/conformancesuite"
+)
 
 var listening = regexp.MustCompile(`serving MCP over HTTP"? addr=(\S+)`)
 
@@ -46,7 +21,7 @@ var listening = regexp.MustCompile(`serving MCP over HTTP"? addr=(\S+)`)
 // the tasks extension scenarios against cmd/conformanceserver, with
 // expected-failures.yml as the baseline: any other failure fails the test.
 func TestConformance(t *testing.T) {
-	node, cli := suite(t)
+	node, cli := conformancesuite.Find(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
