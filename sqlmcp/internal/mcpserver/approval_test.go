@@ -435,9 +435,11 @@ func TestConfirmationCode(t *testing.T) {
 	}
 
 	recs := e.records()
-	// Nine refusals: the read tool is not audited, and confirm: true is
-	// refused by serve's schema check before the pipeline sees the call.
-	want := "outcome:pending" + strings.Repeat(" outcome:refused", 9) +
+	// Ten refusals: the read tool is not audited; confirm: true is refused
+	// by the tool's bound schema with its audit record, as in production
+	// (this harness's pipeline used to lack serve's OwnCheck, so a
+	// server-wide check refused it unaudited here only).
+	want := "outcome:pending" + strings.Repeat(" outcome:refused", 10) +
 		" intent:confirmation_code outcome:confirmation_code outcome:refused outcome:pending intent:confirmation_code outcome:confirmation_code"
 	if got := approvals(recs); got != want {
 		t.Errorf("audit\n got %s\nwant %s", got, want)
