@@ -7,10 +7,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/stattest"
 )
 
 // TestTableFormatIsTheSameData: show_stat's "table" representation
-// (AppendTableJSON) decodes to exactly the rows of the objects one
+// (AppendTableJSON) decodes (stattest.Rows, the decoder every show_stat
+// test uses) to exactly the rows of the objects one
 // (AppendJSON): same columns, same values and JSON types, same empty cells
 // left out, same object_type, same order — for every answer shape the
 // parser has a path for (statCases), HAProxy's own answers, and column
@@ -50,39 +53,11 @@ func TestTableFormatIsTheSameData(t *testing.T) {
 			}
 			want := decodeNumbers(t, tab.AppendJSON(nil))
 			body := append(tab.AppendTableJSON([]byte{'{'}), '}')
-			var table struct {
-				Fields  []string
-				Layouts []struct {
-					ObjectType *string `json:"object_type"`
-					Fields     []int
-				}
-				Rows [][]json.RawMessage
+			decoded, err := stattest.Rows(body)
+			if err != nil {
+				t.Fatalf("%s %v: %v", in.name, sel, err)
 			}
-			if err := json.Unmarshal(body, &table); err != nil {
-				t.Fatalf("%s %v: invalid JSON %v: %s", in.name, sel, err, body)
-			}
-			var got []any
-			for _, r := range table.Rows {
-				var l int
-				if err := json.Unmarshal(r[0], &l); err != nil {
-					t.Fatal(err)
-				}
-				lay := table.Layouts[l]
-				obj := map[string]any{}
-				for i, v := range r[1:] {
-					if string(v) == "null" {
-						continue
-					}
-					obj[table.Fields[lay.Fields[i]]] = decodeNumbers(t, v)
-				}
-				if lay.ObjectType != nil {
-					obj["object_type"] = *lay.ObjectType
-				}
-				got = append(got, obj)
-			}
-			if got == nil {
-				got = []any{}
-			}
+			got := decodeNumbers(t, decoded)
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%s %v:\n table %s\n gives %v\n objects %v", in.name, sel, body, got, want)
 			}
