@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/stattest"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
 )
 
@@ -36,11 +37,19 @@ func TestShowStatTextByProtocol(t *testing.T) {
 			}
 			structured, _ := json.Marshal(res.StructuredContent)
 			var out struct {
-				Count int              `json:"count"`
-				Rows  []map[string]any `json:"rows"`
+				Count  int    `json:"count"`
+				Format string `json:"format"`
 			}
-			if err := json.Unmarshal(structured, &out); err != nil || out.Count != 21 || len(out.Rows) != 21 {
-				t.Fatalf("structuredContent: %d rows (%v)", len(out.Rows), err)
+			var rows []map[string]any
+			decoded, err := stattest.Rows(structured) // the default, the table format
+			if err == nil {
+				err = json.Unmarshal(structured, &out)
+			}
+			if err == nil {
+				err = json.Unmarshal(decoded, &rows)
+			}
+			if err != nil || out.Count != 21 || out.Format != "table" || len(rows) != 21 || rows[20]["svname"] != "BACKEND" {
+				t.Fatalf("structuredContent: %d rows, format %q (%v)", len(rows), out.Format, err)
 			}
 			text := e2e.Text(res)
 			if !tc.summary {

@@ -22,7 +22,7 @@ func TestShowStatThousandServers(t *testing.T) {
 		{"stats_page", newEnv(t, h, nil, statsClient(h), Options{})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rows := list(t, tc.e.call(t, "show_stat", map[string]any{"filter": "be_big"}), "rows")
+			rows := tableRows(t, tc.e.call(t, "show_stat", map[string]any{"filter": "be_big"}))
 			if len(rows) != 1001 {
 				t.Fatalf("be_big rows = %d, want 1000 servers + BACKEND", len(rows))
 			}

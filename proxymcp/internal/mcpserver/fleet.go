@@ -156,6 +156,7 @@ func merge(name string, ans []fleet.Answer[result]) (result, error) {
 	var answered []string
 	items := map[string][]fleet.Item{}
 	count, counted, compares := 0, false, false
+	tables := false // show_stat's table format: rows per instance, under instances
 	list := func(k string, add func(b []byte) []byte) {
 		b, ok := lists[k]
 		if !ok {
@@ -180,6 +181,9 @@ func merge(name string, ans []fleet.Answer[result]) (result, error) {
 		if res.items != nil {
 			compares = true
 			items[a.Instance] = res.items()
+		}
+		if res.data["format"] == "table" {
+			tables = true
 		}
 		tag := instanceMember(a.Instance)
 		own := map[string]any{"instance": a.Instance}
@@ -270,6 +274,9 @@ func merge(name string, ans []fleet.Answer[result]) (result, error) {
 	}
 	if len(names) > 0 {
 		fmt.Fprintf(&summary, "\nrows (each with instance) in structuredContent: %s", strings.Join(names, ", "))
+	}
+	if tables {
+		summary.WriteString("\nrows of each instance in structuredContent.instances[].table (fields, layouts, rows)")
 	}
 	// Free-text dumps (help, show_activity, show_session, ...): each
 	// instance's text, as HAProxy printed it.

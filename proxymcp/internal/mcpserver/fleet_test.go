@@ -194,21 +194,43 @@ func TestFleetReads(t *testing.T) {
 	}) {
 		t.Errorf("show_servers_state divergence %q", got)
 	}
-	out = e.ok("show_stat", map[string]any{"proxy": "be_fleet"})
+	out = e.ok("show_stat", map[string]any{"proxy": "be_fleet", "format": "objects"})
 	if got := summaries(out); len(got) != 2 || got[1] != "be_fleet/f2: lb1 no check, lb2 DRAIN, lb3 no check" {
 		t.Errorf("show_stat divergence %q", got)
 	}
-	// The table format: each instance's table under its entry, compared
+	// The default, the table format: each instance's table under its
+	// entry, holding that instance's rows of the objects answer, compared
 	// the same way.
-	tab := e.ok("show_stat", map[string]any{"proxy": "be_fleet", "format": "table"})
+	res, tab := e.call("show_stat", map[string]any{"proxy": "be_fleet"})
+	if res.IsError || !strings.HasSuffix(text(res), "\nrows of each instance in structuredContent.instances[].table (fields, layouts, rows)") {
+		t.Errorf("show_stat table: summary %q", text(res))
+	}
 	if got := summaries(tab); !reflect.DeepEqual(got, summaries(out)) || tab["count"] != out["count"] || tab["rows"] != nil {
 		t.Errorf("show_stat table: divergence %q (objects %q), count %v (objects %v), rows %v", got, summaries(out), tab["count"], out["count"], tab["rows"])
 	}
+	// The columns that stay still between the two calls (not counters).
+	still := func(r map[string]any) string {
+		return fmt.Sprint(r["object_type"], " ", r["pxname"], "/", r["svname"], " ", r["status"], " ", r["weight"], " ", r["act"], " ", r["bck"], " ", r["addr"])
+	}
+	objects := list(t, out, "rows")
 	for i, in := range tab["instances"].([]any) {
 		m := in.(map[string]any)
 		table, _ := m["table"].(map[string]any)
 		if m["instance"] != e.names[i] || m["format"] != "table" || table == nil || len(table["rows"].([]any)) != 3 || table["instance"] != nil {
 			t.Errorf("show_stat table, instance entry %v", m)
+			continue
+		}
+		var got, want []string
+		for _, r := range tableRows(t, m) {
+			got = append(got, still(r))
+		}
+		for _, r := range objects {
+			if r["instance"] == e.names[i] {
+				want = append(want, still(r))
+			}
+		}
+		if !reflect.DeepEqual(got, want) || len(got) != 3 {
+			t.Errorf("show_stat on %s: the table gives\n%q\nthe objects\n%q", e.names[i], got, want)
 		}
 	}
 	// A free-text dump: each instance's text, under its name.
@@ -262,7 +284,7 @@ func TestFleetReads(t *testing.T) {
 
 	// One instance down: its error next to the others' data.
 	_ = hs[2].Stop()
-	res, out := e.call("list_servers", map[string]any{"backend": "be_fleet"})
+	res, out = e.call("list_servers", map[string]any{"backend": "be_fleet"})
 	if res.IsError || len(out["servers"].([]any)) != 3 {
 		t.Fatalf("one down: %s", text(res))
 	}

@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"flag"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,9 +94,10 @@ func TestResultsGolden(t *testing.T) {
 		{"add_map_entry", map[string]any{"map": h.MapFile, "key": "a\nb", "value": "v"}},
 		{"shutdown_session", map[string]any{"session_id": "0x1"}},
 		{"enable_agent", map[string]any{"backend": "be_app", "server": "app1"}},
-		// show_stat's two representations of the same rows (issue 31).
+		// show_stat's two representations of the same rows (issue 31): the
+		// objects asked for, the table by default.
+		{"show_stat", map[string]any{"proxy": "be_api", "fields": []any{"pxname", "svname", "weight", "act", "bck", "slim", "iid"}, "format": "objects"}},
 		{"show_stat", map[string]any{"proxy": "be_api", "fields": []any{"pxname", "svname", "weight", "act", "bck", "slim", "iid"}}},
-		{"show_stat", map[string]any{"proxy": "be_api", "fields": []any{"pxname", "svname", "weight", "act", "bck", "slim", "iid"}, "format": "table"}},
 	}
 	var got []map[string]any
 	for _, c := range calls {
@@ -112,4 +115,50 @@ func TestResultsGolden(t *testing.T) {
 		}
 	}
 	e2e.Golden(t, "testdata/results.golden.json", got)
+}
+
+// goldConfig is a backend whose statistics stay still while nobody sends
+// it traffic: servers without checks, one a backup, one in maintenance.
+const goldConfig = `
+backend be_gold
+    balance roundrobin
+    server g1 127.0.0.1:1 weight 10
+    server g2 127.0.0.1:2 weight 20 backup
+    server g3 127.0.0.1:3 disabled
+`
+
+// TestShowStatDefaultGolden records the exact default answer of show_stat
+// (no arguments but the backend: the default columns, the table format)
+// for a small known configuration — fields, layouts and every row — and
+// the objects answer asked for on the same input, which it decodes to.
+// lastchg (seconds since the last change) is the one volatile column.
+func TestShowStatDefaultGolden(t *testing.T) {
+	h := haproxytest.Run(t, haproxytest.Options{Extra: goldConfig})
+	e := newEnv(t, h, h.Runtime("unix"), nil, Options{})
+	table := e.call(t, "show_stat", map[string]any{"proxy": "be_gold"})
+	objects := e.call(t, "show_stat", map[string]any{"proxy": "be_gold", "format": "objects"})
+	fields, _ := table["fields"].([]any)
+	lastchg := slices.Index(fields, any("lastchg"))
+	for _, r := range table["rows"].([]any) {
+		row := r.([]any)
+		layout := table["layouts"].([]any)[int(row[0].(float64))].(map[string]any)
+		for i, f := range layout["fields"].([]any) {
+			if int(f.(float64)) == lastchg && i+1 < len(row) && row[i+1] != nil {
+				row[i+1] = "<volatile>"
+			}
+		}
+	}
+	rows := list(t, objects, "rows")
+	for _, r := range rows {
+		if _, ok := r["lastchg"]; ok {
+			r["lastchg"] = "<volatile>"
+		}
+	}
+	if got := tableRows(t, table); lastchg < 0 || len(got) != 4 || !reflect.DeepEqual(got, rows) {
+		t.Errorf("the table decodes to\n%v\nthe objects answer is\n%v", got, rows)
+	}
+	e2e.Golden(t, "testdata/show_stat_default.golden.json", []map[string]any{
+		{"arguments": map[string]any{"proxy": "be_gold"}, "result": table},
+		{"arguments": map[string]any{"proxy": "be_gold", "format": "objects"}, "result": objects},
+	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/runtimeapi"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/statspage"
+	"github.com/mcpfleet/mcpfleet/proxymcp/internal/stattest"
 	"github.com/mcpfleet/mcpfleet/shared/approval"
 	"github.com/mcpfleet/mcpfleet/shared/audit"
 	"github.com/mcpfleet/mcpfleet/shared/toolcall"
@@ -149,6 +150,34 @@ func list(t *testing.T, out map[string]any, key string) []map[string]any {
 		res = append(res, r.(map[string]any))
 	}
 	return res
+}
+
+// tableRows returns the rows of show_stat's default answer, the table
+// format (or of a fleet's instance entry, its table under "table"), as the
+// objects format's rows: decoded by stattest.Rows, the one decoder of the
+// table every show_stat test uses.
+func tableRows(t *testing.T, out map[string]any) []map[string]any {
+	t.Helper()
+	if out["format"] != "table" {
+		t.Fatalf("show_stat answer is not a table: format %v", out["format"])
+	}
+	var table any = out
+	if in, ok := out["table"]; ok {
+		table = in
+	}
+	b, err := json.Marshal(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = stattest.Rows(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal(b, &rows); err != nil {
+		t.Fatalf("decoded rows: %v: %.200s", err, b)
+	}
+	return rows
 }
 
 func find(items []map[string]any, field, value string) map[string]any {

@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -18,7 +20,7 @@ func TestShowStatFields(t *testing.T) {
 	e := newEnv(t, h, h.Runtime("unix"), nil, Options{})
 	keys := func(out map[string]any) map[string]bool {
 		seen := map[string]bool{}
-		for _, r := range list(t, out, "rows") {
+		for _, r := range tableRows(t, out) {
 			for k := range r {
 				seen[k] = true
 			}
@@ -50,7 +52,7 @@ func TestShowStatFields(t *testing.T) {
 	}
 
 	one := e.call(t, "show_stat", map[string]any{"proxy": "be_app", "fields": []any{"svname", "weight", "svname"}})
-	rows := list(t, one, "rows")
+	rows := tableRows(t, one)
 	if len(rows) != 4 {
 		t.Fatalf("be_app rows = %d", len(rows))
 	}
@@ -64,8 +66,27 @@ func TestShowStatFields(t *testing.T) {
 			t.Errorf("app1 weight = %#v, want the number 100", r["weight"])
 		}
 	}
-	if txt := text(e.raw(t, "show_stat", map[string]any{"fields": []any{"scur"}})); !strings.HasPrefix(txt, `{"source":"runtime_api","count":`) {
-		t.Errorf("text content = %.80s", txt)
+	// The objects form, asked for: the same rows.
+	objects := e.call(t, "show_stat", map[string]any{"proxy": "be_app", "fields": []any{"svname", "weight", "svname"}, "format": "objects"})
+	if got := list(t, objects, "rows"); !reflect.DeepEqual(got, rows) || objects["format"] != nil {
+		t.Errorf("objects form = %v (format %v), the table's rows %v", got, objects["format"], rows)
+	}
+	// A client older than structuredContent gets the JSON of the form it
+	// asked for as text.
+	for _, c := range []struct {
+		format any
+		want   *regexp.Regexp
+	}{
+		{nil, regexp.MustCompile(`^\{"source":"runtime_api","count":\d+,"format":"table","fields":\["scur"\],"layouts":\[\{"object_type":"frontend","fields":\[0\]\},.*\],"rows":\[\[0,\d+\],`)},
+		{"objects", regexp.MustCompile(`^\{"source":"runtime_api","count":\d+,"fields":\["scur"\],"rows":\[\{"scur":\d+,"object_type":"frontend"\},`)},
+	} {
+		args := map[string]any{"fields": []any{"scur"}}
+		if c.format != nil {
+			args["format"] = c.format
+		}
+		if txt := text(e.raw(t, "show_stat", args)); !c.want.MatchString(txt) {
+			t.Errorf("format %v: text content = %.200s", c.format, txt)
+		}
 	}
 
 	for _, bad := range []struct {

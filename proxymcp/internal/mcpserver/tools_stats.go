@@ -22,7 +22,7 @@ type showStatIn struct {
 	Type   string   `json:"type,omitempty" jsonschema:"Object type: frontend, backend, server or listener." enum:"frontend,backend,server,listener"`
 	Server string   `json:"server,omitempty" jsonschema:"Only rows whose server name (svname) is this." pattern:"^[A-Za-z0-9_.:-]{1,128}$"`
 	Fields []string `json:"fields,omitempty" jsonschema:"CSV column names to return, in this order (e.g. [\"pxname\",\"svname\",\"status\",\"scur\"]); [\"all\"] for every column. Default: pxname, svname, status, weight, act, bck, addr, scur, smax, slim, qcur, rate, stot, bin, bout, ereq, econ, eresp, hrsp_5xx, check_status, check_code, chkdown, lastchg, downtime, rtime, agent_status." pattern:"^[a-z0-9_]{1,64}$" maxItems:"256"`
-	Format string   `json:"format,omitempty" jsonschema:"objects (the default): rows is an array of objects keyed by column name. table: the same data about the size of HAProxy's CSV: fields lists the columns once, layouts gives per object type the positions in fields its rows carry, and each row is an array [layout, value, ...] in that order (null for an empty cell, trailing empty cells left out)." enum:"objects,table"`
+	Format string   `json:"format,omitempty" jsonschema:"table (the default: the same rows in about the size of HAProxy's CSV, where objects repeat every column name on every row, about 3x the CSV with every column): fields lists the columns once, layouts gives per object type the positions in fields its rows carry, and each row is an array [layout, value, ...] in that order (null for an empty cell, trailing empty cells left out). objects: each row as an object keyed by column name, with object_type." enum:"objects,table" default:"table"`
 }
 
 type clearCountersIn struct {
@@ -53,7 +53,10 @@ func (t *tools) statsTools() {
 		})
 
 	addRead(t, "show_stat", "Statistics",
-		"Statistics rows (frontends, backends, servers, listeners) parsed by CSV header name; numbers are numbers, empty cells are left out, and every row has `object_type`. "+
+		"Statistics rows (frontends, backends, servers, listeners) by CSV header name; numbers are numbers, empty cells are left out. "+
+			"By default (`format` table, about the size of HAProxy's CSV) the answer's `fields` lists the columns once, `layouts` gives per `object_type` "+
+			"the positions in `fields` its rows carry, and each row is an array [layout, value, ...]: the row is {fields[layouts[layout].fields[i]]: value} "+
+			"for each non-null value. `format` objects gives each row as that object, with `object_type` (about 3x the bytes with every column). "+
 			"`filter` narrows the rows on our side: empty means everything, otherwise a proxy name, a server name or a type "+
 			"(frontend, backend, server, listener). `proxy`, `type` and `server` narrow further. "+
 			"`fields` chooses the columns: by default "+strings.Join(defaultStatFields, ", ")+
@@ -77,15 +80,17 @@ func (t *tools) statsTools() {
 				return result{}, &validate.Error{Arg: "fields", Rule: err.Error() + "; call show_stat with fields [\"all\"] to see every column"}
 			}
 			items := func() []fleet.Item { return fleet.StatItems(table.Rows) }
-			if in.Format == "table" {
-				// The compact table is one value: a fleet keeps it per instance.
-				body := statTableJSON(src, table)
-				return result{raw: body, summary: statSummary(src, table), src: src, items: items,
-					data: map[string]any{"source": string(src), "count": len(table.Rows), "format": "table",
-						"table": verbatim{json.RawMessage(append(table.AppendTableJSON([]byte{'{'}), '}'))}}}, nil
+			if in.Format == "objects" {
+				return result{raw: statJSON(src, table), summary: statSummary(src, table), src: src, table: &table, items: items,
+					data: map[string]any{"source": string(src), "count": len(table.Rows), "fields": table.Names()}}, nil
 			}
-			return result{raw: statJSON(src, table), summary: statSummary(src, table), src: src, table: &table, items: items,
-				data: map[string]any{"source": string(src), "count": len(table.Rows), "fields": table.Names()}}, nil
+			// The table is the default: every cell in about the CSV's size,
+			// where objects repeat every column name on every row (issue 31).
+			// It is one value: a fleet keeps it per instance.
+			body := statTableJSON(src, table)
+			return result{raw: body, summary: statSummary(src, table), src: src, items: items,
+				data: map[string]any{"source": string(src), "count": len(table.Rows), "format": "table",
+					"table": verbatim{json.RawMessage(append(table.AppendTableJSON([]byte{'{'}), '}'))}}}, nil
 		})
 
 	addChange(t, "clear_counters", "Clear statistics counters",

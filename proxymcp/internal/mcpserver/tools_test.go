@@ -42,18 +42,18 @@ func testStats(t *testing.T, e *env) {
 		t.Errorf("Uptime_sec is not a number: %#v", info["Uptime_sec"])
 	}
 	all := e.call(t, "show_stat", map[string]any{"filter": ""})
-	rows := list(t, all, "rows")
+	rows := tableRows(t, all)
 	if len(rows) < 12 || all["count"].(float64) != float64(len(rows)) {
 		t.Fatalf("rows = %d", len(rows))
 	}
 	if _, ok := rows[0]["pxname"]; !ok {
 		t.Errorf("row keys: %v", rows[0])
 	}
-	be := list(t, e.call(t, "show_stat", map[string]any{"filter": "be_app"}), "rows")
+	be := tableRows(t, e.call(t, "show_stat", map[string]any{"filter": "be_app"}))
 	if len(be) != 4 {
 		t.Errorf("be_app rows = %d, want 4 (3 servers + BACKEND)", len(be))
 	}
-	srvRows := list(t, e.call(t, "show_stat", map[string]any{"proxy": "be_app", "type": "server", "server": "app2"}), "rows")
+	srvRows := tableRows(t, e.call(t, "show_stat", map[string]any{"proxy": "be_app", "type": "server", "server": "app2"}))
 	if len(srvRows) != 1 || srvRows[0]["weight"].(float64) != 50 || srvRows[0]["object_type"] != "server" {
 		t.Errorf("app2 rows = %v", srvRows)
 	}
