@@ -66,7 +66,8 @@ type result struct {
 	// What a fleet needs of one instance's answer, typed:
 	// items, for the reads that describe the same objects on every
 	// instance, lists them for the comparison (called only in a fleet);
-	// table is show_stat's rows, which a fleet writes with "instance"
+	// table is show_stat's rows as objects (format objects; the default
+	// table format is one value in data), which a fleet writes with "instance"
 	// (data then holds the rest of the answer); persistence asks the
 	// fleet to add whether runtime changes survive a reload there.
 	items       func() []fleet.Item
