@@ -51,6 +51,11 @@ func TestShowStatFields(t *testing.T) {
 		t.Errorf("all columns: %d keys", len(k))
 	}
 
+	// The backend's weight is its UP servers' total: settled once app3's
+	// check has failed, so that the two forms below read the same.
+	waitStatus(t, h, "be_app", "app1", "UP")
+	waitStatus(t, h, "be_app", "app2", "UP")
+	waitStatus(t, h, "be_app", "app3", "DOWN")
 	one := e.call(t, "show_stat", map[string]any{"proxy": "be_app", "fields": []any{"svname", "weight", "svname"}})
 	rows := tableRows(t, one)
 	if len(rows) != 4 {
