@@ -107,6 +107,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	features := &cliversion.Detector{Path: ccfg.CLIPath, Prober: prober}
 	features.Start(ctx)
+	defer features.Close() // no probe outlives the server: its CLI stopped, its temporary home removed
 	go func() {
 		if caps, err := client.Caps(ctx); err != nil {
 			// Not fatal: the CLI may be installed later; calls report it meanwhile.

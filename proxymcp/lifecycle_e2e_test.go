@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 	"os"
@@ -9,32 +8,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/shared/syncbuf"
 )
-
-// lockedBuffer collects the binary's stderr.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestCertKeyNowhere runs the built binary against a master-worker
 // HAProxy with persistence on, rotates the certificate through
@@ -46,7 +27,7 @@ func TestCertKeyNowhere(t *testing.T) {
 	bin := e2e.Build(t, ".")
 	auditPath := filepath.Join(t.TempDir(), "audit.log")
 	port := e2e.FreePort(t)
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer // the binary's stderr
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "MCP_TRANSPORT=http", "MCP_HOST=127.0.0.1", "MCP_PORT="+strconv.Itoa(port),
 		"LOG_LEVEL=debug", "MCP_APPROVAL=none", "MCP_AUDIT_LOG="+auditPath,

@@ -1,16 +1,13 @@
 package tasks_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mcpfleet/mcpfleet/shared/e2e/rawmcp"
 	"github.com/mcpfleet/mcpfleet/shared/state/redistest"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
 )
@@ -153,7 +150,7 @@ func TestAskInsideATask(t *testing.T) {
 			c := sf.dial(t, "2025-11-25", suite.alice)
 			id := c.mustCreate("ask")
 			c.waitStatus(id, "input_required")
-			asked, final := resultAnswering(t, c.legacy, id, action)
+			asked, final := c.legacy.TaskResultAnswering(id, action)
 			var req struct {
 				Method string
 				Params struct {
@@ -161,7 +158,7 @@ func TestAskInsideATask(t *testing.T) {
 					Meta    map[string]map[string]string `json:"_meta"`
 				}
 			}
-			if json.Unmarshal(asked, &req) != nil || req.Method != "elicitation/create" || req.Params.Message != "Drop table sales.t?" ||
+			if json.Unmarshal([]byte(asked), &req) != nil || req.Method != "elicitation/create" || req.Params.Message != "Drop table sales.t?" ||
 				req.Params.Meta["io.modelcontextprotocol/related-task"]["taskId"] != id {
 				t.Fatalf("the request on tasks/result's stream: %s", asked)
 			}
@@ -184,50 +181,6 @@ func TestAskInsideATask(t *testing.T) {
 			t.Fatalf("cancel: %s", r.raw)
 		}
 	})
-}
-
-// resultAnswering sends tasks/result for task id on session s, answers the
-// elicitation/create that arrives on its stream with action, and returns
-// that request and tasks/result's final answer.
-func resultAnswering(t *testing.T, s *rawmcp.Session, id, action string) (asked json.RawMessage, final string) {
-	t.Helper()
-	s.N++
-	req, _ := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":%q}}`, s.N, id)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", rawmcp.ProtocolVersion)
-	req.Header.Set("Mcp-Session-Id", s.ID)
-	for k, v := range s.Header {
-		req.Header[k] = v
-	}
-	res, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		json.Unmarshal([]byte(line), &m)
-		if m.Method == "elicitation/create" {
-			asked = json.RawMessage(line)
-			s.Post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":%q,"content":{}}}`, m.ID, action))
-			continue
-		}
-		if m.Method == "" && len(m.ID) > 0 {
-			return asked, line
-		}
-	}
-	t.Fatalf("tasks/result's stream ended without an answer (%v)", sc.Err())
-	return nil, ""
 }
 
 // TestAskInsideATaskAcrossReplicas: with the store shared, an extension

@@ -14,6 +14,7 @@ package cliversion
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -166,32 +167,47 @@ var AllEfforts = []string{"none", "minimal", "low", "medium", "high", "xhigh"}
 
 // Detector probes one CLI in the background (started with the server, so
 // the probe stays off the first call's path) and hands the result to
-// whoever needs it. A failed probe is tried again on the next Get.
+// whoever needs it. A failed probe is tried again on the next Get. Close
+// ends it with its server.
 type Detector struct {
 	Prober *Prober
 	Path   string
 
-	mu   sync.Mutex
-	done chan struct{}
-	f    Features
-	err  error
+	mu      sync.Mutex
+	done    chan struct{}
+	f       Features
+	err     error
+	life    context.Context // the probes' context: Close's cancel ends it
+	stop    context.CancelFunc
+	closed  bool
+	running sync.WaitGroup
 }
+
+// errClosed is what Get says after Close.
+var errClosed = errors.New("the server is shutting down: its feature probe was stopped")
 
 // Start begins the probe unless one has run or is running.
 func (d *Detector) Start(ctx context.Context) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.done != nil {
+	if d.done != nil || d.closed {
 		return
+	}
+	if d.life == nil {
+		// Not the caller's cancellation: a probe that a call started (Get)
+		// serves every call after it. Only Close ends it.
+		d.life, d.stop = context.WithCancel(context.WithoutCancel(ctx))
 	}
 	done := make(chan struct{})
 	d.done = done
+	d.running.Add(1)
 	go func() {
+		defer d.running.Done()
 		p := d.Prober
 		if p == nil {
 			p = &Prober{}
 		}
-		f, err := p.Probe(context.WithoutCancel(ctx), d.Path)
+		f, err := p.Probe(d.life, d.Path)
 		d.mu.Lock()
 		d.f, d.err = f, err
 		if err != nil {
@@ -200,6 +216,21 @@ func (d *Detector) Start(ctx context.Context) {
 		d.mu.Unlock()
 		close(done)
 	}()
+}
+
+// Close stops a probe still running and waits for it to end, so that no
+// probe outlives its server: its CLI's process group is killed, its
+// throwaway home removed, and nothing is written to the cache afterwards
+// (a stopped probe is not cached). Get then answers errClosed, unless a
+// probe had finished.
+func (d *Detector) Close() {
+	d.mu.Lock()
+	d.closed = true
+	if d.stop != nil {
+		d.stop()
+	}
+	d.mu.Unlock()
+	d.running.Wait()
 }
 
 // Get returns the features, waiting for the probe (starting it if needed)
@@ -218,6 +249,9 @@ func (d *Detector) Get(ctx context.Context) (Features, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.closed && d.done == nil { // stopped, or never run
+		return Features{}, errClosed
+	}
 	return d.f, d.err
 }
 

@@ -15,11 +15,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/cli"
+	"github.com/mcpfleet/mcpfleet/shared/syncbuf"
 )
 
 // cacheFormat changes whenever Features or the probes change, so a cache
@@ -328,7 +328,7 @@ func (r runner) run(ctx context.Context, stdin io.Reader, args ...string) (strin
 	cmd, cancel := r.cmd(ctx, args...)
 	defer cancel()
 	cmd.Stdin = stdin
-	out := &lockedBuffer{}
+	out := &syncbuf.Buffer{}
 	var stdout bytes.Buffer
 	keep := r.answers != nil && answered[strings.Join(args, " ")]
 	cmd.Stdout, cmd.Stderr = out, out
@@ -344,24 +344,6 @@ func (r runner) run(ctx context.Context, stdin io.Reader, args ...string) (strin
 		r.answers[strings.Join(args, " ")] = stdout.String()
 	}
 	return out.String(), err
-}
-
-// lockedBuffer is a bytes.Buffer written from several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // accepted sets key to an invalid string and reads the values the CLI says

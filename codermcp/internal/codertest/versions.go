@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/mcpfleet/mcpfleet/shared/e2e/toolcache"
 )
 
 // Versions is the CLI version matrix of issue 28, oldest first, as
@@ -15,22 +17,9 @@ var Versions = []string{"0.36.0", "0.50.0", "0.153.4", "0.169.0", NewestVersion}
 // NewestVersion is the newest CLI release in the matrix.
 const NewestVersion = "0.171.0"
 
-// CacheDir is where scripts/install/codermcp.sh installs the CLIs.
-func CacheDir() string {
-	if c := os.Getenv("MCPFLEET_CACHE"); c != "" {
-		return c
-	}
-	base := os.Getenv("XDG_CACHE_HOME")
-	if base == "" {
-		home, _ := os.UserHomeDir()
-		base = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(base, "mcpfleet")
-}
-
 // VersionPath is where the matrix install puts CLI version v.
 func VersionPath(v string) string {
-	return filepath.Join(CacheDir(), "codex-"+v, "node_modules", ".bin", "codex")
+	return filepath.Join(toolcache.Dir(), "codex-"+v, "node_modules", ".bin", "codex")
 }
 
 // CLIVersion returns the path of the installed CLI version v; when it is

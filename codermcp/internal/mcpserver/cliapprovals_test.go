@@ -1,7 +1,6 @@
 package mcpserver_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -387,7 +386,7 @@ func TestCLIApprovalsInsideATask(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			asked, final := taskResultAnswering(t, s, id, action)
+			asked, final := s.TaskResultAnswering(id, action)
 			// The question, JSON-encoded (">" is \u003e there), tagged with the task.
 			if !strings.Contains(asked, "Command: ") || !strings.Contains(asked, "echo in-task") || !strings.Contains(asked, `"io.modelcontextprotocol/related-task":{"taskId":"`+id+`"}`) {
 				t.Errorf("the question on tasks/result's stream: %s", asked)
@@ -402,47 +401,6 @@ func TestCLIApprovalsInsideATask(t *testing.T) {
 			waitNoLeftovers(t, e.h.Marker, 15*time.Second)
 		})
 	}
-}
-
-// taskResultAnswering calls tasks/result and answers the elicitation/create
-// that arrives on its stream with action; it returns the question and the
-// final answer's line.
-func taskResultAnswering(t *testing.T, s *rawmcp.Session, id, action string) (asked, final string) {
-	t.Helper()
-	s.N++
-	req, _ := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":%q}}`, s.N, id)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", rawmcp.ProtocolVersion)
-	req.Header.Set("Mcp-Session-Id", s.ID)
-	res, err := (&http.Client{Timeout: 120 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		_ = json.Unmarshal([]byte(line), &m)
-		if m.Method == "elicitation/create" {
-			asked = line
-			s.Post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":%q,"content":{}}}`, m.ID, action))
-			continue
-		}
-		if m.Method == "" && len(m.ID) > 0 {
-			return asked, line
-		}
-	}
-	t.Fatalf("tasks/result's stream ended without an answer (%v)", sc.Err())
-	return "", ""
 }
 
 // A patch the agent asks to apply (apply_patch, which the CLI takes out of

@@ -160,6 +160,9 @@ func newEnv(t testing.TB, o envOptions) *env {
 	e.srv = s.MCPServer
 	calls.OfferTasks(e.keeper)
 	e.features = &cliversion.Detector{Path: e.cfg.CLIPath, Prober: o.prober}
+	// As main does: the probe ends with the server, before the test's
+	// temporary directories (its cache) are removed.
+	t.Cleanup(e.features.Close)
 	if !o.noFeatureProbe {
 		e.features.Start(context.Background())
 	}

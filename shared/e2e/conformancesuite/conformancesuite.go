@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpfleet/mcpfleet/shared/e2e/toolcache"
 )
 
 // ProtocolScenarios are the suite's protocol-level scenarios: they need
@@ -24,16 +26,7 @@ var ProtocolScenarios = []string{"server-stateless", "caching", "http-header-val
 // fails with CI=true and is skipped otherwise.
 func Find(t testing.TB) (node, cli string) {
 	t.Helper()
-	cache := os.Getenv("MCPFLEET_CACHE")
-	if cache == "" {
-		base := os.Getenv("XDG_CACHE_HOME")
-		if base == "" {
-			home, _ := os.UserHomeDir()
-			base = filepath.Join(home, ".cache")
-		}
-		cache = filepath.Join(base, "mcpfleet")
-	}
-	bin := filepath.Join(cache, "conformance", "node_modules", ".bin")
+	bin := filepath.Join(toolcache.Dir(), "conformance", "node_modules", ".bin")
 	node, cli = filepath.Join(bin, "node"), filepath.Join(bin, "conformance")
 	for _, f := range []string{node, cli} {
 		if _, err := os.Stat(f); err != nil {

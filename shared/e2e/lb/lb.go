@@ -17,11 +17,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpfleet/mcpfleet/shared/syncbuf"
 )
 
 // ConfigBlock returns the haproxy code block that follows marker in the
@@ -82,28 +83,11 @@ type HAProxy struct {
 	Dir  string
 	cmd  *exec.Cmd
 	done chan struct{}
-	log  *syncBuffer
+	log  *syncbuf.Buffer
 }
 
 // Log is what haproxy printed (server state changes, alerts).
 func (h *HAProxy) Log() string { return h.log.String() }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // Start runs haproxy with cfg, whose bind address must be "{{bind}}": a
 // free loopback port is put there; when another process takes it before
@@ -130,7 +114,7 @@ func Start(t testing.TB, cfg string) *HAProxy {
 		if err := os.WriteFile(path, []byte(strings.ReplaceAll(cfg, "{{bind}}", addr)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		log := &syncBuffer{}
+		log := &syncbuf.Buffer{}
 		cmd := exec.Command(bin, "-db", "-f", path)
 		cmd.Dir = dir
 		cmd.Stdout, cmd.Stderr = log, log

@@ -7,6 +7,7 @@
 package rawmcp
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // ProtocolVersion is the MCP protocol version the session announces.
@@ -79,17 +81,7 @@ func (s *Session) Post(body string) []byte {
 // Do is Post that also returns the HTTP status, for tests of refusals.
 func (s *Session) Do(body string) (int, []byte) {
 	s.t.Helper()
-	req, _ := http.NewRequest("POST", s.URL, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", ProtocolVersion)
-	if s.ID != "" {
-		req.Header.Set("Mcp-Session-Id", s.ID)
-	}
-	for k, v := range s.Header {
-		req.Header[k] = v
-	}
-	res, err := s.Client.Do(req)
+	res, err := s.Client.Do(s.request(body))
 	if err != nil {
 		s.t.Fatalf("POST %.200s: %v", body, err)
 	}
@@ -108,6 +100,62 @@ func (s *Session) Do(body string) (int, []byte) {
 		b = last
 	}
 	return res.StatusCode, b
+}
+
+// request is a POST of body with the session's headers.
+func (s *Session) request(body string) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, s.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", ProtocolVersion)
+	if s.ID != "" {
+		req.Header.Set("Mcp-Session-Id", s.ID)
+	}
+	for k, v := range s.Header {
+		req.Header[k] = v
+	}
+	return req
+}
+
+// TaskResultAnswering sends tasks/result for task id (2025-11-25) and
+// answers each elicitation/create that arrives on its stream with action
+// (and empty content); it returns the last such request's line and
+// tasks/result's own answer line. The stream lasts as long as the task's
+// run, so it is read with a 120 s timeout of its own (s.Client's transport,
+// not its timeout); a stream that ends without an answer fails the test.
+func (s *Session) TaskResultAnswering(id, action string) (asked, final string) {
+	s.t.Helper()
+	s.N++
+	c := *s.Client
+	c.Timeout = 120 * time.Second
+	res, err := c.Do(s.request(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tasks/result","params":{"taskId":%q}}`, s.N, id)))
+	if err != nil {
+		s.t.Fatalf("tasks/result %s: %v", id, err)
+	}
+	defer res.Body.Close()
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal([]byte(line), &m)
+		if m.Method == "elicitation/create" {
+			asked = line
+			s.Post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"action":%q,"content":{}}}`, m.ID, action))
+			continue
+		}
+		if m.Method == "" && len(m.ID) > 0 {
+			return asked, line
+		}
+	}
+	s.t.Fatalf("tasks/result's stream ended without an answer (%v)", sc.Err())
+	return "", ""
 }
 
 // RPC sends a request with the next id and decodes the answer; an answer

@@ -7,12 +7,12 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
+	"github.com/mcpfleet/mcpfleet/shared/syncbuf"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
 
@@ -75,7 +75,7 @@ func TestE2EPrintsRowsAsTheyStream(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			cmd := exec.Command(bin, "query", slow, "--format", format)
 			cmd.Env = envList(baseEnv(t))
-			var out syncBuffer
+			var out syncbuf.Buffer
 			cmd.Stdout = &out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -93,23 +93,6 @@ func TestE2EPrintsRowsAsTheyStream(t *testing.T) {
 			}
 		})
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TLS and password settings from the environment and from a profile really

@@ -8,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpfleet/mcpfleet/shared/syncbuf"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -149,7 +150,7 @@ func TestTableUnicodeWidth(t *testing.T) {
 func TestPausedStreamIsShown(t *testing.T) {
 	for _, f := range formatNames {
 		t.Run(f, func(t *testing.T) {
-			var b syncBuf
+			var b syncbuf.Buffer
 			p := newPrinter(f, &b, false)
 			if tp, ok := p.(*tablePrinter); ok {
 				tp.wait = 50 * time.Millisecond
@@ -167,11 +168,3 @@ func TestPausedStreamIsShown(t *testing.T) {
 		})
 	}
 }
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }

@@ -8,7 +8,6 @@ package trinoauth_test
 // refusals and short lifetimes on demand in a test.
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -24,6 +23,7 @@ import (
 	"github.com/trinodb/trino-go-client/trino"
 
 	"github.com/mcpfleet/mcpfleet/shared/httpauth/idptest"
+	"github.com/mcpfleet/mcpfleet/shared/syncbuf"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinoauth"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
@@ -263,7 +263,7 @@ func TestExternalAuthentication(t *testing.T) {
 		PrincipalField: "preferred_username", External: mint,
 	}))
 	dir := filepath.Join(t.TempDir(), "sqlmcp", "tokens")
-	var out syncBuffer
+	var out syncbuf.Buffer
 	browser := 0
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait)
@@ -345,21 +345,4 @@ func TestExternalAuthentication(t *testing.T) {
 	if browser != 2 {
 		t.Errorf("a world-readable token file was used")
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

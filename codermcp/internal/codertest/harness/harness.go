@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/codertest"
 	"github.com/mcpfleet/mcpfleet/codermcp/internal/procsweep"
+	"github.com/mcpfleet/mcpfleet/shared/e2e/toolcache"
 )
 
 // PinnedVersion is the Codex CLI the tests run (scripts/install/codermcp.sh).
@@ -30,16 +31,7 @@ func CLI(t testing.TB) string {
 	if p := os.Getenv("CODER_TEST_CLI"); p != "" {
 		return p
 	}
-	cache := os.Getenv("MCPFLEET_CACHE")
-	if cache == "" {
-		base := os.Getenv("XDG_CACHE_HOME")
-		if base == "" {
-			home, _ := os.UserHomeDir()
-			base = filepath.Join(home, ".cache")
-		}
-		cache = filepath.Join(base, "mcpfleet")
-	}
-	p := filepath.Join(cache, "codex", "node_modules", ".bin", "codex")
+	p := filepath.Join(toolcache.Dir(), "codex", "node_modules", ".bin", "codex")
 	if _, err := os.Stat(p); err != nil {
 		msg := "Codex CLI " + PinnedVersion + " not found at " + p + " (run scripts/install/codermcp.sh or set CODER_TEST_CLI)"
 		if os.Getenv("CI") == "true" {
