@@ -94,7 +94,7 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 			}
 			return p.ConfigError(stderr, err)
 		}
-		defer eng.Close()
+		defer eng.Close() // last: waits for the ROLLBACKs still being sent
 		clusters = append(clusters, mcpserver.Cluster{Name: cl.Name, Engine: eng, Scope: cl.AllowedSchemas, Auth: string(cl.Auth),
 			MaxScanBytes: cl.MaxScanBytes, MaxScanRows: cl.MaxScanRows})
 		logger.Info("engine configured", "cluster", cl.Name, "url", cl.Engine.URL(), "user", cl.Engine.User, "catalog", cl.Engine.Catalog, "schema", cl.Engine.Schema,
@@ -148,6 +148,8 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		cl.Engine.SetRecorder(s.BackendRecorder("trino", backend))
 		// Trino's own queued, execution and CPU time of each query, on the same /metrics.
 		cl.Engine.SetEngineTimes(times)
+		// A read-only transaction's ROLLBACK, sent after the answer, reports its failure here.
+		cl.Engine.SetLogger(logger)
 	}
 	calls, err := p.Pipeline(s, cfg, stderr, logger) // opens MCP_AUDIT_LOG; an unwritable file stops the start
 	if err != nil {

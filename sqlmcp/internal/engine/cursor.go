@@ -29,6 +29,7 @@ type Cursor struct {
 	cancel context.CancelFunc // ends the query's context (and the driver's reads)
 	opts   *requestOptions
 	tx     *sql.Tx
+	txStop context.CancelFunc // releases tx's own context once it ended
 	rows   *sql.Rows
 	conv   []converter
 	raw    []any
@@ -56,6 +57,10 @@ func (c *Client) Open(ctx context.Context, q Query) (cur *Cursor, err error) {
 	if q.Timeout > 0 {
 		timeout = q.Timeout
 	}
+	if ctx.Err() != nil {
+		// Nothing was sent, and nothing is: not even a transaction's START.
+		return nil, newError(Canceled, "run the query", errors.New("cancelled by the caller before it was sent"), "")
+	}
 	cur = &Cursor{c: c, start: time.Now(), timeout: timeout, op: operation(ctx), unprog: func() {}}
 	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	cur.cancel = cancel
@@ -81,11 +86,11 @@ func (c *Client) Open(ctx context.Context, q Query) (cur *Cursor, err error) {
 		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 	} = c.db
 	if c.cfg.ReadOnlyTransactions && !q.metadata && !c.noTx.Load() {
-		tx, err := c.db.BeginTx(qctx, &sql.TxOptions{ReadOnly: true})
+		tx, stop, err := c.beginReadOnly(qctx, cur.opts)
 		var te *TrinoError
 		switch {
 		case err == nil:
-			cur.tx = tx
+			cur.tx, cur.txStop = tx, stop
 			querier = tx
 			cur.opts.forgetQueryID()
 		case errors.As(err, &te):
@@ -228,7 +233,9 @@ func (cur *Cursor) closeLocked(err error) {
 		cur.rows.Close()
 	}
 	if cur.tx != nil {
-		cur.tx.Rollback()
+		// After rows.Close: the ROLLBACK waits for the rows to be released.
+		cur.c.endTx(cur.tx, cur.opts, cur.txStop)
+		cur.tx = nil
 	}
 	cur.peek = nil
 	cur.finish(err)

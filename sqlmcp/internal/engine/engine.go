@@ -24,12 +24,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -178,6 +180,13 @@ type Client struct {
 	progress progressHub // progress reports, to the queries that asked
 	rec      *backendcall.Recorder
 	times    *EngineTimes // the engine's own times per query; nil records none
+	log      *slog.Logger
+
+	// Read-only transactions being ended in the background (endTx); Close
+	// waits for them.
+	endMu   sync.RWMutex
+	closing bool
+	ending  sync.WaitGroup
 }
 
 // New validates cfg and returns a client. It does not contact the
@@ -258,8 +267,16 @@ func New(cfg Config) (*Client, error) {
 // Config returns the configuration in effect (defaults applied).
 func (c *Client) Config() Config { return c.cfg }
 
-// Close releases the client's idle connections.
-func (c *Client) Close() error { return c.db.Close() }
+// Close waits for the read-only transactions still being ended (each
+// bounded by endTimeout), so that the engine sees their ROLLBACK before
+// the process exits, then releases the client's idle connections.
+func (c *Client) Close() error {
+	c.endMu.Lock()
+	c.closing = true
+	c.endMu.Unlock()
+	c.ending.Wait()
+	return c.db.Close()
+}
 
 // cancel asks the coordinator to end query id (DELETE /v1/query/{id}) right
 // away. The driver would cancel too when the rows are closed, but only after

@@ -65,6 +65,29 @@ type requestOptions struct {
 	onID     func(id string) // called once the coordinator names the query
 	stats    engineStats     // the last stats the coordinator sent for queryID
 	hasStats bool
+	// bound, while set, ends the requests of the query's read-only
+	// transaction's START or ROLLBACK, whose own context (the driver's)
+	// has no deadline.
+	bound context.Context
+}
+
+func (o *requestOptions) setBound(ctx context.Context) {
+	o.mu.Lock()
+	o.bound = ctx
+	o.mu.Unlock()
+}
+
+// bounded returns ctx ended also when the bound in effect ends.
+func (o *requestOptions) bounded(ctx context.Context) context.Context {
+	o.mu.Lock()
+	b := o.bound
+	o.mu.Unlock()
+	if b == nil {
+		return ctx
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	context.AfterFunc(b, cancel) // b always ends: its owner cancels it when done
+	return ctx
 }
 
 func (o *requestOptions) setQueryID(id string) {
@@ -177,7 +200,7 @@ func (t *requestTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if o == nil {
 		return t.send(req)
 	}
-	req = req.Clone(req.Context())
+	req = req.Clone(o.bounded(req.Context()))
 	set := func(name, v string) {
 		if v == "" {
 			req.Header.Del(name)
@@ -219,7 +242,7 @@ func (t *requestTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	// (Ctrl-C, a cancelled MCP request): its answer carries the query id, and
 	// without it the query could not be cancelled on the engine.
 	caller := req.Context()
-	sctx, stop := context.WithTimeout(context.WithoutCancel(caller), submitTimeout)
+	sctx, stop := context.WithTimeout(o.bounded(context.WithoutCancel(caller)), submitTimeout)
 	defer stop()
 	resp, err := t.send(req.WithContext(sctx))
 	if err != nil || resp.StatusCode != http.StatusOK {

@@ -71,7 +71,13 @@ func newHarness(t testing.TB, opts mcpserver.Options, mod func(*engine.Config)) 
 // newHarnessWith is newHarness with the pipeline configured by calls.
 func newHarnessWith(t testing.TB, opts mcpserver.Options, mod func(*engine.Config), calls toolcall.Config) *harness {
 	t.Helper()
-	cfg := engine.Config{Host: trino.Host(), Port: trino.Port(), User: "svc", Catalog: "sales", Schema: "mcpallowed", QueryTimeout: 30 * time.Second,
+	return newHarnessOn(t, trino, opts, mod, calls)
+}
+
+// newHarnessOn is newHarnessWith on the test engine engineSrv.
+func newHarnessOn(t testing.TB, engineSrv *trinotest.Server, opts mcpserver.Options, mod func(*engine.Config), calls toolcall.Config) *harness {
+	t.Helper()
+	cfg := engine.Config{Host: engineSrv.Host(), Port: engineSrv.Port(), User: "svc", Catalog: "sales", Schema: "mcpallowed", QueryTimeout: 30 * time.Second,
 		ReadOnlyTransactions: !opts.AllowWrites}
 	if mod != nil {
 		mod(&cfg)

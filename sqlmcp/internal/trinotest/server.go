@@ -343,6 +343,30 @@ func (s *Server) Requests() []Request {
 	return out
 }
 
+// RequestsSince returns the requests received after the first n, oldest
+// first: a cheap look at what one step sent (n from a len(Requests()) or
+// RequestCount taken before it).
+func (s *Server) RequestsSince(n int) []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n < 0 || n > len(s.requests) {
+		n = len(s.requests)
+	}
+	out := make([]Request, len(s.requests)-n)
+	for i, r := range s.requests[n:] {
+		out[i] = *r
+		out[i].Header = r.Header.Clone()
+	}
+	return out
+}
+
+// RequestCount is the number of requests received so far.
+func (s *Server) RequestCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.requests)
+}
+
 // Statements returns the POST /v1/statement requests, oldest first; their
 // headers carry what Trino reads for a query (user, source, tags, ...).
 func (s *Server) Statements() []Request {
@@ -740,4 +764,12 @@ func (s *Server) Dump(ctx context.Context, catalog, schema string) (string, erro
 		}
 	}
 	return b.String(), nil
+}
+
+// OpenTransactions is the number of transactions started (START
+// TRANSACTION) and not yet ended by COMMIT or ROLLBACK.
+func (s *Server) OpenTransactions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.txs)
 }

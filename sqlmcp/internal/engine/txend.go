@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"log/slog"
+	"time"
+)
+
+// endTimeout bounds a read-only transaction's START and its ROLLBACK,
+// which run on a context of their own, not the call's.
+const endTimeout = 10 * time.Second
+
+// SetLogger is where a read-only transaction that could not be ended is
+// reported (the default logger otherwise). Set it before the client is
+// used.
+func (c *Client) SetLogger(l *slog.Logger) { c.log = l }
+
+// beginReadOnly starts the read-only transaction of a cursor's query. It
+// lives on a context of its own, detached from qctx's cancellation:
+// database/sql rolls a transaction back by itself when the context it began
+// on ends, and that ROLLBACK would be neither waited for by Close nor
+// reported when it fails; and the ROLLBACK of a read whose rows were all
+// read is sent after the answer, when the call's context may be gone. The
+// START runs to its end (bounded by endTimeout) even if qctx ends
+// meanwhile: its answer names the transaction, which can only be ended
+// once known. stop releases the transaction's context after it ended.
+func (c *Client) beginReadOnly(qctx context.Context, opts *requestOptions) (tx *sql.Tx, stop context.CancelFunc, err error) {
+	if err := qctx.Err(); err != nil {
+		return nil, nil, err // cancelled before anything was sent: send nothing
+	}
+	tctx, stop := context.WithCancel(context.WithoutCancel(qctx))
+	bound, unbound := context.WithTimeout(context.Background(), endTimeout)
+	defer unbound()
+	opts.setBound(bound)
+	defer opts.setBound(nil)
+	tx, err = c.db.BeginTx(tctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return tx, stop, nil
+}
+
+// endTx rolls back a cursor's read-only transaction (nothing to commit)
+// once its rows are closed, in the background: the call that read them
+// answers without waiting for the ROLLBACK's two requests. It is cleanup,
+// so it is sent also after the caller cancelled, bounded by endTimeout,
+// not by the call. Close waits for it; a failure is logged (the engine
+// then ends the transaction itself after its transaction.idle-timeout).
+func (c *Client) endTx(tx *sql.Tx, opts *requestOptions, stop context.CancelFunc) {
+	end := func() {
+		defer stop()
+		bound, unbound := context.WithTimeout(context.Background(), endTimeout)
+		defer unbound()
+		opts.setBound(bound)
+		if err := tx.Rollback(); err != nil {
+			log := c.log
+			if log == nil {
+				log = slog.Default()
+			}
+			log.Warn("could not end the read-only transaction of a query; Trino ends it after its transaction.idle-timeout",
+				"query_id", opts.QueryID(), "engine", c.cfg.URL(), "error", classify(err, "roll back the read-only transaction").Error())
+		}
+	}
+	c.endMu.RLock()
+	if c.closing {
+		c.endMu.RUnlock()
+		end() // Close is waiting: no goroutine it would not wait for
+		return
+	}
+	c.ending.Add(1)
+	c.endMu.RUnlock()
+	go func() {
+		defer c.ending.Done()
+		end()
+	}()
+}

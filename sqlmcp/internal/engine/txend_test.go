@@ -1,0 +1,174 @@
+package engine_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
+)
+
+// waitFor polls cond until it holds or a generous deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s within 20s", what)
+		}
+		time.Sleep(5 * time.Millisecond) // a poll interval; the condition decides
+	}
+}
+
+// transactionEnds returns the STARTs and the answered ROLLBACKs among reqs.
+func transactionEnds(reqs []trinotest.Request) (starts, rollbacks int) {
+	rollback := map[string]bool{}
+	for _, r := range reqs {
+		switch {
+		case r.Method == http.MethodPost && r.Body == "START TRANSACTION READ ONLY":
+			starts++
+		case r.Method == http.MethodPost && r.Body == "ROLLBACK":
+			rollback[r.QueryID] = true
+		case r.Method == http.MethodGet && rollback[r.QueryID] && r.Status != 0:
+			rollbacks++ // its poll answered: the transaction has ended
+		}
+	}
+	return starts, rollbacks
+}
+
+// TestCursorEndsItsTransaction: the ROLLBACK of a cursor's read-only
+// transaction, sent after the rows are delivered (off the call's path),
+// reaches the engine however reading ends, and a cursor kept for more
+// pages keeps its transaction until then. The engine of its own counts
+// only these queries' transactions.
+func TestCursorEndsItsTransaction(t *testing.T) {
+	s := trinotest.Start(t, trinotest.WithLargeTableRows(20000), trinotest.WithPageSize(100))
+	c := newClient(t, s, func(c *engine.Config) { c.ReadOnlyTransactions = true })
+	large := "SELECT id FROM " + trinotest.LargeTable + " ORDER BY id"
+	tests := []struct {
+		name    string
+		run     func(t *testing.T)
+		started int // transactions the engine saw started
+	}{
+		{"every row read", func(t *testing.T) {
+			cur, err := c.Open(t.Context(), engine.Query{SQL: "SELECT id FROM " + trinotest.LargeTable + " WHERE id <= 250"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, more, err := cur.Page(t.Context(), 1000, 0)
+			if err != nil || more || len(rows) != 250 {
+				t.Fatalf("page: %d rows, more %v, %v", len(rows), more, err)
+			}
+		}, 1},
+		{"truncated read, cursor closed", func(t *testing.T) {
+			cur, err := c.Open(t.Context(), engine.Query{SQL: large})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, more, err := cur.Page(t.Context(), 5, 0); err != nil || !more {
+				t.Fatalf("page: more %v, %v", more, err)
+			}
+			cur.Close()
+		}, 1},
+		{"pages kept for fetch_more", func(t *testing.T) {
+			cur, err := c.Open(t.Context(), engine.Query{SQL: "SELECT id FROM " + trinotest.LargeTable + " WHERE id <= 300 ORDER BY id"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 2 {
+				if _, more, err := cur.Page(t.Context(), 100, 0); err != nil || !more {
+					t.Fatalf("page %d: more %v, %v", i, more, err)
+				}
+				// Between pages the transaction stays open.
+				if n := s.OpenTransactions(); n != 1 {
+					t.Fatalf("after page %d the engine holds %d transactions, want 1", i, n)
+				}
+			}
+			if rows, more, err := cur.Page(t.Context(), 1000, 0); err != nil || more || len(rows) != 100 {
+				t.Fatalf("last page: %d rows, more %v, %v", len(rows), more, err)
+			}
+		}, 1},
+		{"query error", func(t *testing.T) {
+			if _, err := c.Open(t.Context(), engine.Query{SQL: "SELECT * FROM sales.public.no_such_table"}); err == nil {
+				t.Fatal("a query of a missing table succeeded")
+			}
+		}, 1},
+		{"caller cancels while the query runs", func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			go func() {
+				// Cancel once the engine runs the query.
+				for ctx.Err() == nil {
+					for _, q := range s.Queries() {
+						if strings.Contains(q.SQL, "cancelled_in_tx") && q.State == "RUNNING" {
+							cancel()
+						}
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}()
+			_, err := c.Open(ctx, engine.Query{SQL: "SELECT pause_ms(60000) AS cancelled_in_tx"})
+			if engine.KindOf(err) != engine.Canceled {
+				t.Fatalf("err = %v (kind %v), want canceled", err, engine.KindOf(err))
+			}
+		}, 1},
+		{"caller cancelled before the start", func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			if _, err := c.Open(ctx, engine.Query{SQL: "SELECT 1"}); err == nil {
+				t.Fatal("a cancelled call ran")
+			}
+		}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := s.RequestCount()
+			tc.run(t)
+			defer func() {
+				if t.Failed() {
+					for _, r := range s.RequestsSince(n) {
+						t.Logf("%s %s %q %s %d", r.Method, r.Path, r.Body, r.QueryID, r.Status)
+					}
+				}
+			}()
+			waitFor(t, "ROLLBACK for every START", func() bool {
+				starts, rollbacks := transactionEnds(s.RequestsSince(n))
+				return starts == tc.started && rollbacks == starts
+			})
+			if open := s.OpenTransactions(); open != 0 {
+				t.Errorf("the engine holds %d open transactions", open)
+			}
+			if tc.started == 0 {
+				if reqs := s.RequestsSince(n); len(reqs) != 0 {
+					t.Errorf("a call cancelled before it started sent %d requests", len(reqs))
+				}
+			}
+		})
+	}
+}
+
+// TestCloseWaitsForTransactionEnds: Close returns only once the engine has
+// answered the ROLLBACK of every read that ended before it (the server's
+// shutdown closes the client last), with no wait in the test.
+func TestCloseWaitsForTransactionEnds(t *testing.T) {
+	s := trinotest.Start(t, trinotest.WithLargeTableRows(1000))
+	c := newClient(t, s, func(c *engine.Config) { c.ReadOnlyTransactions = true })
+	const reads = 8
+	for i := range reads {
+		cur, err := c.Open(t.Context(), engine.Query{SQL: "SELECT id FROM " + trinotest.LargeTable + " WHERE id <= 10"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, more, err := cur.Page(t.Context(), 100, 0); err != nil || more {
+			t.Fatalf("read %d: more %v, %v", i, more, err)
+		}
+	}
+	c.Close()
+	starts, rollbacks := transactionEnds(s.Requests())
+	if starts != reads || rollbacks != reads || s.OpenTransactions() != 0 {
+		t.Errorf("after Close: %d STARTs, %d answered ROLLBACKs, %d open transactions; want %d, %d, 0", starts, rollbacks, s.OpenTransactions(), reads, reads)
+	}
+}
