@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,7 +104,8 @@ func TestTasksAcrossReplicas(t *testing.T) {
 // on B a running task is working again and completes with its result
 // inline, a 2025-11-25 task likewise, and a task waiting for an approval
 // asks again there (the answer sent to B reaches the run on A: nothing is
-// declined for an answer lost with Redis). A task that had ended before
+// declined for an answer lost with Redis). Runs that end while Redis is
+// down have their outcome recorded once it is back. A task that had ended before
 // the restart is gone from the store: B answers exactly what it answers
 // for an id that never existed and for another identity's task, adding
 // that the store began anew at the restart.
@@ -111,7 +113,18 @@ func TestTasksAcrossRedisRestart(t *testing.T) {
 	srv := redistest.Start(t, false)
 	suite := identitySuites(t)[1]
 	tc := tasks.Config{Max: 100, StateURL: srv.URL(), Heartbeat: 200 * time.Millisecond}
-	a, b := newSurface(t, suite.cfg, tc), newSurface(t, suite.cfg, tc)
+	b := newSurface(t, suite.cfg, tc)
+	var mu sync.Mutex
+	unrecorded := 0 // runs A could not record the end of
+	tc.Logf = func(format string, args ...any) {
+		if strings.Contains(format, "recording its end") {
+			mu.Lock()
+			unrecorded++
+			mu.Unlock()
+		}
+		t.Logf(format, args...)
+	}
+	a := newSurface(t, suite.cfg, tc)
 	onA, onB := a.dial(t, modern, suite.alice), b.dial(t, modern, suite.alice)
 	onA.ext, onB.ext = true, true
 	legacyA, legacyB := a.dial(t, "2025-11-25", suite.alice), b.dial(t, "2025-11-25", suite.alice)
@@ -141,7 +154,23 @@ func TestTasksAcrossRedisRestart(t *testing.T) {
 	if d := onB.waitDetailed(asking, "completed"); !strings.Contains(string(d.Result), "answer: accept") {
 		t.Fatalf("the approved task after the restart: %s", d.Result)
 	}
+	// Runs that end while Redis is down (it restarts empty again): their
+	// outcome is recorded once it is back.
+	srv.Stop()
 	a.stop() // releases the waiting runs
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mu.Lock()
+		n := unrecorded
+		mu.Unlock()
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the released runs did not try to record their end: %v", a.ended())
+		}
+	}
+	srv.Restart()
+	waitFound(t, onB, running)
 	if d := onB.waitDetailed(running, "completed"); !strings.Contains(string(d.Result), "released") {
 		t.Fatalf("the running task after the restart, on B: %s", d.Result)
 	}

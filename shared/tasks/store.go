@@ -154,24 +154,53 @@ func (k *Keeper) finish(id string, res *mcp.CallToolResult, err error, cancelled
 }
 
 // recordEnd writes how task id's run ended to the store; when the store
-// lost the task's record, the whole record with its outcome.
+// lost the task's record, the whole record with its outcome. While the
+// store is unreachable it tries again every heartbeat, as long as the
+// task lives: the outcome is not lost with a Redis restart.
 func (k *Keeper) recordEnd(id, status, msg string, result []byte, errText string) {
-	if k.isCrashed() {
+	err := k.tryEnd(id, status, msg, result, errText)
+	var se *state.StoreError
+	if !errors.As(err, &se) {
+		if err != nil {
+			k.logf("task %s: recording its end: %v", id, err)
+		}
 		return
+	}
+	k.logf("task %s: recording its end: %v; trying again every %s", id, err, k.cfg.Heartbeat)
+	go func() {
+		for {
+			time.Sleep(k.cfg.Heartbeat)
+			k.mu.Lock()
+			stopped := k.stopped
+			k.mu.Unlock()
+			if stopped || k.held(id, msg) == nil {
+				return
+			}
+			if err := k.tryEnd(id, status, msg, result, errText); !errors.As(err, &se) {
+				if err != nil {
+					k.logf("task %s: recording its end: %v", id, err)
+				}
+				return
+			}
+		}
+	}()
+}
+
+func (k *Keeper) tryEnd(id, status, msg string, result []byte, errText string) error {
+	if k.isCrashed() {
+		return nil
 	}
 	ctx, c := context.WithTimeout(context.Background(), 5*time.Second)
 	defer c()
 	_, err := k.store.FinishTask(ctx, id, status, msg, result, errText)
-	if errors.Is(err, state.ErrNoTask) {
-		err = nil // past its TTL: nothing to keep
-		if rec := k.held(id, msg); rec != nil {
-			rec.Status, rec.StatusMessage, rec.Result, rec.Error, rec.Input, rec.Updated = status, msg, result, errText, nil, time.Now()
-			err = k.rewrite(ctx, rec)
-		}
+	if !errors.Is(err, state.ErrNoTask) {
+		return err
 	}
-	if err != nil {
-		k.logf("task %s: recording its end: %v", id, err)
+	if rec := k.held(id, msg); rec != nil {
+		rec.Status, rec.StatusMessage, rec.Result, rec.Error, rec.Input, rec.Updated = status, msg, result, errText, nil, time.Now()
+		return k.rewrite(ctx, rec)
 	}
+	return nil // past its TTL: nothing to keep
 }
 
 // bound refuses a result larger than MCP_TASK_MAX_RESULT_BYTES.
