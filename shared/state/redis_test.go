@@ -3,9 +3,9 @@ package state_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
