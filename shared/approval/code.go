@@ -183,9 +183,11 @@ type claims struct {
 	Pre    string `json:"p,omitempty"`
 	Use    string `json:"u,omitempty"` // Binding.Purpose
 	Exp    int64  `json:"x"`           // unix ms
-	// Iat is when the code was issued (unix ms): a ledger that lost its
-	// records since refuses it. Codes of older builds lack it.
+	// Iat is when the code was issued (unix ms) and Gen the generation of
+	// the ledger its issuer knew (state.Stamp): a ledger that lost its
+	// records since refuses it. Codes of older builds lack them.
 	Iat   int64  `json:"i,omitempty"`
+	Gen   int64  `json:"e,omitempty"`
 	Nonce string `json:"n"`
 }
 
@@ -210,7 +212,7 @@ func (c *Codes) Issue(b Binding) (string, error) {
 	now := c.now()
 	cl := claims{
 		Tool: b.Tool, Target: digest(b.Target), Args: digest(string(canon)), Caller: digest(b.Caller.key()),
-		Exp: now.Add(c.ttl).UnixMilli(), Iat: now.UnixMilli(), Nonce: hex.EncodeToString(n), Use: b.Purpose,
+		Exp: now.Add(c.ttl).UnixMilli(), Iat: now.UnixMilli(), Gen: state.Generation(c.used), Nonce: hex.EncodeToString(n), Use: b.Purpose,
 	}
 	if b.Precondition != "" {
 		cl.Pre = digest(b.Precondition)
@@ -262,7 +264,7 @@ func (c *Codes) Redeem(ctx context.Context, code string, b Binding) (Claims, err
 		// A code of an older build: issued one lifetime before it expires.
 		issued = exp.Add(-c.ttl)
 	}
-	first, err := c.used.MarkUsed(ctx, "code:"+cl.Nonce, issued, exp)
+	first, err := c.used.MarkUsed(ctx, "code:"+cl.Nonce, state.Stamp{At: issued, Generation: cl.Gen}, exp)
 	var reset *state.ResetError
 	if errors.As(err, &reset) {
 		return Claims{}, &CodeError{Reason: Reset, Detail: err.Error()}

@@ -17,9 +17,10 @@ import (
 // it is missing, unreadable, or older than the one this process saw, the
 // store lost its records about then, and the script starts a new
 // generation (scripts run atomically: of replicas racing on a reset,
-// exactly one creates it and the others read it). A key issued before the
-// generation began is refused (MarkUsed); task runners rewrite what they
-// hold (TaskRecord).
+// exactly one creates it and the others read it). A key is stamped with
+// the generation its issuer knew: one of another generation, issued before
+// the current one began, is refused (MarkUsed); task runners rewrite what
+// they hold (TaskRecord).
 //
 // Known limits: a failover to a replica that holds an older copy of the
 // data (Redis replication is asynchronous) keeps the generation key and
@@ -38,8 +39,9 @@ const EpochTTL = 30 * 24 * time.Hour
 // resetSkew is how far a replica's clock may run ahead of Redis's: a code
 // issued by such a replica before a reset carries a time up to that much
 // after it. NTP keeps hosts within milliseconds; two seconds covers a
-// host that is badly off, and costs only that codes issued within two
-// seconds of a reset are refused once.
+// host that is badly off, and costs only that a code stamped with an older
+// generation (its issuer had not seen the reset yet) and issued within two
+// seconds after it is refused once.
 var resetSkew = 2 * time.Second
 
 // epochLua sets epoch to the current generation (see above). KEYS[1] is
@@ -97,6 +99,18 @@ func (r *Redis) run(ctx context.Context, s *redis.Script, keys []string, args ..
 	}
 	n, _ := v[0].(int64)
 	return n, nil
+}
+
+func (r *Redis) generation() int64 { return r.known.Load() }
+
+// begin starts the store's generation under r's prefix if it has none, as
+// the process starts, so that a new store's generation predates the codes
+// issued after the start (a code issued before it is refused once). A store
+// that does not answer yet gets one at its first call.
+func (r *Redis) begin() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r.Ping(ctx) // an error is the first call's to report
 }
 
 // Epoch is when the store's current generation began, as this process

@@ -115,6 +115,7 @@ func OpenRedis(raw string) (*Redis, error) {
 	r := &Redis{c: redis.NewClient(o), where: Redact(raw), prefix: Prefix, scopes: &scopes{by: map[string]*Redis{}}}
 	r.scopes.by[Prefix] = r
 	opened[raw] = r
+	go r.begin()
 	return r, nil
 }
 
@@ -189,17 +190,20 @@ func (r *Redis) wrap(err error) error {
 }
 
 // markScript is SET key 1 NX PXAT until, for a key issued in this
-// generation only: one issued before it (ARGV[3], with the skew margin
-// ARGV[5]) may have been used in the records the store lost (-1).
+// generation only: one stamped with another generation (ARGV[6]) and
+// issued before it began (ARGV[3], with the skew margin ARGV[5]) may have
+// been used in the records the store lost (-1).
 var markScript = newEpochScript(`
-if tonumber(ARGV[3]) < epoch + tonumber(ARGV[5]) then return {epoch, -1} end
+if tonumber(ARGV[6]) ~= epoch and tonumber(ARGV[3]) < epoch + tonumber(ARGV[5]) then return {epoch, -1} end
 if redis.call('SET', KEYS[2], '1', 'NX', 'PXAT', ARGV[4]) then return {epoch, 1} end
 return {epoch, 0}`)
 
 // MarkUsed implements Ledger: SET key 1 NX PXAT until, refused with a
 // *ResetError when key was issued before the store's current generation
 // (the store lost its records since: whether it was used cannot be known).
-func (r *Redis) MarkUsed(ctx context.Context, key string, issued, until time.Time) (bool, error) {
+// A key stamped with the current generation is of it whatever the clocks
+// say; one stamped otherwise is judged by its time.
+func (r *Redis) MarkUsed(ctx context.Context, key string, issued Stamp, until time.Time) (bool, error) {
 	if err := CheckKey(key); err != nil {
 		return false, err
 	}
@@ -209,7 +213,7 @@ func (r *Redis) MarkUsed(ctx context.Context, key string, issued, until time.Tim
 		until = time.Now().Add(time.Second)
 	}
 	v, err := r.run(ctx, markScript, []string{r.prefix + "used:" + key},
-		issued.UnixMilli(), until.UnixMilli(), resetSkew.Milliseconds())
+		issued.At.UnixMilli(), until.UnixMilli(), resetSkew.Milliseconds(), issued.Generation)
 	if err != nil {
 		return false, err
 	}
@@ -253,5 +257,6 @@ func (r *Redis) Scoped(server string) *Redis {
 	}
 	c := &Redis{c: r.c, where: r.where, prefix: p, scopes: r.scopes}
 	r.scopes.by[p] = c
+	go c.begin()
 	return c
 }

@@ -55,7 +55,7 @@ func TestRedisLedgerOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ok, err := l.MarkUsed(ctx, "code:n1", issued, time.Now().Add(time.Minute))
+			ok, err := l.MarkUsed(ctx, "code:n1", state.Stamp{At: issued}, time.Now().Add(time.Minute))
 			if err != nil {
 				t.Error(err)
 			}
@@ -70,13 +70,13 @@ func TestRedisLedgerOnce(t *testing.T) {
 	if first != 1 {
 		t.Fatalf("%d first uses, want 1", first)
 	}
-	ok, err := a.MarkUsed(ctx, "code:short", issued, time.Now().Add(1500*time.Millisecond))
+	ok, err := a.MarkUsed(ctx, "code:short", state.Stamp{At: issued}, time.Now().Add(1500*time.Millisecond))
 	if !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ok, err = b.MarkUsed(ctx, "code:short", issued, time.Now().Add(time.Minute))
+		ok, err = b.MarkUsed(ctx, "code:short", state.Stamp{At: issued}, time.Now().Add(time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,14 +110,15 @@ func TestRedisRestart(t *testing.T) {
 			b := openFresh(t, srv.URL()+"?client_name=replica-b")
 			ctx := context.Background()
 			issued := afterEpoch(t, l)
+			before := state.Stamp{At: issued, Generation: state.Generation(l)} // as a code carries it
 			for _, k := range []string{"code:before", "code:other"} {
-				if ok, err := l.MarkUsed(ctx, k, issued, time.Now().Add(time.Hour)); !ok || err != nil {
+				if ok, err := l.MarkUsed(ctx, k, before, time.Now().Add(time.Hour)); !ok || err != nil {
 					t.Fatal(ok, err)
 				}
 			}
 			pw := openFresh(t, url)
 			srv.Stop()
-			_, err := pw.MarkUsed(ctx, "code:during", issued, time.Now().Add(time.Hour))
+			_, err := pw.MarkUsed(ctx, "code:during", state.Stamp{At: issued}, time.Now().Add(time.Hour))
 			var se *state.StoreError
 			if !errors.As(err, &se) || !strings.Contains(err.Error(), "MCP_STATE_URL") || strings.Contains(err.Error(), "hunter2pw") {
 				t.Fatalf("while down: %v", err)
@@ -133,7 +134,7 @@ func TestRedisRestart(t *testing.T) {
 				l   *state.Redis
 				key string
 			}{{l, "code:before"}, {b, "code:other"}, {b, "code:unused"}} {
-				ok, err := c.l.MarkUsed(ctx, c.key, issued, time.Now().Add(time.Hour))
+				ok, err := c.l.MarkUsed(ctx, c.key, before, time.Now().Add(time.Hour))
 				var re *state.ResetError
 				switch {
 				case persist && c.key == "code:unused":
@@ -151,12 +152,18 @@ func TestRedisRestart(t *testing.T) {
 				}
 			}
 			// Issued after the restart: first use once, on either replica.
-			after := afterEpoch(t, b)
+			// Stamped with the new generation, whatever the clock margin;
+			// without it, only once past the margin.
+			defer state.SetResetSkew(time.Hour)()
+			after := state.Stamp{At: time.Now(), Generation: state.Generation(b)}
 			if ok, err := b.MarkUsed(ctx, "code:after", after, time.Now().Add(time.Hour)); !ok || err != nil {
 				t.Fatalf("a code issued after the restart: %v %v", ok, err)
 			}
 			if ok, err := l.MarkUsed(ctx, "code:after", after, time.Now().Add(time.Hour)); ok || err != nil {
 				t.Fatalf("a code issued after the restart, used again on another replica: %v %v", ok, err)
+			}
+			if ok, err := l.MarkUsed(ctx, "code:unstamped", state.Stamp{At: time.Now()}, time.Now().Add(time.Hour)); !persist && (ok || err == nil) {
+				t.Fatalf("a code without a generation, issued within the clock margin of the reset: %v %v, want refused", ok, err)
 			}
 		})
 	}
@@ -199,7 +206,8 @@ func TestRedisReset(t *testing.T) {
 				t.Fatal(err)
 			}
 			code := "code:" + strings.ReplaceAll(tc.name, " ", "-")
-			if ok, err := a.MarkUsed(ctx, code, issued, time.Now().Add(time.Hour)); !ok || err != nil {
+			stamp := state.Stamp{At: issued, Generation: state.Generation(a)}
+			if ok, err := a.MarkUsed(ctx, code, stamp, time.Now().Add(time.Hour)); !ok || err != nil {
 				t.Fatal(ok, err)
 			}
 			before := a.Epoch()
@@ -218,7 +226,7 @@ func TestRedisReset(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					ok, err := l.MarkUsed(ctx, code, issued, time.Now().Add(time.Hour))
+					ok, err := l.MarkUsed(ctx, code, stamp, time.Now().Add(time.Hour))
 					var re *state.ResetError
 					if ok || (err != nil && !errors.As(err, &re)) {
 						t.Errorf("after %s: the used code: %v %v, want refused", tc.name, ok, err)
@@ -286,7 +294,7 @@ func BenchmarkRedisMarkUsed(b *testing.B) {
 	issued := afterEpoch(b, r)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := r.MarkUsed(ctx, "code:b"+itoa(i), issued, until); err != nil {
+		if _, err := r.MarkUsed(ctx, "code:b"+itoa(i), state.Stamp{At: issued}, until); err != nil {
 			b.Fatal(err)
 		}
 	}

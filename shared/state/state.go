@@ -26,10 +26,28 @@ type Ledger interface {
 	// error means the ledger could not be read or written; the caller must
 	// treat the key as used (fail closed). Keys are printable ASCII
 	// without spaces, at most MaxKeyLen bytes.
-	MarkUsed(ctx context.Context, key string, issued, until time.Time) (firstUse bool, err error)
+	MarkUsed(ctx context.Context, key string, issued Stamp, until time.Time) (firstUse bool, err error)
 	// Where names the ledger for messages (a file path, a URL without
 	// credentials).
 	Where() string
+}
+
+// Stamp is when a key came into being: the time, and the generation of
+// the ledger (Generation) the process that made it knew then, 0 when none.
+type Stamp struct {
+	At         time.Time
+	Generation int64
+}
+
+// Generation is the current generation of a ledger that may lose its
+// records (Redis, epoch.go) as this process knows it, 0 when unknown: a
+// key stamped with it is known to be newer than any records lost before.
+// Ledgers that never lose records without failing have none.
+func Generation(l Ledger) int64 {
+	if g, ok := l.(interface{ generation() int64 }); ok {
+		return g.generation()
+	}
+	return 0
 }
 
 // MaxKeyLen is the longest key a Ledger accepts.
@@ -64,7 +82,7 @@ func NewMemory() *Memory { return &Memory{used: map[string]time.Time{}, now: tim
 func (m *Memory) SetClock(now func() time.Time) { m.now = now }
 
 // MarkUsed implements Ledger.
-func (m *Memory) MarkUsed(_ context.Context, key string, _, until time.Time) (bool, error) {
+func (m *Memory) MarkUsed(_ context.Context, key string, _ Stamp, until time.Time) (bool, error) {
 	if err := CheckKey(key); err != nil {
 		return false, err
 	}
