@@ -55,7 +55,8 @@ if not epoch or epoch ~= math.floor(epoch) or epoch <= 0 or epoch < tonumber(ARG
   -- stepped back would otherwise reset it on every call
   epoch = math.max(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), tonumber(ARGV[1]))
   redis.call('SET', KEYS[1], string.format('%.0f', epoch), 'PX', ARGV[2])
-else
+elseif redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) / 2 then
+  -- renewed once half its life is gone: a read on most calls, not a write
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
 `
