@@ -561,7 +561,16 @@ func redisRestart(t *testing.T, f *fleet) {
 	}
 
 	f.redis.Restart()
-	// Recovery: a new task works through the balancer.
+	// Recovery: a new task works through the balancer (once each replica's
+	// client redialled: until then the store "did not answer").
+	for _, r := range f.replicas {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			_, a := getTask(t, lb.NewModern(r.MCPURL()), tk.TaskID)
+			if !strings.Contains(a.Raw, "did not answer") || time.Now().After(deadline) {
+				break
+			}
+		}
+	}
 	nt, _ := createTask(t, c, "SELECT 7 AS after")
 	if got, _ := waitTask(t, c, nt.TaskID, 60*time.Second); got.Status != "completed" {
 		t.Errorf("a task after Redis came back ended %q", got.Status)
@@ -576,11 +585,19 @@ func redisRestart(t *testing.T, f *fleet) {
 		}
 		return nil
 	}
-	old, a := getTask(t, lb.NewModern(other(created.Replica).MCPURL()), tk.TaskID)
+	// A replica's first calls after the restart may still fail as the
+	// store did not answer (go-redis keeps returning the outage's dial
+	// error until its background redial succeeds): asked again.
+	var old wireTask
+	var a lb.Answer
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		old, a = getTask(t, lb.NewModern(other(created.Replica).MCPURL()), tk.TaskID)
+		if !strings.Contains(a.Raw, "did not answer") || time.Now().After(deadline) {
+			break
+		}
+	}
 	// The used code, on every replica: refused, and the row stays.
-	// A replica's first calls after the restart may still find dead
-	// connections to the old Redis (refused too, as the store did not
-	// answer): asked again until the store answers.
+	// (Refused too while the store did not answer: asked again.)
 	var raw string
 	for i, r := range f.replicas {
 		var reused bool
