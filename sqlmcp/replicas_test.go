@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
 	"github.com/mcpfleet/mcpfleet/shared/e2e/lb"
+	"github.com/mcpfleet/mcpfleet/shared/state"
 	"github.com/mcpfleet/mcpfleet/shared/state/redistest"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
@@ -493,8 +494,12 @@ func TestReplicasRedisRestartWithoutPersistence(t *testing.T) {
 }
 
 // redisRestart: errors naming MCP_STATE_URL while Redis is down, recovery
-// after, and exactly what survived: with appendonly every task record and
-// used code; without persistence none.
+// after, and nothing silently lost. With appendonly every task record and
+// used code survives. Without persistence the store loses them and knows
+// it (a new generation): the used code is refused on every replica, naming
+// the reset, and runs nowhere; a task running across the restart finishes
+// and is readable from another replica (its replica writes it again); a
+// task that had ended before is "not found", saying the store began anew.
 func redisRestart(t *testing.T, f *fleet) {
 	ctx := t.Context()
 	c := lb.NewModern(f.lbURL())
@@ -503,18 +508,29 @@ func redisRestart(t *testing.T, f *fleet) {
 		t.Fatalf("task ended %q", got.Status)
 	}
 	schema := fmt.Sprintf("e2eredis%v", f.redis.Persist)
-	for _, s := range []string{"CREATE SCHEMA sales." + schema, "CREATE TABLE sales." + schema + ".t (id INTEGER)", "INSERT INTO sales." + schema + ".t VALUES (1)"} {
+	for _, s := range []string{"CREATE SCHEMA sales." + schema, "CREATE TABLE sales." + schema + ".t (id INTEGER)", "INSERT INTO sales." + schema + ".t VALUES (4242)"} {
 		if err := trino.Exec(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 	}
 	t.Cleanup(func() { trino.Exec(context.Background(), "DROP SCHEMA sales."+schema+" CASCADE") })
-	q := "DELETE FROM sales." + schema + ".t WHERE id = 1"
+	rows := func() int {
+		d, err := trino.Dump(ctx, "sales", schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(d, "4242")
+	}
+	q := "DELETE FROM sales." + schema + ".t WHERE id = 4242"
 	code := confirmCode(t, c, q)
 	if bad, raw := isToolError(confirmOn(t, f.lbURL(), q, code)); bad {
 		t.Fatalf("first use: %s", raw)
 	}
-	trino.Exec(ctx, "INSERT INTO sales."+schema+".t VALUES (1)")
+	trino.Exec(ctx, "INSERT INTO sales."+schema+".t VALUES (4242)")
+	// A task running across the restart (its query outlasts it).
+	slow := fmt.Sprintf("SELECT pause_ms(3000) AS across_restart_%v", f.redis.Persist)
+	running, runOn := createTask(t, c, slow)
+	engineState(t, slow, func(qi trinotest.QueryInfo) bool { return qi.State == "RUNNING" || qi.State == "QUEUED" }, 30*time.Second)
 
 	f.redis.Stop()
 	// While down: every call that needs the store fails naming
@@ -540,43 +556,111 @@ func redisRestart(t *testing.T, f *fleet) {
 			t.Errorf("Redis down, /readyz on %s: HTTP %d", f.names[i], resp.StatusCode)
 		}
 	}
-	if d, _ := trino.Dump(ctx, "sales", schema); !strings.Contains(d, "1") {
-		t.Fatal("a code ran while Redis was down")
+	if n := rows(); n != 1 {
+		t.Fatalf("a code ran while Redis was down: %d rows, want 1", n)
 	}
 
 	f.redis.Restart()
-	// Recovery: a new task works through the balancer.
+	// Recovery: a new task works through the balancer (once each replica's
+	// client redialled: until then the store "did not answer").
+	for _, r := range f.replicas {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			_, a := getTask(t, lb.NewModern(r.MCPURL()), tk.TaskID)
+			if !strings.Contains(a.Raw, "did not answer") || time.Now().After(deadline) {
+				break
+			}
+		}
+	}
 	nt, _ := createTask(t, c, "SELECT 7 AS after")
 	if got, _ := waitTask(t, c, nt.TaskID, 60*time.Second); got.Status != "completed" {
 		t.Errorf("a task after Redis came back ended %q", got.Status)
 	}
 	// What survived. Asked on a replica other than the one that ran the
 	// task (that one also holds it in memory).
-	var other *e2e.HTTPServer
-	for _, n := range f.names {
-		if n != created.Replica {
-			other = f.replica(n)
+	other := func(name string) *e2e.HTTPServer {
+		for _, n := range f.names {
+			if n != name {
+				return f.replica(n)
+			}
+		}
+		return nil
+	}
+	// A replica's first calls after the restart may still fail as the
+	// store did not answer (go-redis keeps returning the outage's dial
+	// error until its background redial succeeds): asked again.
+	var old wireTask
+	var a lb.Answer
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		old, a = getTask(t, lb.NewModern(other(created.Replica).MCPURL()), tk.TaskID)
+		if !strings.Contains(a.Raw, "did not answer") || time.Now().After(deadline) {
 			break
 		}
 	}
-	old, a := getTask(t, lb.NewModern(other.MCPURL()), tk.TaskID)
-	again := confirmOn(t, f.replicas[2].MCPURL(), q, code)
-	reused, raw := isToolError(again)
+	// The used code, on every replica: refused, and the row stays.
+	// (Refused too while the store did not answer: asked again.)
+	var raw string
+	for i, r := range f.replicas {
+		var reused bool
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			reused, raw = isToolError(confirmOn(t, r.MCPURL(), q, code))
+			if !strings.Contains(raw, "did not answer") || time.Now().After(deadline) {
+				break
+			}
+		}
+		want := "already been used"
+		if !f.redis.Persist {
+			want = "lost its records at"
+		}
+		if !reused || !strings.Contains(raw, want) || !strings.Contains(raw, "MCP_STATE_URL") && !f.redis.Persist {
+			t.Errorf("persist=%v: the used code on %s after the restart: %.300s, want refused (%q)", f.redis.Persist, f.names[i], raw, want)
+		}
+	}
+	if n := rows(); n != 1 {
+		t.Errorf("persist=%v: the used code ran again after the restart: %d rows, want 1", f.redis.Persist, n)
+	}
+	// The task that ran across the restart: finished, read elsewhere.
+	// With appendonly its record outlived an outage longer than 3
+	// heartbeats, so the first replica to read it reported it failed
+	// (documented; as for a dead replica).
+	m := lb.NewModern(other(runOn.Replica).MCPURL())
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got, ga := getTask(t, m, running.TaskID)
+		if got.Status == "completed" || f.redis.Persist && got.Status == "failed" && strings.Contains(ga.Raw, state.DeadMessage) {
+			break
+		}
+		if got.Status != "" && got.Status != "working" || time.Now().After(deadline) {
+			t.Fatalf("persist=%v: the task running across the restart, read on another replica: %s", f.redis.Persist, ga.Raw)
+		}
+		time.Sleep(50 * time.Millisecond) // polling is the protocol's own wait
+	}
 	if f.redis.Persist {
 		if old.Status != "completed" {
 			t.Errorf("appendonly: the task record did not survive: %s", a.Raw)
 		}
-		if !reused || !strings.Contains(raw, "already been used") {
-			t.Errorf("appendonly: the used code ran again after the restart: %s", raw)
+	} else if a.Error == nil {
+		// An ended task's record is lost (its replica still answers for
+		// it from memory). The wording of "not found" after a reset is
+		// shared/tasks' TestTasksAcrossRedisRestart's.
+		t.Errorf("no persistence: a task ended before the restart is still in the store: %s", a.Raw)
+	}
+	// A code issued after the restart works once. One its replica issued
+	// before it saw the store's new generation is refused: ask again.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		fresh := confirmCode(t, c, q)
+		bad, raw := isToolError(confirmOn(t, f.lbURL(), q, fresh))
+		if !bad {
+			if again, raw := isToolError(confirmOn(t, f.replicas[0].MCPURL(), q, fresh)); !again || !strings.Contains(raw, "already been used") {
+				t.Errorf("a code issued after the restart, used twice: %.300s", raw)
+			}
+			break
 		}
-	} else {
-		// Documented: without persistence Redis forgets everything.
-		if a.Error == nil && old.Status != "" {
-			t.Errorf("no persistence: the task record survived?: %s", a.Raw)
+		if !strings.Contains(raw, "lost its records at") || time.Now().After(deadline) {
+			t.Fatalf("a code issued after the restart: %.300s", raw)
 		}
-		if reused {
-			t.Errorf("no persistence: the code was still known as used: %s", raw)
-		}
+	}
+	if n := rows(); n != 0 {
+		t.Errorf("a code issued after the restart: %d rows left, want 0", n)
 	}
 	t.Logf("Redis persist=%v: after the restart the old task answers %s; the used code answers %.200s", f.redis.Persist, a.Raw, raw)
 }

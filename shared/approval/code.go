@@ -95,6 +95,8 @@ const (
 	Expired        Reason = "expired"
 	Used           Reason = "used"
 	OtherPurpose   Reason = "other purpose"
+	// Reset: the shared store lost its records after the code was issued.
+	Reset Reason = "store reset"
 )
 
 // CodeError is a refused confirmation code; its message says which check
@@ -125,6 +127,8 @@ func (e *CodeError) Error() string {
 		return "the code was issued for another step (" + e.Detail + "), not as this call's confirmation" + again
 	case Used:
 		return "the confirmation code has already been used; a code works once" + again
+	case Reset:
+		return e.Detail + again
 	}
 	return "the confirmation code was refused" + again
 }
@@ -179,7 +183,12 @@ type claims struct {
 	Pre    string `json:"p,omitempty"`
 	Use    string `json:"u,omitempty"` // Binding.Purpose
 	Exp    int64  `json:"x"`           // unix ms
-	Nonce  string `json:"n"`
+	// Iat is when the code was issued (unix ms) and Gen the generation of
+	// the ledger its issuer knew (state.Stamp): a ledger that lost its
+	// records since refuses it. Codes of older builds lack them.
+	Iat   int64  `json:"i,omitempty"`
+	Gen   int64  `json:"e,omitempty"`
+	Nonce string `json:"n"`
 }
 
 // Claims are what a redeemed code carried.
@@ -200,9 +209,10 @@ func (c *Codes) Issue(b Binding) (string, error) {
 	}
 	n := make([]byte, 12)
 	rand.Read(n)
+	now := c.now()
 	cl := claims{
 		Tool: b.Tool, Target: digest(b.Target), Args: digest(string(canon)), Caller: digest(b.Caller.key()),
-		Exp: c.now().Add(c.ttl).UnixMilli(), Nonce: hex.EncodeToString(n), Use: b.Purpose,
+		Exp: now.Add(c.ttl).UnixMilli(), Iat: now.UnixMilli(), Gen: state.Generation(c.used), Nonce: hex.EncodeToString(n), Use: b.Purpose,
 	}
 	if b.Precondition != "" {
 		cl.Pre = digest(b.Precondition)
@@ -249,7 +259,16 @@ func (c *Codes) Redeem(ctx context.Context, code string, b Binding) (Claims, err
 	if !now.Before(exp) {
 		return Claims{}, &CodeError{Reason: Expired, Detail: "at " + exp.UTC().Format(time.RFC3339)}
 	}
-	first, err := c.used.MarkUsed(ctx, "code:"+cl.Nonce, exp)
+	issued := time.UnixMilli(cl.Iat)
+	if cl.Iat == 0 {
+		// A code of an older build: issued one lifetime before it expires.
+		issued = exp.Add(-c.ttl)
+	}
+	first, err := c.used.MarkUsed(ctx, "code:"+cl.Nonce, state.Stamp{At: issued, Generation: cl.Gen}, exp)
+	var reset *state.ResetError
+	if errors.As(err, &reset) {
+		return Claims{}, &CodeError{Reason: Reset, Detail: err.Error()}
+	}
 	if err != nil {
 		return Claims{}, &LedgerError{Where: c.used.Where(), Err: err}
 	}

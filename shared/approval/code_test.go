@@ -4,11 +4,17 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/mcpfleet/mcpfleet/shared/state"
+	"github.com/mcpfleet/mcpfleet/shared/state/redistest"
 )
 
 var alice = Caller{Kind: CallerOAuth, Issuer: "https://idp.example.com/realms/main", Subject: "alice"}
@@ -298,5 +304,56 @@ func TestCallerComparedAsValues(t *testing.T) {
 		if _, err := codes.Redeem(t.Context(), code, b); err == nil {
 			t.Errorf("%+q redeemed alice's code", c)
 		}
+	}
+}
+
+// TestRedeemAfterStoreReset (issue 30): with a Redis ledger (two
+// replicas), a code used before the store lost its records (FLUSHALL, as
+// a restart without persistence) is refused on both, naming MCP_STATE_URL
+// and the reset, and so is one issued then but never used; a code issued
+// after it carries the new generation and works once.
+func TestRedeemAfterStoreReset(t *testing.T) {
+	srv := redistest.Start(t, false)
+	secret := RandomSecret()
+	replica := func(name string) *Codes {
+		r, err := state.OpenRedis(srv.URL() + "?client_name=" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		if err := r.Ping(t.Context()); err != nil { // as /readyz does
+			t.Fatal(err)
+		}
+		return NewCodes(secret, time.Minute, r.Scoped("approvaltest"))
+	}
+	a, b := replica("a"), replica("b")
+	used, err := a.Issue(binding())
+	if err != nil {
+		t.Fatal(err)
+	}
+	unused, _ := a.Issue(binding())
+	if _, err := a.Redeem(t.Context(), used, binding()); err != nil {
+		t.Fatalf("first use: %v", err)
+	}
+	raw := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", srv.Port)})
+	defer raw.Close()
+	if err := raw.FlushAll(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		codes *Codes
+		code  string
+	}{{b, used}, {a, used}, {b, unused}} {
+		_, err := c.codes.Redeem(t.Context(), c.code, binding())
+		if reasonOf(t, err) != Reset || !strings.Contains(err.Error(), "MCP_STATE_URL") || !strings.Contains(err.Error(), "lost its records at") {
+			t.Fatalf("a code issued before the reset: %v, want refused naming the reset", err)
+		}
+	}
+	fresh, _ := b.Issue(binding()) // b saw the new generation just above
+	if _, err := a.Redeem(t.Context(), fresh, binding()); err != nil {
+		t.Fatalf("a code issued after the reset: %v", err)
+	}
+	if _, err := b.Redeem(t.Context(), fresh, binding()); reasonOf(t, err) != Used {
+		t.Fatalf("a code issued after the reset, used again: %v", err)
 	}
 }

@@ -54,7 +54,7 @@ func (f *File) Where() string { return f.path }
 // MarkUsed implements Ledger. It does not return before the entry is on
 // disk. It takes no notice of ctx once the lock is held: the work under
 // it is one read, one append and one fsync.
-func (f *File) MarkUsed(ctx context.Context, key string, until time.Time) (bool, error) {
+func (f *File) MarkUsed(ctx context.Context, key string, _ Stamp, until time.Time) (bool, error) {
 	if err := CheckKey(key); err != nil {
 		return false, err
 	}

@@ -38,7 +38,7 @@ func TestFileFirstUseOnce(t *testing.T) {
 		for i := range 48 {
 			wg.Go(func() {
 				<-start
-				first, err := ledgers[i%len(ledgers)].MarkUsed(t.Context(), key, until)
+				first, err := ledgers[i%len(ledgers)].MarkUsed(t.Context(), key, state.Stamp{}, until)
 				if err != nil {
 					t.Error(err)
 				}
@@ -56,7 +56,7 @@ func TestFileFirstUseOnce(t *testing.T) {
 	// The next process (a restart) sees every key.
 	next := state.NewFile(path)
 	for k := range 20 {
-		if first, err := next.MarkUsed(t.Context(), fmt.Sprintf("code:%d", k), until); first || err != nil {
+		if first, err := next.MarkUsed(t.Context(), fmt.Sprintf("code:%d", k), state.Stamp{}, until); first || err != nil {
 			t.Fatalf("after a restart key %d was a first use (%v)", k, err)
 		}
 	}
@@ -75,7 +75,7 @@ func TestFileAcrossProcesses(t *testing.T) {
 			for range 4 {
 				wg.Go(func() {
 					key := fmt.Sprintf("code:%d", k)
-					first, err := l.MarkUsed(context.Background(), key, until)
+					first, err := l.MarkUsed(context.Background(), key, state.Stamp{}, until)
 					if err != nil {
 						fmt.Println("error", err)
 						return
@@ -140,7 +140,7 @@ func TestFileExpiryAndCompaction(t *testing.T) {
 	l.SetClock(func() time.Time { return now })
 	mark := func(key string, until time.Time) bool {
 		t.Helper()
-		first, err := l.MarkUsed(t.Context(), key, until)
+		first, err := l.MarkUsed(t.Context(), key, state.Stamp{}, until)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,16 +175,16 @@ func TestFileTornLastLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "codes")
 	until := time.Now().Add(time.Hour)
 	l := state.NewFile(path)
-	if first, err := l.MarkUsed(t.Context(), "code:a", until); !first || err != nil {
+	if first, err := l.MarkUsed(t.Context(), "code:a", state.Stamp{}, until); !first || err != nil {
 		t.Fatal(first, err)
 	}
 	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	f.WriteString(strconv.FormatInt(until.UnixMilli(), 10)[:7])
 	f.Close()
-	if first, err := l.MarkUsed(t.Context(), "code:b", until); !first || err != nil {
+	if first, err := l.MarkUsed(t.Context(), "code:b", state.Stamp{}, until); !first || err != nil {
 		t.Fatal(first, err)
 	}
-	if first, err := l.MarkUsed(t.Context(), "code:a", until); first || err != nil {
+	if first, err := l.MarkUsed(t.Context(), "code:a", state.Stamp{}, until); first || err != nil {
 		t.Fatal("code:a forgotten", err)
 	}
 	b, _ := os.ReadFile(path)
@@ -195,7 +195,7 @@ func TestFileTornLastLine(t *testing.T) {
 	// A header torn before any entry: the file was never used.
 	torn := filepath.Join(t.TempDir(), "codes")
 	os.WriteFile(torn, []byte(header[:10]), 0o600)
-	if first, err := state.NewFile(torn).MarkUsed(t.Context(), "code:a", until); !first || err != nil {
+	if first, err := state.NewFile(torn).MarkUsed(t.Context(), "code:a", state.Stamp{}, until); !first || err != nil {
 		t.Fatal(first, err)
 	}
 }
@@ -240,7 +240,7 @@ func TestFileRefuses(t *testing.T) {
 				regular = true
 				before, _ = os.ReadFile(path) // a FIFO would block
 			}
-			first, err := state.NewFile(path).MarkUsed(t.Context(), "code:new", until)
+			first, err := state.NewFile(path).MarkUsed(t.Context(), "code:new", state.Stamp{}, until)
 			if first || err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
 				t.Fatalf("first=%v err=%v; want a refusal naming %s and saying %q", first, err, path, tc.want)
 			}
@@ -251,7 +251,7 @@ func TestFileRefuses(t *testing.T) {
 			}
 		})
 	}
-	if _, err := state.NewFile(filepath.Join(t.TempDir(), "c")).MarkUsed(t.Context(), "two words", until); err == nil {
+	if _, err := state.NewFile(filepath.Join(t.TempDir(), "c")).MarkUsed(t.Context(), "two words", state.Stamp{}, until); err == nil {
 		t.Error("accepted a key with a space")
 	}
 }
@@ -262,7 +262,7 @@ func TestFileRefuses(t *testing.T) {
 func TestFilePermissions(t *testing.T) {
 	until := time.Now().Add(time.Hour)
 	if path := os.Getenv("STATE_CHILD_PERM"); path != "" {
-		first, err := state.NewFile(path).MarkUsed(context.Background(), "code:new", until)
+		first, err := state.NewFile(path).MarkUsed(context.Background(), "code:new", state.Stamp{}, until)
 		fmt.Printf("first=%v err=%v\n", first, err)
 		return
 	}

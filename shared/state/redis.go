@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,6 +25,18 @@ type Redis struct {
 	c      *redis.Client
 	where  string // the URL without credentials
 	prefix string
+	// scopes are this client's stores by prefix, so that every user of
+	// one prefix shares one remembered generation (epoch) and Check
+	// reaches each generation key.
+	scopes *scopes
+	// known is the generation (Redis TIME, unix ms) this process last saw
+	// under prefix; 0 before the first call.
+	known atomic.Int64
+}
+
+type scopes struct {
+	mu sync.Mutex
+	by map[string]*Redis
 }
 
 // Prefix starts every key mcpfleet stores.
@@ -99,18 +112,26 @@ func OpenRedis(raw string) (*Redis, error) {
 	if r, ok := opened[raw]; ok {
 		return r, nil
 	}
-	r := &Redis{c: redis.NewClient(o), where: Redact(raw), prefix: Prefix}
+	r := &Redis{c: redis.NewClient(o), where: Redact(raw), prefix: Prefix, scopes: &scopes{by: map[string]*Redis{}}}
+	r.scopes.by[Prefix] = r
 	opened[raw] = r
+	go r.begin()
 	return r, nil
 }
 
-// Check pings every store this process opened: nil when there is none or
-// all answer. /readyz reports it.
+// Check pings every store this process opened, under every prefix in use:
+// nil when there is none or all answer. /readyz reports it. Each ping also
+// starts a new generation where the store lost its records, so that after
+// a restart one comes into being before the replicas take traffic.
 func Check(ctx context.Context) error {
 	openMu.Lock()
-	rs := make([]*Redis, 0, len(opened))
+	var rs []*Redis
 	for _, r := range opened {
-		rs = append(rs, r)
+		r.scopes.mu.Lock()
+		for _, s := range r.scopes.by {
+			rs = append(rs, s)
+		}
+		r.scopes.mu.Unlock()
 	}
 	openMu.Unlock()
 	for _, r := range rs {
@@ -136,9 +157,11 @@ func (r *Redis) Close() error {
 // Where implements Ledger: the URL without its password.
 func (r *Redis) Where() string { return r.where }
 
-// Ping checks that the store answers.
+// Ping checks that the store answers and holds a generation under this
+// prefix (starting one where it is missing): one round trip, as PING.
 func (r *Redis) Ping(ctx context.Context) error {
-	return r.wrap(r.c.Ping(ctx).Err())
+	_, err := r.run(ctx, pingScript, nil)
+	return err
 }
 
 // StoreError is a state store call that failed: the store could not be
@@ -166,8 +189,21 @@ func (r *Redis) wrap(err error) error {
 	return &StoreError{Where: r.where, Err: err}
 }
 
-// MarkUsed implements Ledger: SET key 1 NX PXAT until.
-func (r *Redis) MarkUsed(ctx context.Context, key string, until time.Time) (bool, error) {
+// markScript is SET key 1 NX PXAT until, for a key issued in this
+// generation only: one stamped with another generation (ARGV[6]) and
+// issued before it began (ARGV[3], with the skew margin ARGV[5]) may have
+// been used in the records the store lost (-1).
+var markScript = newEpochScript(`
+if tonumber(ARGV[6]) ~= epoch and tonumber(ARGV[3]) < epoch + tonumber(ARGV[5]) then return {epoch, -1} end
+if redis.call('SET', KEYS[2], '1', 'NX', 'PXAT', ARGV[4]) then return {epoch, 1} end
+return {epoch, 0}`)
+
+// MarkUsed implements Ledger: SET key 1 NX PXAT until, refused with a
+// *ResetError when key was issued before the store's current generation
+// (the store lost its records since: whether it was used cannot be known).
+// A key stamped with the current generation is of it whatever the clocks
+// say; one stamped otherwise is judged by its time.
+func (r *Redis) MarkUsed(ctx context.Context, key string, issued Stamp, until time.Time) (bool, error) {
 	if err := CheckKey(key); err != nil {
 		return false, err
 	}
@@ -176,14 +212,15 @@ func (r *Redis) MarkUsed(ctx context.Context, key string, until time.Time) (bool
 		// error. The caller checks expiry itself; first use stands.
 		until = time.Now().Add(time.Second)
 	}
-	ok, err := r.c.SetArgs(ctx, r.prefix+"used:"+key, "1", redis.SetArgs{Mode: "NX", ExpireAt: until}).Result()
-	if errors.Is(err, redis.Nil) {
-		return false, nil // NX: the key exists
-	}
+	v, err := r.run(ctx, markScript, []string{r.prefix + "used:" + key},
+		issued.At.UnixMilli(), until.UnixMilli(), resetSkew.Milliseconds(), issued.Generation)
 	if err != nil {
-		return false, r.wrap(err)
+		return false, err
 	}
-	return ok == "OK", nil
+	if v == -1 {
+		return false, &ResetError{Where: r.where, At: time.UnixMilli(r.known.Load())}
+	}
+	return v == 1, nil
 }
 
 // EndSession records a terminated (DELETEd) 2025-11-25 session for ttl, so
@@ -206,12 +243,20 @@ func (r *Redis) SessionEnded(ctx context.Context, id string) (bool, error) {
 }
 
 // Scoped returns the store with keys under the name of one server, so
-// that servers sharing a Redis never see each other's codes or tasks.
+// that servers sharing a Redis never see each other's codes or tasks. It
+// is the same store (and generation) for every call naming server.
 func (r *Redis) Scoped(server string) *Redis {
 	if server == "" {
 		return r
 	}
-	c := *r
-	c.prefix = Prefix + server + ":"
-	return &c
+	p := Prefix + server + ":"
+	r.scopes.mu.Lock()
+	defer r.scopes.mu.Unlock()
+	if c, ok := r.scopes.by[p]; ok {
+		return c
+	}
+	c := &Redis{c: r.c, where: r.where, prefix: p, scopes: r.scopes}
+	r.scopes.by[p] = c
+	go c.begin()
+	return c
 }

@@ -59,90 +59,132 @@ func (r *Redis) ownerKey(iss, sub string) string {
 	return r.prefix + "tasks-of:" + hex.EncodeToString(h[:16])
 }
 
-// PutTask stores a new working task and its first heartbeat (alive for
-// beat).
+// putScript writes a task's whole record (meta, status, message, result,
+// error, open input requests), its heartbeat while it runs, and its entry
+// in its owner's index.
+var putScript = newEpochScript(`
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[2], 'meta', ARGV[3], 'status', ARGV[4], 'msg', ARGV[5], 'updated', ARGV[13])
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[2], 'result', ARGV[6]) end
+if ARGV[7] ~= '' then redis.call('HSET', KEYS[2], 'error', ARGV[7]) end
+if ARGV[8] ~= '' then redis.call('HSET', KEYS[2], 'input', ARGV[8]) end
+redis.call('PEXPIREAT', KEYS[2], ARGV[9])
+if ARGV[4] == 'working' or ARGV[4] == 'input_required' then
+  redis.call('SET', KEYS[3], '1', 'PX', ARGV[11])
+end
+redis.call('ZADD', KEYS[4], ARGV[9], ARGV[12])
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[10])
+-- an owner's index lives as long as its newest task
+local ttl = redis.call('PTTL', KEYS[4])
+if ttl < 0 or tonumber(ARGV[10]) + ttl < tonumber(ARGV[9]) then redis.call('PEXPIREAT', KEYS[4], ARGV[9]) end
+return {epoch, 1}`)
+
+// PutTask stores task t (a new one is working) with its first heartbeat
+// (alive for beat). The replica running a task also calls it to write the
+// record again after the store lost it (its heartbeat or end found the
+// record gone): with the status, message, result and open input requests
+// the replica holds.
 func (r *Redis) PutTask(ctx context.Context, t *TaskRecord, beat time.Duration) error {
 	meta, _ := json.Marshal(t)
 	exp := t.Created.Add(t.TTL + forgetAfter)
-	ok := r.ownerKey(t.Issuer, t.Subject)
-	_, err := r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		k := r.taskKey(t.ID)
-		p.HSet(ctx, k, "meta", meta, "status", t.Status, "msg", t.StatusMessage)
-		p.PExpireAt(ctx, k, exp)
-		p.Set(ctx, r.beatKey(t.ID), "1", beat)
-		p.ZAdd(ctx, ok, redis.Z{Score: float64(exp.UnixMilli()), Member: t.ID})
-		p.ZRemRangeByScore(ctx, ok, "-inf", "("+itoa(time.Now().UnixMilli()))
-		p.PExpireAt(ctx, ok, exp) // an owner's index lives as long as its newest task
-		return nil
-	})
-	return r.wrap(err)
+	if beat < time.Millisecond {
+		beat = time.Millisecond
+	}
+	now := time.Now()
+	upd := t.Updated
+	if upd.IsZero() {
+		upd = now
+	}
+	_, err := r.run(ctx, putScript, []string{r.taskKey(t.ID), r.beatKey(t.ID), r.ownerKey(t.Issuer, t.Subject)},
+		meta, t.Status, t.StatusMessage, []byte(t.Result), t.Error, []byte(t.Input),
+		exp.UnixMilli(), now.UnixMilli(), beat.Milliseconds(), t.ID, upd.UnixMilli())
+	return err
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 // finishScript moves a task out of working: only from working, so that a
-// cancel and the run's end do not overwrite each other.
-var finishScript = redis.NewScript(`
-local s = redis.call('HGET', KEYS[1], 'status')
-if s ~= 'working' and s ~= 'input_required' then return 0 end
-redis.call('HSET', KEYS[1], 'status', ARGV[1], 'msg', ARGV[2], 'result', ARGV[3], 'error', ARGV[4], 'updated', ARGV[5])
-redis.call('HDEL', KEYS[1], 'input')
-redis.call('DEL', KEYS[2])
-return 1`)
+// cancel and the run's end do not overwrite each other (0); -1 when the
+// store has no such task.
+var finishScript = newEpochScript(`
+local s = redis.call('HGET', KEYS[2], 'status')
+if not s then return {epoch, -1} end
+if s ~= 'working' and s ~= 'input_required' then return {epoch, 0} end
+redis.call('HSET', KEYS[2], 'status', ARGV[3], 'msg', ARGV[4], 'result', ARGV[5], 'error', ARGV[6], 'updated', ARGV[7])
+redis.call('HDEL', KEYS[2], 'input')
+redis.call('DEL', KEYS[3])
+return {epoch, 1}`)
+
+// ErrNoTask is a task the store does not hold: it expired, or the store
+// lost it (see Epoch).
+var ErrNoTask = errors.New("the shared state store holds no such task")
 
 // FinishTask ends a working task with status (completed, failed,
 // cancelled), a message, a result (completed) or an error text (failed).
 // It reports false when the task had already ended (cancelled from
-// another replica, reported dead) or expired.
+// another replica, reported dead), and ErrNoTask when the store has no
+// such task (expired, or lost: its runner may write it again, PutTask).
 func (r *Redis) FinishTask(ctx context.Context, id, status, msg string, result []byte, errText string) (bool, error) {
-	n, err := finishScript.Run(ctx, r.c, []string{r.taskKey(id), r.beatKey(id)},
-		status, msg, result, errText, time.Now().UnixMilli()).Int()
+	n, err := r.run(ctx, finishScript, []string{r.taskKey(id), r.beatKey(id)},
+		status, msg, result, errText, time.Now().UnixMilli())
 	if err != nil {
-		return false, r.wrap(err)
+		return false, err
+	}
+	if n == -1 {
+		return false, ErrNoTask
 	}
 	return n == 1, nil
 }
 
 // beatScript renews a working task's heartbeat and progress message and
-// says whether a cancel was requested (1) or the task is no longer working
-// (2).
-var beatScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[3]) == 1 then return 1 end
-local s = redis.call('HGET', KEYS[1], 'status')
-if s ~= 'working' and s ~= 'input_required' then return 2 end
-redis.call('SET', KEYS[2], '1', 'PX', ARGV[1])
-if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'msg', ARGV[2]) end
-return 0`)
+// says whether a cancel was requested (1), the task is no longer working
+// (2) or the store has no such task (3).
+var beatScript = newEpochScript(`
+if redis.call('EXISTS', KEYS[4]) == 1 then return {epoch, 1} end
+local s = redis.call('HGET', KEYS[2], 'status')
+if not s then return {epoch, 3} end
+if s ~= 'working' and s ~= 'input_required' then return {epoch, 2} end
+redis.call('SET', KEYS[3], '1', 'PX', ARGV[3])
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[2], 'msg', ARGV[4]) end
+return {epoch, 0}`)
 
 // Beat renews task id's heartbeat for alive and records its progress
 // message. stop is true when the task was cancelled (from any replica) or
-// ended elsewhere: its run should end.
+// ended elsewhere: its run should end. ErrNoTask: the store has no such
+// task (expired, or lost: its runner writes it again, PutTask).
 func (r *Redis) Beat(ctx context.Context, id string, alive time.Duration, msg string) (stop bool, err error) {
-	n, err := beatScript.Run(ctx, r.c, []string{r.taskKey(id), r.beatKey(id), r.cancelKey(id)},
-		alive.Milliseconds(), msg).Int()
-	if err != nil {
-		return false, r.wrap(err)
+	n, err := r.run(ctx, beatScript, []string{r.taskKey(id), r.beatKey(id), r.cancelKey(id)},
+		alive.Milliseconds(), msg)
+	switch {
+	case err != nil:
+		return false, err
+	case n == 3:
+		return false, ErrNoTask
 	}
 	return n != 0, nil
 }
+
+// getScript reads a task's record and whether its heartbeat is alive.
+var getScript = newEpochScript(`
+return {epoch, redis.call('EXISTS', KEYS[3]), redis.call('HGETALL', KEYS[2])}`)
 
 // GetTask returns task id, or nil when the store has no such task. A
 // working task whose heartbeat expired is reported (and recorded) failed
 // with DeadMessage.
 func (r *Redis) GetTask(ctx context.Context, id string) (*TaskRecord, error) {
-	var h *redis.MapStringStringCmd
-	var beat *redis.IntCmd
-	_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		h = p.HGetAll(ctx, r.taskKey(id))
-		beat = p.Exists(ctx, r.beatKey(id))
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, r.wrap(err)
+	v, err := r.runAll(ctx, getScript, []string{r.taskKey(id), r.beatKey(id)})
+	if err != nil {
+		return nil, err
 	}
-	f := h.Val()
-	if len(f) == 0 {
+	beat, _ := v[0].(int64)
+	kv, _ := v[1].([]any)
+	if len(kv) == 0 {
 		return nil, nil
+	}
+	f := make(map[string]string, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		k, _ := kv[i].(string)
+		f[k], _ = kv[i+1].(string)
 	}
 	t := &TaskRecord{}
 	if err := json.Unmarshal([]byte(f["meta"]), t); err != nil {
@@ -157,11 +199,14 @@ func (r *Redis) GetTask(ctx context.Context, id string) (*TaskRecord, error) {
 	}
 	if u := f["updated"]; u != "" {
 		var ms int64
-		json.Unmarshal([]byte(u), &ms)
-		t.Updated = time.UnixMilli(ms)
+		if json.Unmarshal([]byte(u), &ms) == nil && ms > 0 {
+			t.Updated = time.UnixMilli(ms)
+		}
 	}
-	if !t.Terminal() && beat.Val() == 0 {
-		if _, err := r.FinishTask(ctx, id, TaskFailed, DeadMessage, nil, DeadMessage); err != nil {
+	if !t.Terminal() && beat == 0 {
+		if _, err := r.FinishTask(ctx, id, TaskFailed, DeadMessage, nil, DeadMessage); errors.Is(err, ErrNoTask) {
+			return nil, nil // gone meanwhile
+		} else if err != nil {
 			return nil, err
 		}
 		return r.GetTask(ctx, id)
@@ -171,12 +216,17 @@ func (r *Redis) GetTask(ctx context.Context, id string) (*TaskRecord, error) {
 
 // CancelTask records a cancel request for a working task (its replica's
 // next heartbeat ends the run) and marks it cancelled. It reports false
-// when the task had already ended.
+// when the task had already ended or the store does not hold it (the
+// cancel request still reaches a run whose record was lost).
 func (r *Redis) CancelTask(ctx context.Context, id, msg string) (bool, error) {
 	if err := r.c.Set(ctx, r.cancelKey(id), "1", time.Hour).Err(); err != nil {
 		return false, r.wrap(err)
 	}
-	return r.FinishTask(ctx, id, TaskCancelled, msg, nil, "")
+	ok, err := r.FinishTask(ctx, id, TaskCancelled, msg, nil, "")
+	if errors.Is(err, ErrNoTask) {
+		return false, nil
+	}
+	return ok, err
 }
 
 // ListTasks returns the ids of the tasks of (iss, sub) the store still

@@ -18,8 +18,19 @@ import (
 // end with the result inline; every other replica answers tasks/get,
 // tasks/cancel and tasks/update for it from the store.
 
+// notFound is the answer for every task id the caller may not see. Within
+// MCP_TASK_TTL of the shared store's new beginning (it was new, restarted
+// without persistence or flushed) it says so: a task created before may
+// be gone. The sentence depends on the time only, never on the id.
 func (k *Keeper) notFound() string {
-	return fmt.Sprintf("task not found: it never existed, has expired (MCP_TASK_TTL %s), or belongs to another identity", k.cfg.TTL)
+	msg := fmt.Sprintf("task not found: it never existed, has expired (MCP_TASK_TTL %s), or belongs to another identity", k.cfg.TTL)
+	if k.store != nil {
+		if e := k.store.Epoch(); !e.IsZero() && time.Since(e) < k.cfg.TTL {
+			msg += fmt.Sprintf("; the shared state store (%s) began anew at %s (new, restarted without persistence, or flushed): a task created before then may be gone",
+				state.URLVar, e.UTC().Format(time.RFC3339))
+		}
+	}
+	return msg
 }
 
 // putTask records a new extension task in the store.
@@ -31,25 +42,16 @@ func (k *Keeper) putTask(ctx context.Context, t *modernTask) error {
 
 // finishModern records an extension task's end in the store.
 func (k *Keeper) finishModern(t *modernTask) {
-	if k.isCrashed() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	t.mu.Lock()
 	status, result, rpcErr := t.status, t.result, t.rpcErr
 	t.mu.Unlock()
-	var err error
 	switch status {
 	case "cancelled":
-		_, err = k.store.CancelTask(ctx, t.id, "Task cancelled by request")
+		k.recordEnd(t.id, state.TaskCancelled, "Task cancelled by request", nil, "")
 	case "failed":
-		_, err = k.store.FinishTask(ctx, t.id, state.TaskFailed, errMessage(rpcErr), nil, string(rpcErr))
+		k.recordEnd(t.id, state.TaskFailed, errMessage(rpcErr), nil, string(rpcErr))
 	default:
-		_, err = k.store.FinishTask(ctx, t.id, state.TaskCompleted, "", result, "")
-	}
-	if err != nil {
-		k.logf("task %s: recording its end: %v", t.id, err)
+		k.recordEnd(t.id, state.TaskCompleted, "", result, "")
 	}
 }
 

@@ -53,7 +53,10 @@ func (k *Keeper) logf(format string, args ...any) {
 }
 
 // heartbeat renews task id in the store until done, and ends the run
-// (cancel) once another replica cancelled it.
+// (cancel) once another replica cancelled it. When the store no longer
+// holds the task before its TTL (Redis lost its records: restarted without
+// persistence, flushed), it writes what this replica holds again, so the
+// task stays readable and answerable from every replica.
 func (k *Keeper) heartbeat(id string, st *status, cancel context.CancelFunc, done <-chan struct{}) {
 	t := time.NewTicker(k.cfg.Heartbeat)
 	defer t.Stop()
@@ -68,6 +71,13 @@ func (k *Keeper) heartbeat(id string, st *status, cancel context.CancelFunc, don
 		}
 		ctx, c := context.WithTimeout(context.Background(), k.cfg.Heartbeat)
 		stop, err := k.store.Beat(ctx, id, k.alive(), st.get())
+		if errors.Is(err, state.ErrNoTask) {
+			if rec := k.held(id, st.get()); rec != nil {
+				err = k.rewrite(ctx, rec)
+			} else {
+				stop, err = true, nil // past its TTL: the run ends, as in this process
+			}
+		}
 		c()
 		if err != nil {
 			k.logf("task %s: heartbeat: %v", id, err)
@@ -80,26 +90,117 @@ func (k *Keeper) heartbeat(id string, st *status, cancel context.CancelFunc, don
 	}
 }
 
+// held is the record of task id as this replica holds it (it runs it or
+// ran it), with status message msg; nil when the task is unknown here or
+// past its TTL.
+func (k *Keeper) held(id, msg string) *state.TaskRecord {
+	k.mu.Lock()
+	t, r, b := k.modern[id], k.tasks[id], k.inboxes[id]
+	k.mu.Unlock()
+	rec := &state.TaskRecord{ID: id, Status: state.TaskWorking, StatusMessage: msg, Updated: time.Now()}
+	switch {
+	case t != nil:
+		t.mu.Lock()
+		rec.Issuer, rec.Subject, rec.Created, rec.TTL = t.owner.Issuer, t.owner.Subject, t.createdAt, t.ttl
+		rec.Modern, rec.PollInterval, rec.Status, rec.Updated = true, PollInterval, t.status, t.updated
+		switch t.status {
+		case "input_required":
+			rec.Input, _ = json.Marshal(t.input)
+		case state.TaskCompleted:
+			rec.Result = t.result
+		case state.TaskFailed:
+			rec.StatusMessage, rec.Error = errMessage(t.rpcErr), string(t.rpcErr)
+		}
+		t.mu.Unlock()
+	case r != nil:
+		rec.Issuer, rec.Subject, rec.Created, rec.TTL = r.owner.Issuer, r.owner.Subject, r.created, r.ttl
+		if b != nil {
+			if reqs := b.requests(); reqs != nil {
+				rec.Status = "input_required"
+				rec.Input, _ = json.Marshal(reqs)
+			}
+		}
+	default:
+		return nil
+	}
+	if time.Since(rec.Created) >= rec.TTL {
+		return nil
+	}
+	return rec
+}
+
+// rewrite puts a task record the store lost back: an open input request
+// is asked again (an answer queued in the lost store is gone with it).
+func (k *Keeper) rewrite(ctx context.Context, rec *state.TaskRecord) error {
+	if err := k.store.PutTask(ctx, rec, k.alive()); err != nil {
+		return err
+	}
+	k.logf("task %s: the shared store (%s) had lost its record (its records begin at %s): written again as %s",
+		rec.ID, state.URLVar, k.store.Epoch().UTC().Format(time.RFC3339), rec.Status)
+	return nil
+}
+
 // finish records a task run's outcome in the store.
 func (k *Keeper) finish(id string, res *mcp.CallToolResult, err error, cancelled bool) {
-	if k.isCrashed() {
+	switch {
+	case cancelled:
+		k.recordEnd(id, state.TaskCancelled, "Task cancelled by request", nil, "")
+	case err != nil:
+		k.recordEnd(id, state.TaskFailed, err.Error(), nil, err.Error())
+	default:
+		b, _ := json.Marshal(res)
+		k.recordEnd(id, state.TaskCompleted, "", b, "")
+	}
+}
+
+// recordEnd writes how task id's run ended to the store; when the store
+// lost the task's record, the whole record with its outcome. While the
+// store is unreachable it tries again every heartbeat, as long as the
+// task lives: the outcome is not lost with a Redis restart.
+func (k *Keeper) recordEnd(id, status, msg string, result []byte, errText string) {
+	err := k.tryEnd(id, status, msg, result, errText)
+	var se *state.StoreError
+	if !errors.As(err, &se) {
+		if err != nil {
+			k.logf("task %s: recording its end: %v", id, err)
+		}
 		return
+	}
+	k.logf("task %s: recording its end: %v; trying again every %s", id, err, k.cfg.Heartbeat)
+	go func() {
+		for {
+			time.Sleep(k.cfg.Heartbeat)
+			k.mu.Lock()
+			stopped := k.stopped
+			k.mu.Unlock()
+			if stopped || k.held(id, msg) == nil {
+				return
+			}
+			if err := k.tryEnd(id, status, msg, result, errText); !errors.As(err, &se) {
+				if err != nil {
+					k.logf("task %s: recording its end: %v", id, err)
+				}
+				return
+			}
+		}
+	}()
+}
+
+func (k *Keeper) tryEnd(id, status, msg string, result []byte, errText string) error {
+	if k.isCrashed() {
+		return nil
 	}
 	ctx, c := context.WithTimeout(context.Background(), 5*time.Second)
 	defer c()
-	var serr error
-	switch {
-	case cancelled:
-		_, serr = k.store.CancelTask(ctx, id, "Task cancelled by request")
-	case err != nil:
-		_, serr = k.store.FinishTask(ctx, id, state.TaskFailed, err.Error(), nil, err.Error())
-	default:
-		b, _ := json.Marshal(res)
-		_, serr = k.store.FinishTask(ctx, id, state.TaskCompleted, "", b, "")
+	_, err := k.store.FinishTask(ctx, id, status, msg, result, errText)
+	if !errors.Is(err, state.ErrNoTask) {
+		return err
 	}
-	if serr != nil {
-		k.logf("task %s: recording its end: %v", id, serr)
+	if rec := k.held(id, msg); rec != nil {
+		rec.Status, rec.StatusMessage, rec.Result, rec.Error, rec.Input, rec.Updated = status, msg, result, errText, nil, time.Now()
+		return k.rewrite(ctx, rec)
 	}
+	return nil // past its TTL: nothing to keep
 }
 
 // bound refuses a result larger than MCP_TASK_MAX_RESULT_BYTES.
