@@ -45,7 +45,8 @@ import (
 // process (client_cpu_us/call, getrusage), and the most runtime API
 // connections HAProxy itself saw open at once from proxymcp
 // (haproxy_conns_max, its "show sess" on the operator socket, sampled
-// every 5 ms; target <= 4).
+// every 5 ms; target <= 4); lean callers also report the bytes of an
+// answer (answer_bytes/call).
 //
 //	go test -run XXX -bench BenchmarkShowInfoConcurrentHTTP -benchtime 5x ./proxymcp/
 //
@@ -87,12 +88,16 @@ func BenchmarkShowInfoConcurrentHTTP(b *testing.B) {
 		serverCPU = func() time.Duration { return procCPU(b, srv.Cmd.Process.Pid) }
 	}
 	obs := &runtimeapi.Client{Network: "unix", Address: h.OperatorSocket, Timeout: 5 * time.Second}
+	// answerBytes counts the bytes of the lean callers' answers: what each
+	// call writes, and each caller reads and checks.
+	var answerBytes atomic.Int64
 
 	measure := func(b *testing.B, call func(ctx context.Context, c int) error) {
 		if _, err := concurrentRound(callers, calls, call); err != nil { // warm up: sessions, pool, version
 			b.Fatal(err)
 		}
 		conns := watchCLISessions(obs)
+		answerBytes.Store(0)
 		srvCPU0, cliCPU0 := serverCPU(), selfCPU()
 		var got []time.Duration
 		b.ResetTimer()
@@ -115,6 +120,9 @@ func BenchmarkShowInfoConcurrentHTTP(b *testing.B) {
 		b.ReportMetric(float64(srvCPU.Microseconds())/n, "server_cpu_us/call")
 		b.ReportMetric(float64(cliCPU.Microseconds())/n, "client_cpu_us/call")
 		b.ReportMetric(float64(maxConns), "haproxy_conns_max")
+		if n := answerBytes.Load(); n > 0 {
+			b.ReportMetric(float64(n)/float64(len(got)), "answer_bytes/call")
+		}
 		if maxConns > 4 {
 			b.Errorf("HAProxy saw %d runtime API connections from proxymcp at once; PROXY_RUNTIME_MAX_CONNS=4", maxConns)
 		}
@@ -161,6 +169,7 @@ func BenchmarkShowInfoConcurrentHTTP(b *testing.B) {
 			if err != nil {
 				return err
 			}
+			answerBytes.Add(int64(len(ans)))
 			if res.StatusCode != http.StatusOK || !bytes.Contains(ans, []byte(want)) || bytes.Contains(ans, []byte(`"isError":true`)) {
 				return fmt.Errorf("%s: HTTP %d: %.300s", method, res.StatusCode, ans)
 			}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/haproxytest"
 	"github.com/mcpfleet/mcpfleet/proxymcp/internal/stattest"
 	"github.com/mcpfleet/mcpfleet/shared/e2e"
@@ -13,7 +15,7 @@ import (
 // TestShowStatTextByProtocol: a client that reads structuredContent
 // (protocol 2025-06-18 or later) gets every row there once and a summary
 // as text; an older client gets the JSON as text too, as the spec asks for
-// backwards compatibility.
+// backwards compatibility. show_info follows the same rule.
 func TestShowStatTextByProtocol(t *testing.T) {
 	bin := e2e.Build(t, ".")
 	h := haproxytest.Run(t, haproxytest.Options{BigServers: 20})
@@ -51,6 +53,7 @@ func TestShowStatTextByProtocol(t *testing.T) {
 			if err != nil || out.Count != 21 || out.Format != "table" || len(rows) != 21 || rows[20]["svname"] != "BACKEND" {
 				t.Fatalf("structuredContent: %d rows, format %q (%v)", len(rows), out.Format, err)
 			}
+			checkInfoText(t, e2e.CallTool(t, cs, "show_info", nil), tc.summary)
 			text := e2e.Text(res)
 			if !tc.summary {
 				var fromText any
@@ -71,5 +74,41 @@ func TestShowStatTextByProtocol(t *testing.T) {
 				t.Errorf("summary is %d bytes", len(text))
 			}
 		})
+	}
+}
+
+// checkInfoText checks show_info's text: the JSON of structuredContent, or
+// (summary) a line that points to it.
+func checkInfoText(t *testing.T, res *mcp.CallToolResult, summary bool) {
+	t.Helper()
+	if res.IsError {
+		t.Fatal(e2e.Text(res))
+	}
+	structured, _ := json.Marshal(res.StructuredContent)
+	var out struct {
+		Info   map[string]any `json:"info"`
+		Source string         `json:"source"`
+	}
+	if err := json.Unmarshal(structured, &out); err != nil || out.Source != "runtime_api" || out.Info["Name"] != "HAProxy" || len(out.Info) < 20 {
+		t.Fatalf("show_info structuredContent: source %q, Name %v, %d fields (%v): %.300s", out.Source, out.Info["Name"], len(out.Info), err, structured)
+	}
+	text := e2e.Text(res)
+	if !summary {
+		var fromText any
+		if err := json.Unmarshal([]byte(text), &fromText); err != nil {
+			t.Fatalf("show_info text is not the JSON: %.100s", text)
+		}
+		if again, _ := json.Marshal(fromText); string(again) != string(structured) {
+			t.Errorf("show_info text JSON differs from structuredContent")
+		}
+		return
+	}
+	for _, want := range []string{"HAProxy " + out.Info["Version"].(string) + " (pid ", "connections now (maxconn ", "structuredContent.info"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("show_info summary lacks %q:\n%s", want, text)
+		}
+	}
+	if len(text) > 300 {
+		t.Errorf("show_info summary is %d bytes", len(text))
 	}
 }

@@ -2,6 +2,7 @@ package haproxy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -25,6 +26,32 @@ func (c *Client) ShowInfo(ctx context.Context) (map[string]any, error) {
 		return nil, err
 	}
 	return ParseInfo(out), nil
+}
+
+// Info is one "show info" answer parsed and encoded, shared by the
+// callers that shared the answer: read-only.
+type Info struct {
+	Fields map[string]any  // as ShowInfo returns it
+	JSON   json.RawMessage // Fields as encoding/json writes them (keys sorted)
+}
+
+var infoDecoder = &runtimeapi.Decoder[*Info]{Decode: func(out string) (*Info, error) {
+	fields := ParseInfo(out)
+	enc, err := json.Marshal(fields)
+	if err != nil {
+		return nil, err
+	}
+	return &Info{Fields: fields, JSON: enc}, nil
+}}
+
+// SharedInfo is ShowInfo for many concurrent callers (show_info): those
+// that share one HAProxy answer also share its parse and its JSON, which
+// they must not modify.
+func (c *Client) SharedInfo(ctx context.Context) (*Info, error) {
+	if c.Runtime == nil {
+		return nil, ErrRuntimeDisabled
+	}
+	return runtimeapi.ReadDecoded(ctx, c.Runtime, "show info", infoDecoder)
 }
 
 // ShowVersion returns HAProxy's version string.

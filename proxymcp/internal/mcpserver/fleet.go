@@ -338,6 +338,12 @@ func objectList(v any) (rows [][]byte, ok bool, err error) {
 
 // object encodes v when it is a JSON object (a struct or a map), else nil.
 func object(v any) ([]byte, error) {
+	if raw, ok := v.(json.RawMessage); ok { // already encoded (show_info's info)
+		if len(raw) > 0 && raw[0] == '{' {
+			return raw, nil
+		}
+		return nil, nil
+	}
 	rv := reflect.ValueOf(v)
 	for rv.Kind() == reflect.Interface || rv.Kind() == reflect.Pointer {
 		if rv.IsNil() {

@@ -194,6 +194,16 @@ func TestFleetReads(t *testing.T) {
 	}) {
 		t.Errorf("show_servers_state divergence %q", got)
 	}
+	// show_info's object (encoded once per shared answer) still carries
+	// its instance, as every object of a fleet answer does.
+	info := e.ok("show_info", nil)
+	for i, in := range info["instances"].([]any) {
+		m := in.(map[string]any)
+		obj, _ := m["info"].(map[string]any)
+		if m["instance"] != e.names[i] || obj["instance"] != e.names[i] || obj["Name"] != "HAProxy" || m["source"] != "runtime_api" {
+			t.Errorf("show_info, instance entry %v", m)
+		}
+	}
 	out = e.ok("show_stat", map[string]any{"proxy": "be_fleet", "format": "objects"})
 	if got := summaries(out); len(got) != 2 || got[1] != "be_fleet/f2: lb1 no check, lb2 DRAIN, lb3 no check" {
 		t.Errorf("show_stat divergence %q", got)

@@ -45,11 +45,17 @@ func (t *tools) statsTools() {
 	addRead(t, "show_info", "Process information",
 		"HAProxy process information from `show info` as an object: version, uptime, connection and rate counters, limits. No arguments.",
 		func(ctx context.Context, _ noArgs) (result, error) {
-			info, err := t.hp.ShowInfo(ctx)
+			// Many callers at once share one answer, its parse and its
+			// encoding (issue 31): the body is written around that JSON.
+			info, err := t.hp.SharedInfo(ctx)
 			if err != nil {
 				return result{}, err
 			}
-			return ok(haproxy.SourceRuntime, map[string]any{"info": info}), nil
+			const tail = `,"source":"` + string(haproxy.SourceRuntime) + `"}`
+			body := make([]byte, 0, len(`{"info":`)+len(info.JSON)+len(tail))
+			body = append(append(append(body, `{"info":`...), info.JSON...), tail...)
+			return result{raw: body, summary: infoSummary(info.Fields), src: haproxy.SourceRuntime,
+				data: map[string]any{"info": info.JSON, "source": string(haproxy.SourceRuntime)}}, nil
 		})
 
 	addRead(t, "show_stat", "Statistics",
@@ -207,6 +213,13 @@ func statTableJSON(src haproxy.Source, t haproxy.StatTable) []byte {
 // statSummary says in a few lines what show_stat returned: rows by object
 // type, servers by status (UP, DOWN, MAINT, no check, ... without the "1/2"
 // of a check in transition), the first DOWN servers, and where the rows are.
+// infoSummary is show_info's text for clients that read structuredContent:
+// who answered and its load, in a line.
+func infoSummary(info map[string]any) string {
+	return fmt.Sprintf("HAProxy %v (pid %v), up %v: %v connections now (maxconn %v), %v since start. All %d fields of `show info` are in structuredContent.info.",
+		info["Version"], info["Pid"], info["Uptime"], info["CurrConns"], info["Maxconn"], info["CumConns"], len(info))
+}
+
 func statSummary(src haproxy.Source, t haproxy.StatTable) string {
 	types := map[string]int{}
 	status := map[string]int{}

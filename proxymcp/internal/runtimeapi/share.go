@@ -14,6 +14,11 @@ type flight struct {
 	err     error
 	waiters int
 	cancel  context.CancelFunc
+
+	// decoded holds, by Decoder, what the answer decodes to: decoded once
+	// for every caller that shares the answer (ReadDecoded).
+	decodeMu sync.Mutex
+	decoded  map[any]any
 }
 
 // shared holds the reads on their way, by command.
@@ -32,8 +37,57 @@ type shared struct {
 // cancelled. Never use Read for a command that changes state: two
 // identical changes must both be sent.
 func (c *Client) Read(ctx context.Context, cmd string) (string, error) {
-	if err := c.notSent(ctx, cmd); err != nil {
+	f, err := c.join(ctx, cmd)
+	if err != nil {
 		return "", err
+	}
+	return f.out, f.err
+}
+
+// A Decoder turns a read's answer into a value (a parse, an encoding).
+// Decode must depend on the answer alone: its result is shared.
+type Decoder[T any] struct {
+	Decode func(answer string) (T, error)
+}
+
+// decoded is one Decoder's result for one answer.
+type decoded[T any] struct {
+	v   T
+	err error
+}
+
+// ReadDecoded is Read followed by d.Decode, where the callers that share
+// an answer also share its decoding: d.Decode runs once per exchange with
+// HAProxy, however many callers joined it, and each of them gets that one
+// value (which they must not modify). The value lives with the exchange,
+// so it is never older than the caller's own read.
+func ReadDecoded[T any](ctx context.Context, c *Client, cmd string, d *Decoder[T]) (T, error) {
+	var zero T
+	f, err := c.join(ctx, cmd)
+	if err != nil {
+		return zero, err
+	}
+	if f.err != nil {
+		return zero, f.err
+	}
+	f.decodeMu.Lock()
+	defer f.decodeMu.Unlock()
+	r, ok := f.decoded[d].(decoded[T])
+	if !ok {
+		r.v, r.err = d.Decode(f.out)
+		if f.decoded == nil {
+			f.decoded = map[any]any{}
+		}
+		f.decoded[d] = r
+	}
+	return r.v, r.err
+}
+
+// join sends cmd, or joins the identical read on its way, and returns the
+// exchange once it has its answer (or ctx's error if the caller gave up).
+func (c *Client) join(ctx context.Context, cmd string) (*flight, error) {
+	if err := c.notSent(ctx, cmd); err != nil {
+		return nil, err
 	}
 	s := &c.shared
 	s.mu.Lock()
@@ -64,7 +118,7 @@ func (c *Client) Read(ctx context.Context, cmd string) (string, error) {
 	s.mu.Unlock()
 	select {
 	case <-f.done:
-		return f.out, f.err
+		return f, nil
 	case <-ctx.Done():
 		s.mu.Lock()
 		f.waiters--
@@ -76,6 +130,6 @@ func (c *Client) Read(ctx context.Context, cmd string) (string, error) {
 			f.cancel()
 		}
 		s.mu.Unlock()
-		return "", c.connErr(fmt.Errorf("%w while waiting for the answer to %q", ctx.Err(), cmd))
+		return nil, c.connErr(fmt.Errorf("%w while waiting for the answer to %q", ctx.Err(), cmd))
 	}
 }

@@ -169,3 +169,67 @@ func countLines(sent, cmd string) int {
 	}
 	return n
 }
+
+// TestReadDecodedSharesOneDecode: callers that share one answer also
+// share its decoding (one Decode for five callers, the same value for
+// all), and a read that starts after an answer arrived decodes its own,
+// newer answer: HAProxy's state changes between the two reads and the
+// second sees the change.
+func TestReadDecodedSharesOneDecode(t *testing.T) {
+	h := haproxytest.Run(t, haproxytest.Options{})
+	relay := newRecordingRelay(t, h.Socket)
+	c := &runtimeapi.Client{Network: "unix", Address: relay.path, Timeout: 30 * time.Second, MaxConns: 4}
+	defer c.Close()
+	type answer struct{ text string }
+	var mu sync.Mutex
+	decodes := 0
+	d := &runtimeapi.Decoder[*answer]{Decode: func(out string) (*answer, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		decodes++
+		return &answer{out}, nil
+	}}
+	if _, err := c.Execute(context.Background(), "show version"); err != nil { // warm one connection
+		t.Fatal(err)
+	}
+	relay.hold()
+	const callers = 5
+	got := make([]*answer, callers)
+	errs := make([]error, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], errs[i] = runtimeapi.ReadDecoded(context.Background(), c, "show info", d)
+		}()
+	}
+	for deadline := time.Now().Add(10 * time.Second); runtimeapi.Waiting(c, "show info") < callers; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d callers never all waited (%d)", callers, runtimeapi.Waiting(c, "show info"))
+		}
+	}
+	relay.release()
+	wg.Wait()
+	for i := range callers {
+		if errs[i] != nil || got[i] == nil || got[i] != got[0] || !strings.Contains(got[i].text, "Maxconn:") {
+			t.Fatalf("caller %d: value %p, %v (caller 0: %p); want caller 0's decoded show info", i, got[i], errs[i], got[0])
+		}
+	}
+	if decodes != 1 || countLines(relay.sentText(), "show info") != 1 {
+		t.Errorf("%d callers sharing one answer: %d decodes, show info sent %d times; want 1 and 1", callers, decodes, countLines(relay.sentText(), "show info"))
+	}
+
+	// The state changes after that answer arrived: the next read sends
+	// again and decodes the new answer, never the one before.
+	if _, err := h.Exec(context.Background(), "set maxconn global 1234"); err != nil {
+		t.Fatal(err)
+	}
+	later, err := runtimeapi.ReadDecoded(context.Background(), c, "show info", d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if later == got[0] || !strings.Contains(later.text, "Maxconn: 1234\n") || decodes != 2 {
+		t.Errorf("a read after the answer arrived: %d decodes, Maxconn 1234 seen: %v, same value as before: %v", decodes, strings.Contains(later.text, "Maxconn: 1234\n"), later == got[0])
+	}
+}
