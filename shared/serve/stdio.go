@@ -100,6 +100,8 @@ func (g *stdioGate) readLines(stdin io.Reader) {
 				g.out.Write(append(answer, '\n'))
 			} else if serve := g.statusListen(method, line); serve != nil {
 				g.listen(session, await, serve)
+			} else if uri, ok := readOf(method, line); ok {
+				g.readResource(session, await, uri, line)
 			} else {
 				select {
 				case g.lines <- line:
@@ -233,6 +235,34 @@ func (g *stdioGate) endListens() {
 	for _, l := range open {
 		l.cancel()
 	}
+}
+
+// readOf returns the URI of a resources/read line; method is admit's
+// ("" when it left the line to admitSlow: an alias, escapes).
+func readOf(method string, line []byte) (string, bool) {
+	if method != "" && method != string(mcp.MethodResourcesRead) {
+		return "", false
+	}
+	return resourceRead(bytes.TrimSpace(line))
+}
+
+// readResource serves a resources/read as mcp-go's stdio server would, on
+// a goroutine of its own, and adds the URI to its not-found error
+// (withResourceURI, SEP-2164).
+func (g *stdioGate) readResource(session *context.Context, await, uri string, line []byte) {
+	line = bytes.TrimSpace(line)
+	go func() {
+		if session = g.sessionCtx(session); session == nil {
+			g.answered(await) // never served: nothing to wait for
+			return
+		}
+		resp := g.handle(*session, line)
+		b, err := json.Marshal(resp)
+		if err != nil {
+			b, _ = json.Marshal(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, "cannot encode the answer: "+err.Error(), nil))
+		}
+		g.out.Write(append(withResourceURI(b, uri), '\n'))
+	}()
 }
 
 // idPrefixBytes is how much of an oversized line is kept to find its id.
