@@ -88,9 +88,9 @@ func NewHTTPHandler(p Program, s *Server, cfg Config, auth *httpauth.Layer, o Op
 		return hostGuard(h, cfg)
 	}
 	mux := http.NewServeMux()
-	var mcpHandler http.Handler = streamable
+	var mcpHandler http.Handler = resourceURIs(streamable)
 	if o.WrapMCP != nil {
-		mcpHandler = o.WrapMCP(streamable)
+		mcpHandler = o.WrapMCP(mcpHandler)
 	}
 	mux.Handle("/mcp", protect(countStreams(sess.guardStreamable(mcpHandler), s.Metrics, "streamable_http")))
 	mux.Handle("/sse", protect(countStreams(sess.trackSSE(sse.SSEHandler()), s.Metrics, "sse")))

@@ -52,7 +52,16 @@ type stdioGate struct {
 	ended   bool
 
 	out *stdoutTap
+
+	// listens are the task status listens being served (see listen), by
+	// request id; listensOver is set once input has ended.
+	listens     map[string]*statusListen
+	listensOver bool
+	listening   sync.WaitGroup
 }
+
+// statusListen is one subscriptions/listen the gate serves.
+type statusListen struct{ cancel context.CancelFunc }
 
 func newStdioGate(stdin io.Reader, stdout io.Writer, aliases map[string]string, max int64, timeout time.Duration, c *calls, mcp *server.MCPServer) *stdioGate {
 	g := &stdioGate{
@@ -65,6 +74,7 @@ func newStdioGate(stdin io.Reader, stdout io.Writer, aliases map[string]string, 
 		calls:   c,
 		pending: map[string]int{},
 		answers: make(chan struct{}, 1),
+		listens: map[string]*statusListen{},
 
 		sessionSet: make(chan struct{}),
 	}
@@ -88,6 +98,10 @@ func (g *stdioGate) readLines(stdin io.Reader) {
 				g.answer(*session, line) // its answer, through g.out, ends the wait
 			} else if answer, ok := g.modern(session, method, line); ok {
 				g.out.Write(append(answer, '\n'))
+			} else if serve := g.statusListen(method, line); serve != nil {
+				g.listen(session, await, serve)
+			} else if uri, ok := readOf(method, line); ok {
+				g.readResource(session, await, uri, line)
 			} else {
 				select {
 				case g.lines <- line:
@@ -101,6 +115,7 @@ func (g *stdioGate) readLines(stdin io.Reader) {
 		}
 		if err != nil {
 			g.readErr = err
+			g.endListens()
 			close(g.lines)
 			return
 		}
@@ -125,17 +140,129 @@ func (g *stdioGate) modern(session *context.Context, method string, line []byte)
 	if m == nil {
 		return nil, false
 	}
-	if session == nil {
-		// The first lines can come before mcp-go has registered the
-		// session (it does so as Listen starts, before reading).
-		select {
-		case <-g.sessionSet:
-			session = g.session.Load()
-		case <-g.stop:
-			return nil, false
-		}
+	if session = g.sessionCtx(session); session == nil {
+		return nil, false
 	}
 	return m(*session, bytes.TrimSpace(line))
+}
+
+// sessionCtx returns session, or waits for it: the first lines can come
+// before mcp-go has registered the session (it does so as Listen starts,
+// before reading). nil once the gate has stopped.
+func (g *stdioGate) sessionCtx(session *context.Context) *context.Context {
+	if session != nil {
+		return session
+	}
+	select {
+	case <-g.sessionSet:
+		return g.session.Load()
+	case <-g.stop:
+		return nil
+	}
+}
+
+// statusListen returns how to serve a 2026-07-28 subscriptions/listen
+// naming task ids (the tasks extension's status notifications), or nil:
+// mcp-go's own listen knows no taskIds.
+func (g *stdioGate) statusListen(method string, line []byte) func(context.Context, func([]byte)) {
+	if method != "subscriptions/listen" {
+		return nil
+	}
+	l := tasks.ListenFor(g.mcp)
+	if l == nil {
+		return nil
+	}
+	return l(bytes.TrimSpace(line))
+}
+
+// listen serves a task status listen on a goroutine of its own, its
+// messages written as lines on stdout, so that the requests after it are
+// served meanwhile. It ends with its result once its tasks have ended, on
+// a notifications/cancelled naming its id (endListen: nothing more is
+// sent, as the specification lets a cancelled request go unanswered), or
+// when input ends (endListens). It holds no end of input back: a listen
+// lasts as long as the client keeps it, so drain does not wait for it.
+func (g *stdioGate) listen(session *context.Context, id string, serve func(context.Context, func([]byte))) {
+	g.answered(id)
+	if session = g.sessionCtx(session); session == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(*session)
+	l := &statusListen{cancel: cancel}
+	g.mu.Lock()
+	if g.listensOver {
+		g.mu.Unlock()
+		cancel()
+		return
+	}
+	if old := g.listens[id]; old != nil {
+		old.cancel() // a request id in use again: the client has given up the earlier listen
+	}
+	g.listens[id] = l
+	g.listening.Add(1)
+	g.mu.Unlock()
+	go func() {
+		defer g.listening.Done()
+		defer cancel()
+		serve(ctx, func(msg []byte) { g.out.Write(append(msg, '\n')) })
+		g.mu.Lock()
+		if g.listens[id] == l {
+			delete(g.listens, id)
+		}
+		g.mu.Unlock()
+	}()
+}
+
+// endListen ends the listen with request id id, if one is open.
+func (g *stdioGate) endListen(id string) {
+	g.mu.Lock()
+	l := g.listens[id]
+	delete(g.listens, id)
+	g.mu.Unlock()
+	if l != nil {
+		l.cancel()
+	}
+}
+
+// endListens ends every listen: input has ended (or the server is shutting
+// down), and with it the client's subscriptions.
+func (g *stdioGate) endListens() {
+	g.mu.Lock()
+	g.listensOver = true
+	open := g.listens
+	g.listens = map[string]*statusListen{}
+	g.mu.Unlock()
+	for _, l := range open {
+		l.cancel()
+	}
+}
+
+// readOf returns the URI of a resources/read line; method is admit's
+// ("" when it left the line to admitSlow: an alias, escapes).
+func readOf(method string, line []byte) (string, bool) {
+	if method != "" && method != string(mcp.MethodResourcesRead) {
+		return "", false
+	}
+	return resourceRead(bytes.TrimSpace(line))
+}
+
+// readResource serves a resources/read as mcp-go's stdio server would, on
+// a goroutine of its own, and adds the URI to its not-found error
+// (withResourceURI, SEP-2164).
+func (g *stdioGate) readResource(session *context.Context, await, uri string, line []byte) {
+	line = bytes.TrimSpace(line)
+	go func() {
+		if session = g.sessionCtx(session); session == nil {
+			g.answered(await) // never served: nothing to wait for
+			return
+		}
+		resp := g.handle(*session, line)
+		b, err := json.Marshal(resp)
+		if err != nil {
+			b, _ = json.Marshal(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, "cannot encode the answer: "+err.Error(), nil))
+		}
+		g.out.Write(append(withResourceURI(b, uri), '\n'))
+	}()
 }
 
 // idPrefixBytes is how much of an oversized line is kept to find its id.
@@ -193,10 +320,19 @@ func leadingID(prefix []byte) json.RawMessage {
 	return nil
 }
 
-// shutdown ends input after in-flight requests (signal path).
-func (g *stdioGate) shutdown() { g.stopped.Do(func() { close(g.stop) }) }
+// shutdown ends input after in-flight requests (signal path); listens end
+// at once.
+func (g *stdioGate) shutdown() {
+	g.stopped.Do(func() { close(g.stop) })
+	g.endListens()
+}
 
-func (g *stdioGate) close() { g.shutdown() }
+// close shuts down and waits for the listens' goroutines to return, so
+// that none outlives the server.
+func (g *stdioGate) close() {
+	g.shutdown()
+	g.listening.Wait()
+}
 
 // Read implements io.Reader for mcp-go.
 func (g *stdioGate) Read(p []byte) (int, error) {
@@ -392,8 +528,10 @@ func (g *stdioGate) admitSlow(line, trimmed []byte) (out []byte, await string) {
 	switch {
 	case m.Method == "notifications/cancelled" && len(m.Params.RequestID) > 0:
 		// The specification lets a server leave a cancelled request
-		// unanswered; never hold the end of input for one.
+		// unanswered; never hold the end of input for one. A task status
+		// listen ends so (see listen).
 		g.answered(normalizeID(m.Params.RequestID))
+		g.endListen(normalizeID(m.Params.RequestID))
 	case len(m.ID) > 0 && string(m.ID) != "null":
 		await = normalizeID(m.ID)
 		g.mu.Lock()
