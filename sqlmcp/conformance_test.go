@@ -15,6 +15,6 @@ func TestProtocolConformance(t *testing.T) {
 	srv := e2e.StartHTTP(t, e2e.Build(t, "."), engineEnv(t))
 	conformancesuite.RunProtocolScenarios(t, srv.MCPURL(), map[string]string{
 		"server-stateless": "its four failing checks call the suite's own test tools (test_missing_capability, test_streaming_elicitation, test_logging_tool), which a production server must not have; shared/conformance runs them against the conformance server",
-		"caching":          "sqlmcp offers no prompts and no resources (no capability declared): prompts/list, resources/list and resources/templates/list are not served, so they carry no caching hints",
+		"caching":          "sqlmcp offers no prompts (no prompts capability declared): prompts/list is not served, so it carries no caching hints; the tools, resources (its MCP Apps views) and resource-template lists carry them and pass",
 	})
 }
