@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -21,22 +20,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond) // a poll interval; the condition decides
 	}
-}
-
-// transactionEnds returns the STARTs and the answered ROLLBACKs among reqs.
-func transactionEnds(reqs []trinotest.Request) (starts, rollbacks int) {
-	rollback := map[string]bool{}
-	for _, r := range reqs {
-		switch {
-		case r.Method == http.MethodPost && r.Body == "START TRANSACTION READ ONLY":
-			starts++
-		case r.Method == http.MethodPost && r.Body == "ROLLBACK":
-			rollback[r.QueryID] = true
-		case r.Method == http.MethodGet && rollback[r.QueryID] && r.Status != 0:
-			rollbacks++ // its poll answered: the transaction has ended
-		}
-	}
-	return starts, rollbacks
 }
 
 // TestCursorEndsItsTransaction: the ROLLBACK of a cursor's read-only
@@ -135,7 +118,7 @@ func TestCursorEndsItsTransaction(t *testing.T) {
 				}
 			}()
 			waitFor(t, "ROLLBACK for every START", func() bool {
-				starts, rollbacks := transactionEnds(s.RequestsSince(n))
+				starts, rollbacks := trinotest.TransactionEnds(s.RequestsSince(n))
 				return starts == tc.started && rollbacks == starts
 			})
 			if open := s.OpenTransactions(); open != 0 {
@@ -167,7 +150,7 @@ func TestCloseWaitsForTransactionEnds(t *testing.T) {
 		}
 	}
 	c.Close()
-	starts, rollbacks := transactionEnds(s.Requests())
+	starts, rollbacks := trinotest.TransactionEnds(s.Requests())
 	if starts != reads || rollbacks != reads || s.OpenTransactions() != 0 {
 		t.Errorf("after Close: %d STARTs, %d answered ROLLBACKs, %d open transactions; want %d, %d, 0", starts, rollbacks, s.OpenTransactions(), reads, reads)
 	}

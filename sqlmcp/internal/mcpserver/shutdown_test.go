@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"context"
-	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -57,18 +56,7 @@ func TestShutdownEndsEveryTransaction(t *testing.T) {
 	if err := h.eng.Close(); err != nil {
 		t.Fatal(err)
 	}
-	starts, ends := 0, 0
-	rollback := map[string]bool{}
-	for _, r := range s.Requests() {
-		switch {
-		case r.Method == http.MethodPost && r.Body == "START TRANSACTION READ ONLY":
-			starts++
-		case r.Method == http.MethodPost && r.Body == "ROLLBACK":
-			rollback[r.QueryID] = true
-		case r.Method == http.MethodGet && rollback[r.QueryID] && r.Status != 0:
-			ends++
-		}
-	}
+	starts, ends := trinotest.TransactionEnds(s.Requests())
 	if open := s.OpenTransactions(); open != 0 || starts == 0 || ends != starts {
 		t.Errorf("after shutdown: %d transactions started, %d ROLLBACKs answered, %d still open on the engine", starts, ends, open)
 	}

@@ -766,6 +766,24 @@ func (s *Server) Dump(ctx context.Context, catalog, schema string) (string, erro
 	return b.String(), nil
 }
 
+// TransactionEnds counts, among reqs, the START TRANSACTION READ ONLY
+// statements submitted and the ROLLBACKs whose poll was answered (the
+// transaction has then ended on the engine).
+func TransactionEnds(reqs []Request) (starts, rollbacks int) {
+	rollback := map[string]bool{}
+	for _, r := range reqs {
+		switch {
+		case r.Method == http.MethodPost && r.Body == "START TRANSACTION READ ONLY":
+			starts++
+		case r.Method == http.MethodPost && r.Body == "ROLLBACK":
+			rollback[r.QueryID] = true
+		case r.Method == http.MethodGet && rollback[r.QueryID] && r.Status != 0:
+			rollbacks++
+		}
+	}
+	return starts, rollbacks
+}
+
 // OpenTransactions is the number of transactions started (START
 // TRANSACTION) and not yet ended by COMMIT or ROLLBACK.
 func (s *Server) OpenTransactions() int {
