@@ -43,7 +43,9 @@ type build struct {
 }
 
 // Build compiles the main package at moduleDir once per test process and
-// returns the binary's path.
+// returns the binary's path. The binary lives at one path per module
+// directory, replaced atomically by each build, so test processes leave one
+// copy behind instead of one each (hundreds of 45 MB binaries filled a disk).
 func Build(t testing.TB, moduleDir string) string {
 	t.Helper()
 	abs, err := filepath.Abs(moduleDir)
@@ -52,23 +54,37 @@ func Build(t testing.TB, moduleDir string) string {
 	}
 	v, _ := builds.LoadOrStore(abs, &build{})
 	b := v.(*build)
-	b.once.Do(func() {
-		dir, err := os.MkdirTemp("", "mcpfleet-e2e-")
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.path = filepath.Join(dir, filepath.Base(abs))
-		cmd := exec.Command("go", "build", "-o", b.path, ".")
-		cmd.Dir = abs
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build in %s: %v\n%s", abs, err, out)
-		}
-	})
+	b.once.Do(func() { b.path, b.err = buildOnce(abs) })
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
 	return b.path
+}
+
+// buildOnce builds abs into a fresh file beside its final path and renames
+// it there: a concurrent test process running the previous binary keeps
+// its inode, and no process ever sees a half-written file.
+func buildOnce(abs string) (string, error) {
+	dir := filepath.Join(os.TempDir(), "mcpfleet-e2e-bin", strings.Trim(strings.ReplaceAll(abs, string(filepath.Separator), "_"), "_"))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("making the directory for the test binary of %s: %w", abs, err)
+	}
+	final := filepath.Join(dir, filepath.Base(abs))
+	tmp, err := os.CreateTemp(dir, filepath.Base(abs)+".build-*")
+	if err != nil {
+		return "", fmt.Errorf("building %s: %w", abs, err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name()) // gone after the rename; left only on failure
+	cmd := exec.Command("go", "build", "-o", tmp.Name(), ".")
+	cmd.Dir = abs
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build in %s: %v\n%s", abs, err, out)
+	}
+	if err := os.Rename(tmp.Name(), final); err != nil {
+		return "", fmt.Errorf("placing the test binary of %s: %w", abs, err)
+	}
+	return final, nil
 }
 
 func client() *mcp.Client {
