@@ -161,11 +161,12 @@ func TestLoadShowInfo(t *testing.T) {
 	if after.maxConns > loadMaxConns || after.maxConns < 1 {
 		t.Errorf("HAProxy showed %d runtime API connections at once, want 1..%d", after.maxConns, loadMaxConns)
 	}
-	// Relative, so it holds on a busy machine too: one connection per call
-	// queues in HAProxy's accept backlog (p99 ~1 s), the pool does not.
-	if after.pct(0.99)*4 > before.pct(0.99) {
-		t.Errorf("pool p99 %s is not well below one-connection-per-call p99 %s", after.pct(0.99), before.pct(0.99))
-	}
+	// Logged, not judged: on a busy machine one connection per call queues
+	// in HAProxy's accept backlog (p99 ~1 s) and the pool does not, but on a
+	// quiet one HAProxy accepts as fast as the callers connect (p99 11 ms
+	// against the pool's 7.6 ms in one CI run), so no ratio between the two
+	// holds everywhere. The pool's own targets are judged below.
+	t.Logf("p99: pool of %d %s, one connection per call %s", loadMaxConns, after.pct(0.99), before.pct(0.99))
 	// The absolute targets assume the test has the machine's CPUs. On a
 	// shared machine far beyond its capacity every wake-up waits for a
 	// CPU, whatever the client does: the figures are logged, not judged.
