@@ -32,6 +32,7 @@ func TestClusters(t *testing.T) {
 	// The shared token-exchange variables are prod's only: dev sets its
 	// own auth, so they are not read for it.
 	cs := f.client(t, f.mcpToken("alice"))
+	marks := markEngines(f.eng, trino)
 
 	// The surface: every tool takes cluster, an enum of the two.
 	tools := e2e.List(t, cs).Tools
@@ -121,6 +122,7 @@ func TestClusters(t *testing.T) {
 		"SQLENGINE_PROD", "prod\u0301", huge,
 		7, 0, -1, 1.5, true, false, []any{"prod"}, []any{}, map[string]any{"name": "prod"},
 	}
+	waitTransactionsEnded(t, marks)
 	before := len(f.eng.Requests()) + len(trino.Requests())
 	for _, v := range hostile {
 		for _, call := range []struct {

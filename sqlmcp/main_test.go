@@ -512,3 +512,38 @@ func TestUnwritableAuditLogStopsStart(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
+
+// engineMark is a point in an engine's recorded requests.
+type engineMark struct {
+	s *trinotest.Server
+	n int
+}
+
+func markEngines(engines ...*trinotest.Server) []engineMark {
+	marks := make([]engineMark, len(engines))
+	for i, s := range engines {
+		marks[i] = engineMark{s, s.RequestCount()}
+	}
+	return marks
+}
+
+// waitTransactionsEnded waits until every read-only transaction started
+// since the marks has ended and its ROLLBACK has been answered:
+// execute_query sends the ROLLBACK after its answer, so a count of the
+// engines' requests taken right after a call could otherwise move by itself.
+func waitTransactionsEnded(t *testing.T, marks []engineMark) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, m := range marks {
+		for {
+			starts, ends := trinotest.TransactionEnds(m.s.RequestsSince(m.n))
+			if starts == ends {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("transactions still open on the engine after 30 s: %d started, %d ended", starts, ends)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
