@@ -17,33 +17,6 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/e2e/rawmcp"
 )
 
-// extMeta is a 2026-07-28 request's _meta declaring the tasks extension
-// and form elicitation.
-func extMeta() map[string]any {
-	return map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}, "elicitation": map[string]any{}}}
-}
-
-// waitExt polls tasks/get (through get) until the task's status is want.
-func waitExt(t *testing.T, get func() (json.RawMessage, json.RawMessage), want string) map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(120 * time.Second)
-	for {
-		res, e := get()
-		var m map[string]any
-		if e != nil || json.Unmarshal(res, &m) != nil {
-			t.Fatalf("tasks/get: %s %s", res, e)
-		}
-		if m["status"] == want {
-			return m
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task: %s, want %s", res, want)
-		}
-		time.Sleep(50 * time.Millisecond) // polling is the protocol's own wait
-	}
-}
-
 // TestTasksEverywhere: codermcp with the real Codex CLI offers tasks on
 // every transport and protocol version, one process each. Over stdio:
 // a 2026-07-28 extension task of coder completes with the model's reply
@@ -61,37 +34,25 @@ func TestTasksEverywhere(t *testing.T) {
 	t.Run("stdio", func(t *testing.T) {
 		// Approval for changes, so that a workspace-write turn asks.
 		p := rawmcp.StartStdio(t, bin, append(append([]string(nil), env...), "MCP_APPROVAL=change"))
-		create := func(args map[string]any) string {
-			t.Helper()
-			res, e := p.RPC("tools/call", map[string]any{"name": "coder", "arguments": args, "_meta": extMeta()})
-			var tk struct{ ResultType, TaskID string }
-			if e != nil || json.Unmarshal(res, &tk) != nil || tk.ResultType != "task" || tk.TaskID == "" {
-				t.Fatalf("create an extension task over stdio: %s %s", res, e)
-			}
-			return tk.TaskID
-		}
-		get := func(id string) func() (json.RawMessage, json.RawMessage) {
-			return func() (json.RawMessage, json.RawMessage) {
-				return p.RPC("tasks/get", map[string]any{"taskId": id, "_meta": extMeta()})
-			}
-		}
+		create := func(args map[string]any) string { return p.CreateExtensionTask("coder", args) }
+		get := p.GetExtensionTask
 		id := create(map[string]any{"prompt": "stdio extension task [[reply:Hello over stdio.]]"})
-		if done := waitExt(t, get(id), "completed"); !strings.Contains(fmt.Sprint(done["result"]), "Hello over stdio.") {
+		if done := rawmcp.WaitTaskStatus(t, get(id), "completed"); !strings.Contains(fmt.Sprint(done["result"]), "Hello over stdio.") {
 			t.Fatalf("completed without the reply inline: %v", done)
 		}
 
 		dir := t.TempDir()
 		id = create(map[string]any{"prompt": "asked inside the task [[reply:written]]", "sandbox": "workspace-write", "workingDirectory": dir})
-		asked := waitExt(t, get(id), "input_required")
+		asked := rawmcp.WaitTaskStatus(t, get(id), "input_required")
 		if !strings.Contains(fmt.Sprint(asked["inputRequests"]), "elicitation/create") {
 			t.Fatalf("input_required without the approval request: %v", asked)
 		}
-		if res, e := p.RPC("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"approve-1": map[string]any{"action": "decline"}}, "_meta": extMeta()}); e != nil {
+		if res, e := p.RPC("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"approve-1": map[string]any{"action": "decline"}}, "_meta": rawmcp.ExtensionMeta()}); e != nil {
 			t.Fatalf("tasks/update: %s %s", res, e)
 		}
 		// The result itself must be the refusal (the word "declined" may also
 		// stand in the question the task asked).
-		done := waitExt(t, get(id), "completed")
+		done := rawmcp.WaitTaskStatus(t, get(id), "completed")
 		if r, _ := done["result"].(map[string]any); r == nil || r["isError"] != true || !strings.Contains(fmt.Sprint(r["content"]), "declined") {
 			t.Fatalf("declined: %v", done)
 		}
@@ -106,7 +67,7 @@ func TestTasksEverywhere(t *testing.T) {
 		id = create(map[string]any{"prompt": "[[escalate:" + cmd + "]]", "approvalPolicy": "on-request", "workingDirectory": cliDir})
 		var cliAsked bool
 		for {
-			st := waitExt(t, func() (json.RawMessage, json.RawMessage) {
+			st := rawmcp.WaitTaskStatus(t, func() (json.RawMessage, json.RawMessage) {
 				res, e := get(id)()
 				var m map[string]any
 				if e == nil && json.Unmarshal(res, &m) == nil && m["status"] == "completed" {
@@ -128,14 +89,14 @@ func TestTasksEverywhere(t *testing.T) {
 			if len(answers) == 0 {
 				t.Fatalf("input_required without requests: %v", st)
 			}
-			if res, e := p.RPC("tasks/update", map[string]any{"taskId": id, "inputResponses": answers, "_meta": extMeta()}); e != nil {
+			if res, e := p.RPC("tasks/update", map[string]any{"taskId": id, "inputResponses": answers, "_meta": rawmcp.ExtensionMeta()}); e != nil {
 				t.Fatalf("tasks/update: %s %s", res, e)
 			}
 		}
 		if !cliAsked {
 			t.Fatal("the task never asked the CLI's approval request (the command) inside the task")
 		}
-		done = waitExt(t, get(id), "completed")
+		done = rawmcp.WaitTaskStatus(t, get(id), "completed")
 		if r, _ := done["result"].(map[string]any); r == nil || r["isError"] == true {
 			t.Fatalf("accepted CLI approval: %v", done)
 		}
@@ -163,7 +124,7 @@ func TestTasksEverywhere(t *testing.T) {
 		srv := e2e.StartHTTP(t, bin, append(append([]string(nil), env...), e2e.OAuthEnv...))
 		c := lb.NewModern(srv.MCPURL())
 		c.Token = e2e.OAuthToken("alice")
-		c.Capabilities = extMeta()["io.modelcontextprotocol/clientCapabilities"].(map[string]any)
+		c.Capabilities = rawmcp.ExtensionMeta()["io.modelcontextprotocol/clientCapabilities"].(map[string]any)
 		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 		defer cancel()
 		a, err := c.Call(ctx, "tools/call", map[string]any{"name": "coder", "arguments": map[string]any{"prompt": "http extension task [[reply:Hello over HTTP.]]"}})
@@ -171,7 +132,7 @@ func TestTasksEverywhere(t *testing.T) {
 		if err != nil || a.Error != nil || json.Unmarshal(a.Result, &tk) != nil || tk.ResultType != "task" {
 			t.Fatalf("create an extension task over HTTP: %v %s", err, a.Raw)
 		}
-		done := waitExt(t, func() (json.RawMessage, json.RawMessage) {
+		done := rawmcp.WaitTaskStatus(t, func() (json.RawMessage, json.RawMessage) {
 			g, err := c.Call(ctx, "tasks/get", map[string]any{"taskId": tk.TaskID})
 			if err != nil {
 				t.Fatal(err)

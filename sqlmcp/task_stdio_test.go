@@ -13,13 +13,6 @@ import (
 	"github.com/mcpfleet/mcpfleet/shared/e2e/rawmcp"
 )
 
-// modernMeta is a 2026-07-28 request's _meta declaring the tasks extension
-// and form elicitation.
-func modernMeta() map[string]any {
-	return map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}, "elicitation": map[string]any{}}}
-}
-
 // TestTasksOverStdio: the real sqlmcp over stdio, one process.
 // 2026-07-28 tasks extension: a query becomes a task whose tasks/get
 // carries the rows inline once done; a DROP TABLE asks inside the task
@@ -50,30 +43,11 @@ func TestTasksOverStdio(t *testing.T) {
 		p := rawmcp.StartStdio(t, bin, env)
 		get := func(id, want string) map[string]any {
 			t.Helper()
-			deadline := time.Now().Add(60 * time.Second)
-			for {
-				res, e := p.RPC("tasks/get", map[string]any{"taskId": id, "_meta": modernMeta()})
-				var m map[string]any
-				if e != nil || json.Unmarshal(res, &m) != nil {
-					t.Fatalf("tasks/get: %s %s", res, e)
-				}
-				if m["status"] == want {
-					return m
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("task %s: %s, want %s", id, res, want)
-				}
-				time.Sleep(20 * time.Millisecond) // polling is the protocol's own wait
-			}
+			return rawmcp.WaitTaskStatus(t, p.GetExtensionTask(id), want)
 		}
 		create := func(q string) string {
 			t.Helper()
-			res, e := p.RPC("tools/call", map[string]any{"name": "execute_query", "arguments": map[string]any{"query": q}, "_meta": modernMeta()})
-			var tk struct{ ResultType, TaskID string }
-			if e != nil || json.Unmarshal(res, &tk) != nil || tk.ResultType != "task" || tk.TaskID == "" {
-				t.Fatalf("create an extension task over stdio: %s %s", res, e)
-			}
-			return tk.TaskID
+			return p.CreateExtensionTask("execute_query", map[string]any{"query": q})
 		}
 		id := create("SELECT id, pause_ms(200) AS slept FROM warehouse.logs.events WHERE id <= 2 ORDER BY id")
 		if done := get(id, "completed"); !strings.Contains(fmt.Sprint(done["result"]), "[[1 200] [2 200]]") {
@@ -84,7 +58,7 @@ func TestTasksOverStdio(t *testing.T) {
 		if !strings.Contains(fmt.Sprint(asked["inputRequests"]), "sales.e2etaskstdio.modern") || !exists("modern") {
 			t.Fatalf("input_required: %v (table exists %v)", asked, exists("modern"))
 		}
-		if res, e := p.RPC("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"approve-1": map[string]any{"action": "accept"}}, "_meta": modernMeta()}); e != nil {
+		if res, e := p.RPC("tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{"approve-1": map[string]any{"action": "accept"}}, "_meta": rawmcp.ExtensionMeta()}); e != nil {
 			t.Fatalf("tasks/update: %s %s", res, e)
 		}
 		done := get(id, "completed")
