@@ -22,8 +22,25 @@ import (
 // stdio in the gate (readResource), over HTTP in resourceURIs.
 
 // resourceRead returns the URI of a resources/read request; false for any
-// other message.
+// other message. Over HTTP it sees every request body, so a message whose
+// method the byte scanner reads as plainly another is passed over without
+// decoding it; anything else is decoded as before.
 func resourceRead(msg []byte) (string, bool) {
+	var f [maxTopFields]topField
+	if n, ok := topFields(msg, &f); ok {
+		var method []byte // the last one, as encoding/json takes it
+		for _, m := range f[:n] {
+			if string(m.key) == "method" {
+				method = m.val
+			}
+		}
+		if method == nil {
+			return "", false // a response or no message
+		}
+		if name, plain := plainString(method); plain && string(name) != string(mcp.MethodResourcesRead) {
+			return "", false
+		}
+	}
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
