@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -90,11 +91,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	// sets it up: state databases, bundled skills, ~0.3 s. When the binary
 	// is known (a restart) that happens here, bounded, before serving;
 	// otherwise beside the probe.
+	//
+	// Shutdown (stdin's end, SIGTERM) stops this background work and waits
+	// for its CLI runs to end before the home is removed (this defer runs
+	// before removeHome's): a CLI still setting up the home would write
+	// into it while it is removed, and outlive the server.
+	startup, endStartup := context.WithCancel(ctx)
+	var background sync.WaitGroup
+	defer func() {
+		endStartup()
+		background.Wait()
+	}()
 	prober := &cliversion.Prober{}
 	warm := func() {
 		start := time.Now()
-		if err := cliversion.WarmHome(ctx, ccfg.CLIPath, home, ccfg.MCPServers, warmLimit); err != nil {
-			logger.Debug("the Codex CLI did not set up its home ahead of the first call", "error", err.Error())
+		if err := cliversion.WarmHome(startup, ccfg.CLIPath, home, ccfg.MCPServers, warmLimit); err != nil {
+			if startup.Err() == nil {
+				logger.Debug("the Codex CLI did not set up its home ahead of the first call", "error", err.Error())
+			}
 			return
 		}
 		logger.Debug("the Codex CLI set up its home", "codex_home", home, "ms", time.Since(start).Milliseconds())
@@ -103,19 +117,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		logger.Debug("Codex CLI version and capabilities taken from the last probe of this binary", "path", ccfg.CLIPath)
 		warm()
 	} else {
-		go warm()
+		background.Go(warm)
 	}
 	features := &cliversion.Detector{Path: ccfg.CLIPath, Prober: prober}
 	features.Start(ctx)
 	defer features.Close() // no probe outlives the server: its CLI stopped, its temporary home removed
-	go func() {
-		if caps, err := client.Caps(ctx); err != nil {
+	background.Go(func() {
+		if caps, err := client.Caps(startup); err != nil {
+			if startup.Err() != nil {
+				return // shutting down: not a problem with the CLI
+			}
 			// Not fatal: the CLI may be installed later; calls report it meanwhile.
 			logger.Warn("Codex CLI not usable yet", "path", ccfg.CLIPath, "error", err.Error())
 		} else {
 			logger.Info("Codex CLI detected", "path", ccfg.CLIPath, "version", caps.Version.String(), "json", caps.JSON, "resume", caps.Resume)
 		}
-	}()
+	})
 
 	opts := mcpserver.ServerOptions()
 	// GET /readyz: the CLI answers --version now.
