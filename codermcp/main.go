@@ -166,7 +166,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	// the answers to its own log.
 	app := &appserver.Client{Path: ccfg.CLIPath, Home: home, Environ: cli.InheritedEnv, ApprovalTimeout: ccfg.ApprovalTimeout,
 		ClientName: p.Name, ClientVersion: p.Version}
-	mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Features: features, AppServer: app,
-		Views: views, Recorder: client.Recorder}).Register(calls)
+	handlers := mcpserver.New(ccfg, client, store, mcpserver.Options{Logger: logger, Features: features, AppServer: app,
+		Views: views, Recorder: client.Recorder})
+	handlers.Register(calls)
+	defer handlers.Close()
 	return p.Serve(ctx, s, cfg, so, stderr)
 }

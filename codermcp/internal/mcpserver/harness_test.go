@@ -47,6 +47,7 @@ type env struct {
 	srv      *server.MCPServer // for in-process clients
 	audit    string            // the audit log file
 	app      *appserver.Client // the app-server path (approval policies)
+	server   *mcpserver.Server
 
 	mu       sync.Mutex
 	progress []progressNote
@@ -79,6 +80,9 @@ type envOptions struct {
 	// for a cold probe); noFeatureProbe leaves the start-up probe out.
 	prober         *cliversion.Prober
 	noFeatureProbe bool
+	// serverFeatures leaves Options.Features nil: the server makes its own
+	// Detector (env.features stays nil) and env.server.Close ends it.
+	serverFeatures bool
 	// app adjusts the app-server client (its OnStart is the exec client's).
 	app func(*appserver.Client)
 }
@@ -159,12 +163,14 @@ func newEnv(t testing.TB, o envOptions) *env {
 	e.calls = calls
 	e.srv = s.MCPServer
 	calls.OfferTasks(e.keeper)
-	e.features = &cliversion.Detector{Path: e.cfg.CLIPath, Prober: o.prober}
-	// As main does: the probe ends with the server, before the test's
-	// temporary directories (its cache) are removed.
-	t.Cleanup(e.features.Close)
-	if !o.noFeatureProbe {
-		e.features.Start(context.Background())
+	if !o.serverFeatures {
+		e.features = &cliversion.Detector{Path: e.cfg.CLIPath, Prober: o.prober}
+		// As main does: the probe ends with the server, before the test's
+		// temporary directories (its cache) are removed.
+		t.Cleanup(e.features.Close)
+		if !o.noFeatureProbe {
+			e.features.Start(context.Background())
+		}
 	}
 	// The app-server path as main.go wires it: the same CLI, home and
 	// environment, CODER_APPROVAL_TIMEOUT; the pipeline asks the person and
@@ -174,8 +180,10 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if o.app != nil {
 		o.app(e.app)
 	}
-	mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: o.throttle, Features: e.features,
-		AppServer: e.app}).Register(calls)
+	e.server = mcpserver.New(e.cfg, e.client, e.store, mcpserver.Options{Heartbeat: o.heartbeat, Throttle: o.throttle, Features: e.features,
+		AppServer: e.app})
+	e.server.Register(calls)
+	t.Cleanup(e.server.Close)
 	scfg := serve.Config{Transport: "http", Host: "127.0.0.1"}
 	ts := httptest.NewServer(serve.NewHTTPHandler(serve.Program{Name: "codermcp"}, s, scfg, nil, so))
 	t.Cleanup(ts.Close)

@@ -62,6 +62,9 @@ type Server struct {
 	calls     *toolcall.Pipeline // asks the person and audits the answers (set by Register)
 	views     *apps.Views
 	recorder  *backendcall.Recorder
+	// ownFeatures: New made features (Options.Features nil), so Close
+	// ends its probe.
+	ownFeatures bool
 }
 
 // Options tune progress reporting (tests shorten them).
@@ -70,7 +73,9 @@ type Options struct {
 	Heartbeat time.Duration // progress while the CLI is quiet (default 10s; at most 15s by contract)
 	Throttle  time.Duration // least time between progress notifications (default 250ms)
 	// Features probes what the installed CLI supports (version_info, help,
-	// and calls needing a feature); main starts it at start-up.
+	// and calls needing a feature); main starts it at start-up and closes
+	// it. nil: the server makes one, probing on first need, and Close
+	// stops it.
 	Features *cliversion.Detector
 	// AppServer runs the turns whose approval policy makes the CLI ask a
 	// person (default: an appserver.Client for cfg's CLI).
@@ -102,14 +107,25 @@ func New(cfg config.Config, runner Runner, store *session.Store, o Options) *Ser
 	if cfg.StateDir != "" {
 		ws.Guarded = append(ws.Guarded, workspace.Guard{Path: cfg.StateDir, What: "the server's own CLI configuration (CODER_STATE_DIR)"})
 	}
-	if o.Features == nil {
+	own := o.Features == nil
+	if own {
 		o.Features = &cliversion.Detector{Path: cfg.CLIPath}
 	}
 	if o.AppServer == nil {
 		o.AppServer = &appserver.Client{Path: cfg.CLIPath, Environ: cli.InheritedEnv, ApprovalTimeout: cfg.ApprovalTimeout}
 	}
 	return &Server{cfg: cfg, cli: runner, store: store, logger: o.Logger, heartbeat: o.Heartbeat, throttle: o.Throttle, ws: ws,
-		features: o.Features, app: o.AppServer, views: o.Views, recorder: o.Recorder}
+		features: o.Features, ownFeatures: own, app: o.AppServer, views: o.Views, recorder: o.Recorder}
+}
+
+// Close ends what New started, once the server no longer serves: the
+// feature probe of a Detector it made (its CLI stopped, its throwaway home
+// removed) is stopped and waited for. A Detector passed in Options is its
+// creator's to close.
+func (s *Server) Close() {
+	if s.ownFeatures {
+		s.features.Close()
+	}
 }
 
 // Register adds the five tools through the tool-call pipeline: coder is
