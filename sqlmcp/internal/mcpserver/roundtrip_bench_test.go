@@ -303,6 +303,8 @@ func BenchmarkExecuteQueryVsRawProtocol(b *testing.B) {
 					b.ReportMetric(float64(rawReqs)/float64(loops), "raw-requests/op")
 					b.ReportMetric(float64(mcpReqs)/float64(rawReqs), "requests-ratio")
 					b.ReportMetric(float64(mcpTime)/float64(rawTime), "time-ratio")
+					b.ReportMetric(float64(mcpTime.Microseconds())/float64(loops), "mcp-µs/op")
+					b.ReportMetric(float64(rawTime.Microseconds())/float64(loops), "raw-µs/op")
 				})
 			}
 		}
