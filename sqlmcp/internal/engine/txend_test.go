@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -276,4 +277,71 @@ func TestCloseEndsEveryQueryTransaction(t *testing.T) {
 		t.Errorf("after Close: %d transactions started, %d ROLLBACKs answered, %d still open on the engine", starts, ends, open)
 	}
 	t.Logf("%d of the 30 calls started a transaction", starts)
+}
+
+// TestStoppedReadCancelsOnce: a read stopped with pages left (a cursor
+// closed, Query over its limit, Stream stopped by its callback) cancels its
+// query on the engine with one DELETE: sqlmcp's own, sent first, and not
+// the driver's second one when it closes the rows with a prefetched page in
+// hand (every round: the driver's DELETE was sent in most of them).
+func TestStoppedReadCancelsOnce(t *testing.T) {
+	s := trinotest.Start(t, trinotest.WithLargeTableRows(3000), trinotest.WithPageSize(100))
+	c := newClient(t, s, func(c *engine.Config) { c.ReadOnlyTransactions = true })
+	large := engine.Query{SQL: "SELECT id FROM " + trinotest.LargeTable + " ORDER BY id"}
+	stopped := errors.New("enough")
+	tests := []struct {
+		name string
+		run  func(t *testing.T) (queryID string)
+	}{
+		{"cursor closed", func(t *testing.T) string {
+			cur, err := c.Open(t.Context(), large)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, more, err := cur.Page(t.Context(), 150, 0); err != nil || !more {
+				t.Fatalf("page: more %v, %v", more, err)
+			}
+			cur.Close()
+			return cur.QueryID()
+		}},
+		{"Query over its limit", func(t *testing.T) string {
+			res, err := c.Query(t.Context(), engine.Query{SQL: large.SQL, Limit: 150})
+			if err != nil || !res.Truncated {
+				t.Fatalf("query: %v", err)
+			}
+			return res.QueryID
+		}},
+		{"Stream stopped by its callback", func(t *testing.T) string {
+			n := 0
+			sum, err := c.Stream(t.Context(), large, nil, func([]any) error {
+				if n++; n > 150 {
+					return stopped
+				}
+				return nil
+			})
+			if !errors.Is(err, stopped) {
+				t.Fatalf("stream: %v", err)
+			}
+			return sum.QueryID
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for round := range 5 {
+				before := s.RequestCount()
+				id := tc.run(t)
+				// The ROLLBACK follows the rows' close, and with it every DELETE.
+				waitFor(t, "ROLLBACK", func() bool { _, ended := trinotest.TransactionEnds(s.RequestsSince(before)); return ended > 0 })
+				deletes := 0
+				for _, r := range s.RequestsSince(before) {
+					if r.Method == http.MethodDelete && r.QueryID == id {
+						deletes++
+					}
+				}
+				if deletes != 1 || !slices.Contains(s.Cancelled(), id) {
+					t.Fatalf("round %d: %d DELETEs of query %s (cancelled: %v), want 1", round, deletes, id, slices.Contains(s.Cancelled(), id))
+				}
+			}
+		})
+	}
 }
