@@ -280,7 +280,8 @@ func (c *Client) Close() error {
 
 // cancel asks the coordinator to end query id (DELETE /v1/query/{id}) right
 // away. The driver would cancel too when the rows are closed, but only after
-// waiting for the page it is prefetching; this ends the query first.
+// waiting for the page it is prefetching; this ends the query first, and
+// the driver's DELETE is then not sent again (requestOptions.cancelOnce).
 func (c *Client) cancel(ctx context.Context, id string) {
 	if id == "" {
 		return

@@ -532,12 +532,16 @@ func TestReadOnlyTransaction(t *testing.T) {
 	if err != nil || res.RowCount != 5 || !res.Truncated {
 		t.Fatalf("read in a read-only transaction: %+v %v", res, err)
 	}
-	var bodies []string
-	for _, r := range shared.Statements() {
-		bodies = append(bodies, r.Body)
+	// The ROLLBACK is sent after the answer: wait for it.
+	statements := func() string {
+		var bodies []string
+		for _, r := range shared.Statements() {
+			bodies = append(bodies, r.Body)
+		}
+		return strings.Join(bodies, " | ")
 	}
-	got := strings.Join(bodies, " | ")
-	if !strings.Contains(got, "START TRANSACTION READ ONLY") || !strings.Contains(got, "ROLLBACK") {
+	waitFor(t, "ROLLBACK", func() bool { return strings.Contains(statements(), "ROLLBACK") })
+	if got := statements(); !strings.Contains(got, "START TRANSACTION READ ONLY") {
 		t.Errorf("statements = %s", got)
 	}
 	// The engine itself refuses a write inside the transaction.

@@ -65,10 +65,50 @@ type requestOptions struct {
 	onID     func(id string) // called once the coordinator names the query
 	stats    engineStats     // the last stats the coordinator sent for queryID
 	hasStats bool
+	// cancel is the first DELETE of the query, sent or on its way.
+	cancel *cancelSent
 	// bound, while set, ends the requests of the query's read-only
 	// transaction's START or ROLLBACK, whose own context (the driver's)
 	// has no deadline.
 	bound context.Context
+}
+
+// cancelSent is a query's first DELETE: done closes once answered, ok
+// tells whether the engine accepted it.
+type cancelSent struct {
+	id   string
+	done chan struct{}
+	ok   bool // written before done closes
+}
+
+// cancelOnce sends the DELETE of query id unless the engine has accepted
+// one already: sqlmcp cancels a query before closing its rows (so that the
+// close does not wait for the page the driver is prefetching), and the
+// driver's close, given that page, cancels again. The second DELETE waits
+// for the first and is then answered here as the engine answers a DELETE,
+// 204 No Content, with no request (it is sent when the first failed).
+func (o *requestOptions) cancelOnce(id string, send func() (*http.Response, error), req *http.Request) (*http.Response, error) {
+	o.mu.Lock()
+	if first := o.cancel; first != nil && first.id == id {
+		o.mu.Unlock()
+		select {
+		case <-first.done:
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+		if first.ok {
+			return &http.Response{StatusCode: http.StatusNoContent, Status: "204 No Content", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+				Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+		}
+		return send()
+	}
+	first := &cancelSent{id: id, done: make(chan struct{})}
+	o.cancel = first
+	o.mu.Unlock()
+	resp, err := send()
+	first.ok = err == nil && resp.StatusCode/100 == 2
+	close(first.done)
+	return resp, err
 }
 
 func (o *requestOptions) setBound(ctx context.Context) {
@@ -219,6 +259,9 @@ func (t *requestTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		req.Header.Set(HeaderClientInfo, o.info)
 	}
 	submit := req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/v1/statement")
+	if _, id, ok := strings.Cut(req.URL.Path, "/v1/query/"); ok && req.Method == http.MethodDelete {
+		return o.cancelOnce(id, func() (*http.Response, error) { return t.send(req) }, req)
+	}
 	if !submit {
 		resp, err := t.send(req)
 		if err == nil && resp.StatusCode == http.StatusOK && req.Method == http.MethodGet && strings.Contains(req.URL.Path, "/v1/statement/") {

@@ -149,13 +149,14 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 	} = c.db
 	if c.cfg.ReadOnlyTransactions && !q.metadata && !c.noTx.Load() {
-		tx, err := c.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+		tx, stop, err := c.beginReadOnly(ctx, opts)
 		var te *TrinoError
 		switch {
 		case err == nil:
-			// A read-only transaction has nothing to commit; rolling back
-			// also ends it when reading stopped early.
-			defer tx.Rollback()
+			// Ended as a cursor's is (endTx): after the rows are closed
+			// (deferred below, so run first), in the background, waited
+			// for by Close.
+			defer c.endTx(tx, opts, stop)
 			querier = tx
 			opts.forgetQueryID()
 		case errors.As(err, &te):

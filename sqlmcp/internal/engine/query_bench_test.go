@@ -15,8 +15,9 @@ import (
 
 // BenchmarkQueryVsRawProtocol splits issue 31's execute_query figure: the
 // engine client alone (no MCP) reading 100 and 1,000 rows, with and
-// without the read-only transaction (its START and ROLLBACK), against the
-// raw Trino protocol on the same test engine, alternating in one loop.
+// without the read-only transaction (its START and ROLLBACK, the ROLLBACK
+// sent after the answer: waited for untimed, and counted), against the raw
+// Trino protocol on the same test engine, alternating in one loop.
 // x_raw is the ratio of the total times; requests/op and raw-requests/op
 // count the engine's HTTP requests of each.
 func BenchmarkQueryVsRawProtocol(b *testing.B) {
@@ -61,6 +62,18 @@ func BenchmarkQueryVsRawProtocol(b *testing.B) {
 					qt += time.Since(t0)
 					if err != nil || res.RowCount != n || res.Truncated {
 						b.Fatalf("%d rows (truncated %v): %v", res.RowCount, res.Truncated, err)
+					}
+					if tx {
+						// The ROLLBACK is sent after the answer: wait (untimed)
+						// for the engine to answer it, so that it is counted
+						// and does not overlap the raw run.
+						deadline := time.Now().Add(30 * time.Second)
+						for _, ended := trinotest.TransactionEnds(shared.Requests()); ended == 0; _, ended = trinotest.TransactionEnds(shared.Requests()) {
+							if time.Now().After(deadline) {
+								b.Fatal("the engine saw no ended ROLLBACK within 30s")
+							}
+							time.Sleep(100 * time.Microsecond) // a poll interval; the condition decides
+						}
 					}
 					reqs += len(shared.Requests())
 					t0 = time.Now()

@@ -16,15 +16,16 @@ const endTimeout = 10 * time.Second
 // used.
 func (c *Client) SetLogger(l *slog.Logger) { c.log = l }
 
-// beginReadOnly starts the read-only transaction of a cursor's query. It
-// lives on a context of its own, detached from qctx's cancellation:
-// database/sql rolls a transaction back by itself when the context it began
-// on ends, and that ROLLBACK would be neither waited for by Close nor
-// reported when it fails; and the ROLLBACK of a read whose rows were all
-// read is sent after the answer, when the call's context may be gone. The
-// START runs to its end (bounded by endTimeout) even if qctx ends
-// meanwhile: its answer names the transaction, which can only be ended
-// once known. stop releases the transaction's context after it ended.
+// beginReadOnly starts the read-only transaction of a query (a cursor's
+// or Stream's). It lives on a context of its own, detached from qctx's
+// cancellation: database/sql rolls a transaction back by itself when the
+// context it began on ends, and that ROLLBACK would be neither waited for
+// by Close nor reported when it fails; and the ROLLBACK of a read whose
+// rows were all read is sent after the answer, when the call's context may
+// be gone. The START runs to its end (bounded by endTimeout) even if qctx
+// ends meanwhile: its answer names the transaction, which can only be
+// ended once known. stop releases the transaction's context after it
+// ended.
 func (c *Client) beginReadOnly(qctx context.Context, opts *requestOptions) (tx *sql.Tx, stop context.CancelFunc, err error) {
 	if err := qctx.Err(); err != nil {
 		return nil, nil, err // cancelled before anything was sent: send nothing
@@ -42,12 +43,13 @@ func (c *Client) beginReadOnly(qctx context.Context, opts *requestOptions) (tx *
 	return tx, stop, nil
 }
 
-// endTx rolls back a cursor's read-only transaction (nothing to commit)
+// endTx rolls back a query's read-only transaction (nothing to commit)
 // once its rows are closed, in the background: the call that read them
-// answers without waiting for the ROLLBACK's two requests. It is cleanup,
-// so it is sent also after the caller cancelled, bounded by endTimeout,
-// not by the call. Close waits for it; a failure is logged (the engine
-// then ends the transaction itself after its transaction.idle-timeout).
+// answers without waiting for the ROLLBACK's requests. It is the one way
+// a cursor's or Stream's (Query's) transaction ends. It is cleanup, so it
+// is sent also after the caller cancelled, bounded by endTimeout, not by
+// the call. Close waits for it; a failure is logged (the engine then ends
+// the transaction itself after its transaction.idle-timeout).
 func (c *Client) endTx(tx *sql.Tx, opts *requestOptions, stop context.CancelFunc) {
 	end := func() {
 		defer stop()
