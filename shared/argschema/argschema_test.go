@@ -162,3 +162,49 @@ func checkCall(tool mcp.Tool, args any) error {
 	_, err = c.Parse(args)
 	return err
 }
+
+// TestEmptyObjectReadAsDecoded: {} (read without a decoder) is the instance
+// the decoder makes of it, and the schema judges it the same way.
+func TestEmptyObjectReadAsDecoded(t *testing.T) {
+	for _, args := range []string{`{}`, ` {} `, "{}\n", `{ }`} {
+		got, err := instance(json.RawMessage(args))
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if m, ok := got.(map[string]any); !ok || m == nil || len(m) != 0 {
+			t.Fatalf("%q read as %#v, want an empty map", args, got)
+		}
+	}
+	for _, args := range []string{`{}x`, `{}{}`, `{`, `{]`} {
+		if _, err := instance(json.RawMessage(args)); err == nil {
+			t.Errorf("%q was read as arguments", args)
+		}
+	}
+	if err := checkCall(tool(), json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), `missing required argument "backend"`) {
+		t.Fatalf("{} against a required argument: %v", err)
+	}
+	none := mcp.NewTool("show_info")
+	if err := checkCall(none, json.RawMessage(`{}`)); err != nil {
+		t.Fatalf("{} for a tool without arguments: %v", err)
+	}
+	closed := mcp.NewToolWithRawSchema("x", "", json.RawMessage(`{"type":"object","minProperties":1}`))
+	if err := checkCall(closed, json.RawMessage(`{}`)); err == nil {
+		t.Fatal("{} passed minProperties 1")
+	}
+}
+
+// BenchmarkCheckNoArguments is the check of a call with arguments {} (a
+// tool without arguments, as show_info), as they come off the wire.
+func BenchmarkCheckNoArguments(b *testing.B) {
+	c, err := Compile(mcp.NewTool("show_info"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := json.RawMessage(`{}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Parse(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
