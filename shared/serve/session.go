@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -10,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -323,8 +321,7 @@ func (s *sessions) open(w http.ResponseWriter, r *http.Request, next http.Handle
 // limitBody) is a 2025-era initialize, the one message that opens a
 // session.
 func isInitialize(r *http.Request) bool {
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	body, err := readBody(r)
 	if err != nil {
 		return false
 	}
