@@ -208,3 +208,29 @@ func BenchmarkCheckNoArguments(b *testing.B) {
 		}
 	}
 }
+
+// TestNoArgumentsJudgedOnce: the verdict on no arguments, judged when the
+// schema is compiled, is the one the validator gives each call.
+func TestNoArgumentsJudgedOnce(t *testing.T) {
+	schemas := map[string]mcp.Tool{
+		"no arguments":      mcp.NewTool("show_info"),
+		"required argument": tool(),
+		"minProperties":     mcp.NewToolWithRawSchema("m", "", json.RawMessage(`{"type":"object","minProperties":1}`)),
+		"not an object":     mcp.NewToolWithRawSchema("n", "", json.RawMessage(`{"type":"string"}`)),
+		"closed, optional":  mcp.NewTool("c", mcp.WithString("x"), mcp.WithSchemaAdditionalProperties(false)),
+	}
+	var nilMap map[string]any
+	for name, tl := range schemas {
+		c, err := Compile(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range []any{nil, json.RawMessage(``), json.RawMessage(`null`), json.RawMessage(`{}`), json.RawMessage(" {}\n"), map[string]any{}, nilMap} {
+			got, gotErr := c.Parse(args)
+			want, wantErr := check(c.name, c.schema, args)
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
+				t.Errorf("%s, %#v: Parse %#v, %v; the validator %#v, %v", name, args, got, gotErr, want, wantErr)
+			}
+		}
+	}
+}
