@@ -30,6 +30,9 @@ import (
 type Compiled struct {
 	name   string
 	schema *jsonschema.Schema
+	// emptyOK is whether the schema accepts no arguments ({}): judged once
+	// here, since the verdict on {} cannot change from call to call.
+	emptyOK bool
 }
 
 // Compile compiles tool's input schema. An error means the schema is
@@ -47,14 +50,34 @@ func Compile(tool mcp.Tool) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Compiled{name: tool.Name, schema: schema}, nil
+	return &Compiled{name: tool.Name, schema: schema, emptyOK: schema.Validate(map[string]any{}) == nil}, nil
 }
 
 // Parse validates args (a map, json.RawMessage or nil) and returns them as
 // the validator read them (objects as map[string]any, numbers as
 // json.Number), so a caller can decode them without parsing again. Its
 // errors are Check's, word for word.
-func (c *Compiled) Parse(args any) (any, error) { return check(c.name, c.schema, args) }
+func (c *Compiled) Parse(args any) (any, error) {
+	if c.emptyOK && isEmpty(args) {
+		return map[string]any{}, nil
+	}
+	return check(c.name, c.schema, args)
+}
+
+// isEmpty reports whether args read as {}: missing, null or {} as they come
+// off the wire (instance), or an empty map.
+func isEmpty(args any) bool {
+	switch t := args.(type) {
+	case nil:
+		return true
+	case json.RawMessage:
+		raw := bytes.TrimSpace(t)
+		return len(raw) == 0 || string(raw) == "null" || string(raw) == "{}"
+	case map[string]any:
+		return t != nil && len(t) == 0 // a nil map reads as null: not an object
+	}
+	return false
+}
 
 // check validates args against s and returns the instance it validated.
 func check(name string, s *jsonschema.Schema, args any) (any, error) {
@@ -106,6 +129,11 @@ func instance(args any) (any, error) {
 		raw = bytes.TrimSpace(t)
 		// Omitted and null arguments both mean "no arguments".
 		if len(raw) == 0 || string(raw) == "null" {
+			return map[string]any{}, nil
+		}
+		// A tool without arguments is called with {}: decoding it took a
+		// fresh decoder (with its 4 KB buffer) per call for an empty map.
+		if string(raw) == "{}" {
 			return map[string]any{}, nil
 		}
 	default:

@@ -162,3 +162,75 @@ func checkCall(tool mcp.Tool, args any) error {
 	_, err = c.Parse(args)
 	return err
 }
+
+// TestEmptyObjectReadAsDecoded: {} (read without a decoder) is the instance
+// the decoder makes of it, and the schema judges it the same way.
+func TestEmptyObjectReadAsDecoded(t *testing.T) {
+	for _, args := range []string{`{}`, ` {} `, "{}\n", `{ }`} {
+		got, err := instance(json.RawMessage(args))
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if m, ok := got.(map[string]any); !ok || m == nil || len(m) != 0 {
+			t.Fatalf("%q read as %#v, want an empty map", args, got)
+		}
+	}
+	for _, args := range []string{`{}x`, `{}{}`, `{`, `{]`} {
+		if _, err := instance(json.RawMessage(args)); err == nil {
+			t.Errorf("%q was read as arguments", args)
+		}
+	}
+	if err := checkCall(tool(), json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), `missing required argument "backend"`) {
+		t.Fatalf("{} against a required argument: %v", err)
+	}
+	none := mcp.NewTool("show_info")
+	if err := checkCall(none, json.RawMessage(`{}`)); err != nil {
+		t.Fatalf("{} for a tool without arguments: %v", err)
+	}
+	closed := mcp.NewToolWithRawSchema("x", "", json.RawMessage(`{"type":"object","minProperties":1}`))
+	if err := checkCall(closed, json.RawMessage(`{}`)); err == nil {
+		t.Fatal("{} passed minProperties 1")
+	}
+}
+
+// BenchmarkCheckNoArguments is the check of a call with arguments {} (a
+// tool without arguments, as show_info), as they come off the wire.
+func BenchmarkCheckNoArguments(b *testing.B) {
+	c, err := Compile(mcp.NewTool("show_info"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := json.RawMessage(`{}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Parse(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestNoArgumentsJudgedOnce: the verdict on no arguments, judged when the
+// schema is compiled, is the one the validator gives each call.
+func TestNoArgumentsJudgedOnce(t *testing.T) {
+	schemas := map[string]mcp.Tool{
+		"no arguments":      mcp.NewTool("show_info"),
+		"required argument": tool(),
+		"minProperties":     mcp.NewToolWithRawSchema("m", "", json.RawMessage(`{"type":"object","minProperties":1}`)),
+		"not an object":     mcp.NewToolWithRawSchema("n", "", json.RawMessage(`{"type":"string"}`)),
+		"closed, optional":  mcp.NewTool("c", mcp.WithString("x"), mcp.WithSchemaAdditionalProperties(false)),
+	}
+	var nilMap map[string]any
+	for name, tl := range schemas {
+		c, err := Compile(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range []any{nil, json.RawMessage(``), json.RawMessage(`null`), json.RawMessage(`{}`), json.RawMessage(" {}\n"), map[string]any{}, nilMap} {
+			got, gotErr := c.Parse(args)
+			want, wantErr := check(c.name, c.schema, args)
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
+				t.Errorf("%s, %#v: Parse %#v, %v; the validator %#v, %v", name, args, got, gotErr, want, wantErr)
+			}
+		}
+	}
+}

@@ -76,7 +76,9 @@ func checkName(h string) error {
 	if h == "" || len(h) > 253 {
 		return errors.New("bad host")
 	}
-	for _, label := range strings.Split(h, ".") {
+	for rest, more := h, true; more; { // the labels, as strings.Split gives them, without allocating
+		var label string
+		label, rest, more = strings.Cut(rest, ".")
 		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return errors.New("bad host")
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/server"
 
@@ -249,22 +249,51 @@ func onLoopback(r *http.Request) bool {
 func aliasMethods(next http.Handler, aliases map[string]string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := io.ReadAll(r.Body) // bounded by limitBody
-			if err == nil {
-				body = rewriteMethod(body, aliases)
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				r.ContentLength = int64(len(body))
+			body, err := readBody(r) // bounded by limitBody
+			if out := rewriteMethod(body, aliases); err == nil && !sameBytes(out, body) {
+				r.Body = newHeldBody(out)
+				r.ContentLength = int64(len(out))
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// rewriteMethod replaces an aliased "method" in one JSON-RPC message.
+// sameBytes reports whether a and b are the same slice (not merely equal).
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// rewriteMethod replaces an aliased "method" in one JSON-RPC message. It
+// sees every request body over HTTP, so a message whose method the byte
+// scanner reads as plainly no alias is passed over without decoding it
+// (the common case); anything else is decoded as before.
 func rewriteMethod(msg []byte, aliases map[string]string) []byte {
 	if len(aliases) == 0 || !bytes.Contains(msg, []byte(`"method"`)) {
 		return msg
 	}
+	var f [maxTopFields]topField
+	if n, ok := topFields(msg, &f); ok {
+		var method []byte // the last one, as encoding/json keeps it in a map
+		for _, m := range f[:n] {
+			if string(m.key) == "method" {
+				method = m.val
+			}
+		}
+		if method == nil {
+			return msg // no "method" member: nothing to rewrite
+		}
+		if name, plain := plainString(method); plain && utf8.Valid(name) {
+			if _, aliased := aliases[string(name)]; !aliased {
+				return msg
+			}
+		}
+	}
+	return rewriteMethodDecoded(msg, aliases)
+}
+
+// rewriteMethodDecoded is rewriteMethod by encoding/json.
+func rewriteMethodDecoded(msg []byte, aliases map[string]string) []byte {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(msg, &m) != nil {
 		return msg

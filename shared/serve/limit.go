@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,7 +46,7 @@ func limitBody(next http.Handler, max int64, readTimeout time.Duration) http.Han
 			http.Error(w, "cannot read the request body: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = newHeldBody(body)
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r)
 	})

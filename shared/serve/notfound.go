@@ -163,11 +163,28 @@ func (h *heldJSON) Flush() {
 	}
 }
 
+// heldBody is a request body in memory: limitBody reads it once, and the
+// layers after it that look at the message (aliasMethods, isInitialize,
+// resourceURIs) take its bytes instead of reading and buffering it again.
+// Whoever changes the message (aliasMethods) puts a new heldBody in place,
+// so each layer sees the message the next one will run.
+type heldBody struct {
+	*bytes.Reader
+	b []byte
+}
+
+func newHeldBody(b []byte) *heldBody { return &heldBody{Reader: bytes.NewReader(b), b: b} }
+
+func (*heldBody) Close() error { return nil }
+
 // readBody returns the request's body, already in memory (limitBody), and
-// leaves it for the next reader.
+// leaves it for the next reader. The bytes are shared: do not modify them.
 func readBody(r *http.Request) ([]byte, error) {
+	if h, ok := r.Body.(*heldBody); ok && h.Len() == len(h.b) {
+		return h.b, nil // not read yet: these are the bytes it reads
+	}
 	body, err := io.ReadAll(r.Body)
 	r.Body.Close()
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Body = newHeldBody(body)
 	return body, err
 }

@@ -77,46 +77,69 @@ func NewServer(name, version string, opts ...server.ServerOption) *Server {
 
 // calls tracks in-flight handler calls and cancels them on a hard stop.
 type calls struct {
-	mu      sync.Mutex
-	n       int
-	idle    chan struct{} // closed while n == 0
-	stop    context.Context
-	hardEnd context.CancelFunc
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed while n == 0
+	// live holds the cancel of each call in flight, for hardEnd. (Hooking
+	// every call on a shared stop context with context.AfterFunc cost two
+	// more allocations and a second lock, contended by every call.)
+	live    map[uint64]context.CancelFunc
+	next    uint64
+	ended   bool             // hardEnd ran: later calls start cancelled
 	metrics *metrics.Metrics // nil for HTTP posts
 }
 
 func newCalls() *calls {
 	idle := make(chan struct{})
 	close(idle)
-	stop, cancel := context.WithCancel(context.Background())
-	return &calls{idle: idle, stop: stop, hardEnd: cancel}
+	return &calls{idle: idle, live: map[uint64]context.CancelFunc{}}
 }
 
 // begin registers a call; its context is also cancelled by a hard stop.
 func (c *calls) begin(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
 	c.mu.Lock()
 	if c.n == 0 {
 		c.idle = make(chan struct{})
 	}
 	c.n++
+	id := c.next
+	c.next++
+	c.live[id] = cancel
+	ended := c.ended
 	c.mu.Unlock()
+	if ended {
+		cancel()
+	}
 	if c.metrics != nil {
 		c.metrics.Inflight(1)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	unhook := context.AfterFunc(c.stop, cancel)
 	return ctx, func() {
-		unhook()
 		cancel()
 		if c.metrics != nil {
 			c.metrics.Inflight(-1)
 		}
 		c.mu.Lock()
+		delete(c.live, id)
 		c.n--
 		if c.n == 0 {
 			close(c.idle)
 		}
 		c.mu.Unlock()
+	}
+}
+
+// hardEnd cancels every call in flight, and every call begun after it.
+func (c *calls) hardEnd() {
+	c.mu.Lock()
+	c.ended = true
+	cancels := make([]context.CancelFunc, 0, len(c.live))
+	for _, cancel := range c.live {
+		cancels = append(cancels, cancel)
+	}
+	c.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel()
 	}
 }
 

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -10,7 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"hash"
 	"net/http"
 	"strings"
 	"sync"
@@ -42,6 +41,7 @@ import (
 // next use is 404, and end frees what mcp-go holds for it.
 type sessions struct {
 	key    []byte
+	macs   sync.Pool // hash.Hash: HMAC-SHA256 under key
 	now    func() time.Time
 	idle   time.Duration
 	maxPer int
@@ -89,6 +89,10 @@ const sessionPrefix = "mcp-session-"
 
 var sessionB64 = base64.RawURLEncoding
 
+// macLen is the length of a session id's binding: a SHA-256 sum in
+// unpadded base64.
+const macLen = (sha256.Size*8 + 5) / 6
+
 func newSessions(key []byte, idle time.Duration, maxPer int) *sessions {
 	if len(key) == 0 {
 		key = make([]byte, 32)
@@ -113,12 +117,27 @@ func owner(r *http.Request) string {
 	return id.Owner()
 }
 
+// mac is the binding of a session id: HMAC(key, random, owner), encoded.
 func (s *sessions) mac(random, owner string) string {
-	m := hmac.New(sha256.New, s.key)
+	var sum [sha256.Size]byte
+	return sessionB64.EncodeToString(s.sum(random, owner, sum[:0]))
+}
+
+// sum appends HMAC(key, random 0 owner) to out. The keyed hashes are
+// reused: building one (two SHA-256 states over the padded key) cost more
+// than hashing an id on every request.
+func (s *sessions) sum(random, owner string, out []byte) []byte {
+	m, _ := s.macs.Get().(hash.Hash)
+	if m == nil {
+		m = hmac.New(sha256.New, s.key)
+	}
+	m.Reset()
 	m.Write([]byte(random))
 	m.Write([]byte{0})
 	m.Write([]byte(owner))
-	return sessionB64.EncodeToString(m.Sum(nil))
+	out = m.Sum(out)
+	s.macs.Put(m)
+	return out
 }
 
 // mint returns a new session id bound to owner.
@@ -141,7 +160,10 @@ func (s *sessions) bound(id, owner string) bool {
 	if !ok || random == "" {
 		return false
 	}
-	return hmac.Equal([]byte(sum), []byte(s.mac(random, owner)))
+	var raw [sha256.Size]byte
+	var want [macLen]byte
+	sessionB64.Encode(want[:], s.sum(random, owner, raw[:0]))
+	return hmac.Equal([]byte(sum), want[:])
 }
 
 func (s *sessions) isTerminated(id string) bool {
@@ -323,8 +345,7 @@ func (s *sessions) open(w http.ResponseWriter, r *http.Request, next http.Handle
 // limitBody) is a 2025-era initialize, the one message that opens a
 // session.
 func isInitialize(r *http.Request) bool {
-	body, err := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	body, err := readBody(r)
 	if err != nil {
 		return false
 	}

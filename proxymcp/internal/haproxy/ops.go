@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,12 +38,65 @@ type Info struct {
 
 var infoDecoder = &runtimeapi.Decoder[*Info]{Decode: func(out string) (*Info, error) {
 	fields := ParseInfo(out)
-	enc, err := json.Marshal(fields)
+	enc, err := infoJSON(fields)
 	if err != nil {
 		return nil, err
 	}
 	return &Info{Fields: fields, JSON: enc}, nil
 }}
+
+// infoJSON is json.Marshal(fields) for ParseInfo's fields (int64 and
+// string values), byte for byte: keys sorted, numbers as numbers, strings
+// of plain characters written as they are and any other string encoded by
+// encoding/json. Encoding the map by reflection (sorting it through
+// reflect.Values, one interface per value) was most of a show_info
+// exchange's cost.
+func infoJSON(fields map[string]any) ([]byte, error) {
+	keys := make([]string, 0, len(fields))
+	size := 2
+	for k, v := range fields {
+		keys = append(keys, k)
+		size += len(k) + 4 + 20
+		if s, ok := v.(string); ok {
+			size += len(s)
+		}
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendMarshaled(b, k)
+		b = append(b, ':')
+		switch v := fields[k].(type) {
+		case int64:
+			b = strconv.AppendInt(b, v, 10)
+		case string:
+			b = appendMarshaled(b, v)
+		default:
+			return json.Marshal(fields) // not ParseInfo's: the general way
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendMarshaled appends s as json.Marshal writes it (HTML escaping
+// included, unlike appendJSONString): plain printable ASCII as is,
+// anything else (quotes, backslashes, control characters, <, > and &,
+// non-ASCII) by encoding/json itself.
+func appendMarshaled(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
 
 // SharedInfo is ShowInfo for many concurrent callers (show_info): those
 // that share one HAProxy answer also share its parse and its JSON, which

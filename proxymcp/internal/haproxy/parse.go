@@ -8,8 +8,10 @@ import (
 
 // ParseInfo parses "show info": "Key: value" lines; numbers become int64.
 func ParseInfo(text string) map[string]any {
-	out := map[string]any{}
-	for _, line := range strings.Split(text, "\n") {
+	out := make(map[string]any, 64) // "show info" has about 60 fields
+	for rest, more := text, true; more; {
+		var line string
+		line, rest, more = strings.Cut(rest, "\n")
 		k, v, ok := strings.Cut(line, ": ")
 		if !ok {
 			if k, ok2 := strings.CutSuffix(strings.TrimSpace(line), ":"); ok2 && k != "" {
@@ -21,13 +23,33 @@ func ParseInfo(text string) map[string]any {
 		if k == "" {
 			continue
 		}
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			out[k] = n
-		} else {
-			out[k] = v
+		if mayBeInt(v) {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+				out[k] = n
+				continue
+			}
 		}
+		out[k] = v
 	}
 	return out
+}
+
+// mayBeInt reports whether strconv.ParseInt(s, 10, 64) can succeed: a sign
+// and digits only. Most "show info" values that are not numbers are told
+// so here, without the error ParseInt allocates.
+func mayBeInt(s string) bool {
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseTable parses space-separated output with a "# a b c" header line, as

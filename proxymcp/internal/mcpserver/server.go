@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -138,6 +139,8 @@ type tools struct {
 	locks sync.Map
 	// life is this instance's persistence and reload settings (nil: none).
 	life *Lifecycle
+	// lastInfo is show_info's answer to the latest "show info" exchange.
+	lastInfo atomic.Pointer[infoAnswer]
 }
 
 // Server is proxymcp's tools over a fleet of HAProxy instances; one

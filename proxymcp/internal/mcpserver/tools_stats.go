@@ -51,10 +51,8 @@ func (t *tools) statsTools() {
 			if err != nil {
 				return result{}, err
 			}
-			const tail = `,"source":"` + string(haproxy.SourceRuntime) + `"}`
-			body := make([]byte, 0, len(`{"info":`)+len(info.JSON)+len(tail))
-			body = append(append(append(body, `{"info":`...), info.JSON...), tail...)
-			return result{raw: body, summary: infoSummary(info.Fields), src: haproxy.SourceRuntime,
+			a := t.infoAnswer(info)
+			return result{raw: a.body, summary: a.summary, src: haproxy.SourceRuntime,
 				data: map[string]any{"info": info.JSON, "source": string(haproxy.SourceRuntime)}}, nil
 		})
 
@@ -215,6 +213,28 @@ func statTableJSON(src haproxy.Source, t haproxy.StatTable) []byte {
 // of a check in transition), the first DOWN servers, and where the rows are.
 // infoSummary is show_info's text for clients that read structuredContent:
 // who answered and its load, in a line.
+// infoAnswer is show_info's answer to one "show info" exchange: callers
+// that shared the exchange (haproxy.SharedInfo) share its body and summary
+// too (read-only), built by the first of them. It is keyed on the
+// exchange itself, so it is never an older answer than the caller's.
+type infoAnswer struct {
+	info    *haproxy.Info
+	body    []byte
+	summary string
+}
+
+func (t *tools) infoAnswer(info *haproxy.Info) *infoAnswer {
+	if a := t.lastInfo.Load(); a != nil && a.info == info {
+		return a
+	}
+	const tail = `,"source":"` + string(haproxy.SourceRuntime) + `"}`
+	body := make([]byte, 0, len(`{"info":`)+len(info.JSON)+len(tail))
+	body = append(append(append(body, `{"info":`...), info.JSON...), tail...)
+	a := &infoAnswer{info: info, body: body[:len(body):len(body)], summary: infoSummary(info.Fields)}
+	t.lastInfo.Store(a)
+	return a
+}
+
 func infoSummary(info map[string]any) string {
 	return fmt.Sprintf("HAProxy %v (pid %v), up %v: %v connections now (maxconn %v), %v since start. All %d fields of `show info` are in structuredContent.info.",
 		info["Version"], info["Pid"], info["Uptime"], info["CurrConns"], info["Maxconn"], info["CumConns"], len(info))
