@@ -47,6 +47,7 @@ var hostileBodies = []struct{ name, body, header string }{
 	{"task under another case", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","TASK":{"ttl":6000}}}`, ""},
 	{"params twice, task first", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","task":{}},"params":{"name":"echo"}}`, ""},
 	{"params twice, null last", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","task":{}},"params":null}`, ""},
+	{"params thrice, null between", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","task":{}},"params":null,"params":{"name":"echo"}}`, ""},
 	{"params not an object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"x"}`, ""},
 	{"task on tools/list", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"task":{}}}`, ""},
 	{"task on ping", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"task":{"ttl":-1}}}`, ""},
