@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/shared/httpbody"
 	"github.com/mcpfleet/mcpfleet/shared/state/redistest"
 )
 
@@ -113,6 +114,9 @@ func newWrapRig(t testing.TB, cfg Config) *wrapRig {
 	wrapped := k.Wrap(server.NewStreamableHTTPServer(ms))
 	rg := &wrapRig{k: k, h: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, wrapLimit)
+		if b, err := io.ReadAll(r.Body); err == nil {
+			httpbody.Hold(r, b) // in memory, as serve's body limit leaves it
+		}
 		wrapped.ServeHTTP(w, r)
 	})}
 	code, _, hdr := rg.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, "")
