@@ -617,7 +617,7 @@ var wrapped = map[string]bool{
 // envelope is what the byte scanner tells of a message: the method a
 // struct decoding reads (the last member named "method" in any case),
 // whether it could tell (known), and the one member named "params" in any
-// case (nil when none, several false when more than one). Each reader
+// case (nil when none; several is true when there are more). Each reader
 // keyed on the method finds none other than its own when known, so an
 // unknown message is decoded as before.
 type envelope struct {
