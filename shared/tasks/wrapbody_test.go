@@ -198,11 +198,13 @@ func TestWrapHostileBodies(t *testing.T) {
 }
 
 // BenchmarkWrapToolsCall is one tools/call through Wrap to the real mcp-go
-// handler (no sockets): a plain call, and one that creates a task.
+// handler (no sockets): a plain call, one that creates a task, and a
+// tools/list (none of the keeper's methods).
 func BenchmarkWrapToolsCall(b *testing.B) {
 	for _, tc := range []struct{ name, body string }{
 		{"plain", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"q":"select 1"}}}`},
 		{"task", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"q":"select 1"},"task":{"ttl":60000}}}`},
+		{"list", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			rg := newWrapRig(b, Config{Max: 1 << 30})
