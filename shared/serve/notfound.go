@@ -30,9 +30,11 @@ import (
 func resourceRead(msg []byte) (string, bool) {
 	var f [jsonscan.MaxFields]jsonscan.Field
 	if n, ok := jsonscan.TopFields(msg, &f); ok {
-		var method []byte // the last one, as encoding/json takes it
+		// The last member named "method" in any case, as encoding/json
+		// fills the struct below.
+		var method []byte
 		for _, m := range f[:n] {
-			if string(m.Key) == "method" {
+			if bytes.EqualFold(m.Key, []byte("method")) {
 				method = m.Val
 			}
 		}
