@@ -17,6 +17,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
+	"github.com/mcpfleet/mcpfleet/shared/httpbody"
+	"github.com/mcpfleet/mcpfleet/shared/jsonscan"
 	"github.com/mcpfleet/mcpfleet/shared/metrics"
 	"github.com/mcpfleet/mcpfleet/shared/state"
 )
@@ -249,10 +251,9 @@ func onLoopback(r *http.Request) bool {
 func aliasMethods(next http.Handler, aliases map[string]string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := readBody(r) // bounded by limitBody
+			body, err := httpbody.Read(r) // bounded by limitBody
 			if out := rewriteMethod(body, aliases); err == nil && !sameBytes(out, body) {
-				r.Body = newHeldBody(out)
-				r.ContentLength = int64(len(out))
+				httpbody.Hold(r, out)
 			}
 		}
 		next.ServeHTTP(w, r)
@@ -272,18 +273,18 @@ func rewriteMethod(msg []byte, aliases map[string]string) []byte {
 	if len(aliases) == 0 || !bytes.Contains(msg, []byte(`"method"`)) {
 		return msg
 	}
-	var f [maxTopFields]topField
-	if n, ok := topFields(msg, &f); ok {
+	var f [jsonscan.MaxFields]jsonscan.Field
+	if n, ok := jsonscan.TopFields(msg, &f); ok {
 		var method []byte // the last one, as encoding/json keeps it in a map
 		for _, m := range f[:n] {
-			if string(m.key) == "method" {
-				method = m.val
+			if string(m.Key) == "method" {
+				method = m.Val
 			}
 		}
 		if method == nil {
 			return msg // no "method" member: nothing to rewrite
 		}
-		if name, plain := plainString(method); plain && utf8.Valid(name) {
+		if name, plain := jsonscan.PlainString(method); plain && utf8.Valid(name) {
 			if _, aliased := aliases[string(name)]; !aliased {
 				return msg
 			}

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/mcpfleet/mcpfleet/shared/httpbody"
 )
 
 // limitBody reads a request body into memory before anything else sees
@@ -46,8 +48,9 @@ func limitBody(next http.Handler, max int64, readTimeout time.Duration) http.Han
 			http.Error(w, "cannot read the request body: "+err.Error(), http.StatusBadRequest)
 			return
 		}
-		r.Body = newHeldBody(body)
-		r.ContentLength = int64(len(body))
+		// The layers after this one take these bytes (httpbody.Read)
+		// rather than read and buffer the body again.
+		httpbody.Hold(r, body)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpfleet/mcpfleet/shared/httpbody"
+	"github.com/mcpfleet/mcpfleet/shared/jsonscan"
 )
 
 // SEP-2164: a resources/read of a URI that names no resource SHOULD be
@@ -26,18 +28,20 @@ import (
 // method the byte scanner reads as plainly another is passed over without
 // decoding it; anything else is decoded as before.
 func resourceRead(msg []byte) (string, bool) {
-	var f [maxTopFields]topField
-	if n, ok := topFields(msg, &f); ok {
-		var method []byte // the last one, as encoding/json takes it
+	var f [jsonscan.MaxFields]jsonscan.Field
+	if n, ok := jsonscan.TopFields(msg, &f); ok {
+		// The last member named "method" in any case, as encoding/json
+		// fills the struct below.
+		var method []byte
 		for _, m := range f[:n] {
-			if string(m.key) == "method" {
-				method = m.val
+			if bytes.EqualFold(m.Key, []byte("method")) {
+				method = m.Val
 			}
 		}
 		if method == nil {
 			return "", false // a response or no message
 		}
-		if name, plain := plainString(method); plain && string(name) != string(mcp.MethodResourcesRead) {
+		if name, plain := jsonscan.PlainString(method); plain && string(name) != string(mcp.MethodResourcesRead) {
 			return "", false
 		}
 	}
@@ -98,7 +102,7 @@ func resourceURIs(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := readBody(r)
+		body, err := httpbody.Read(r)
 		if err != nil {
 			next.ServeHTTP(w, r) // the body limit upstream answers
 			return
@@ -161,30 +165,4 @@ func (h *heldJSON) Flush() {
 	if f, ok := h.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
-}
-
-// heldBody is a request body in memory: limitBody reads it once, and the
-// layers after it that look at the message (aliasMethods, isInitialize,
-// resourceURIs) take its bytes instead of reading and buffering it again.
-// Whoever changes the message (aliasMethods) puts a new heldBody in place,
-// so each layer sees the message the next one will run.
-type heldBody struct {
-	*bytes.Reader
-	b []byte
-}
-
-func newHeldBody(b []byte) *heldBody { return &heldBody{Reader: bytes.NewReader(b), b: b} }
-
-func (*heldBody) Close() error { return nil }
-
-// readBody returns the request's body, already in memory (limitBody), and
-// leaves it for the next reader. The bytes are shared: do not modify them.
-func readBody(r *http.Request) ([]byte, error) {
-	if h, ok := r.Body.(*heldBody); ok && h.Len() == len(h.b) {
-		return h.b, nil // not read yet: these are the bytes it reads
-	}
-	body, err := io.ReadAll(r.Body)
-	r.Body.Close()
-	r.Body = newHeldBody(body)
-	return body, err
 }

@@ -16,6 +16,9 @@ func TestResourceReadMatchesEncodingJSON(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"resources\/read","params":{"uri":"ui://esc"}}`, "ui://esc", true},
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"resources/read","params":{"uri":"ui://last"}}`, "ui://last", true},
 		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","method":"tools/call","params":{"uri":"ui://x"}}`, "", false},
+		{`{"jsonrpc":"2.0","id":1,"METHOD":"resources/read","params":{"uri":"ui://upper"}}`, "ui://upper", true},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","Method":"resources/read","params":{"uri":"ui://case"}}`, "ui://case", true},
+		{`{"jsonrpc":"2.0","id":1,"Method":"resources/read","method":"ping","params":{"uri":"ui://x"}}`, "", false},
 		{`{"jsonrpc":"2.0","method":"resources/read","params":{"uri":"ui://x"}}`, "", false}, // a notification
 		{`{"jsonrpc":"2.0","id":1,"result":{}}`, "", false},
 		{`[{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"ui://x"}}]`, "", false},

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
+	"github.com/mcpfleet/mcpfleet/shared/httpbody"
 )
 
 // sessions binds every MCP session to the identity that opened it (the
@@ -345,7 +346,7 @@ func (s *sessions) open(w http.ResponseWriter, r *http.Request, next http.Handle
 // limitBody) is a 2025-era initialize, the one message that opens a
 // session.
 func isInitialize(r *http.Request) bool {
-	body, err := readBody(r)
+	body, err := httpbody.Read(r)
 	if err != nil {
 		return false
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcpfleet/mcpfleet/shared/jsonscan"
 	"github.com/mcpfleet/mcpfleet/shared/tasks"
 )
 
@@ -443,8 +444,8 @@ func (g *stdioGate) scanRequest(trimmed []byte) (id json.RawMessage, method []by
 	if !json.Valid(trimmed) {
 		return nil, nil, true // admitSlow's decoding fails too: nothing to await
 	}
-	var f [maxTopFields]topField
-	n, ok := topFields(trimmed, &f)
+	var f [jsonscan.MaxFields]jsonscan.Field
+	n, ok := jsonscan.TopFields(trimmed, &f)
 	if !ok {
 		return nil, nil, false
 	}
@@ -455,17 +456,17 @@ func (g *stdioGate) scanRequest(trimmed []byte) (id json.RawMessage, method []by
 	for _, m := range f[:n] {
 		var slot *[]byte
 		switch {
-		case bytes.EqualFold(m.key, []byte("method")):
+		case bytes.EqualFold(m.Key, []byte("method")):
 			slot = &method
-			if string(m.key) == "method" {
+			if string(m.Key) == "method" {
 				if exactMethod != nil {
 					return nil, nil, false
 				}
-				exactMethod = m.val
+				exactMethod = m.Val
 			}
-		case bytes.EqualFold(m.key, []byte("id")):
+		case bytes.EqualFold(m.Key, []byte("id")):
 			slot = &rawID
-		case bytes.EqualFold(m.key, []byte("params")):
+		case bytes.EqualFold(m.Key, []byte("params")):
 			slot = &params
 		default:
 			continue
@@ -473,10 +474,10 @@ func (g *stdioGate) scanRequest(trimmed []byte) (id json.RawMessage, method []by
 		if *slot != nil {
 			return nil, nil, false
 		}
-		*slot = m.val
+		*slot = m.Val
 	}
 	if len(g.aliases) > 0 && exactMethod != nil {
-		name, plain := plainString(exactMethod)
+		name, plain := jsonscan.PlainString(exactMethod)
 		if !plain {
 			return nil, nil, false
 		}
@@ -490,7 +491,7 @@ func (g *stdioGate) scanRequest(trimmed []byte) (id json.RawMessage, method []by
 	if method == nil || string(method) == "null" {
 		return nil, nil, true // no method: nothing to await
 	}
-	name, plain := plainString(method)
+	name, plain := jsonscan.PlainString(method)
 	switch {
 	case !plain && method[0] == '"':
 		return nil, nil, false // escapes
@@ -652,16 +653,16 @@ func responseID(msg []byte) (json.RawMessage, bool) {
 	return responseIDSlow(msg)
 }
 
-// responseIDFast is responseIDSlow by scanning bytes (see topFields); ok
+// responseIDFast is responseIDSlow by scanning bytes (see jsonscan.TopFields); ok
 // false leaves msg to responseIDSlow (a key with escapes, text it cannot
 // scan). TestResponseIDFastAgrees holds it to responseIDSlow's answers.
 func responseIDFast(msg []byte) (id json.RawMessage, isResp, ok bool) {
-	i, empty, ok := openObject(msg)
+	i, empty, ok := jsonscan.OpenObject(msg)
 	if !ok || empty {
 		return nil, false, false
 	}
 	for {
-		key, v, ok := memberKey(msg, i)
+		key, v, ok := jsonscan.MemberKey(msg, i)
 		if !ok {
 			return nil, false, false
 		}
@@ -673,14 +674,14 @@ func responseIDFast(msg []byte) (id json.RawMessage, isResp, ok bool) {
 				return id, true, true
 			}
 		}
-		end, good := skipValue(msg, v)
+		end, good := jsonscan.SkipValue(msg, v)
 		if !good || !json.Valid(msg[v:end]) {
 			return nil, false, false
 		}
 		if string(key) == "id" {
 			id = msg[v:end]
 		}
-		next, closed, ok := afterValue(msg, end)
+		next, closed, ok := jsonscan.AfterValue(msg, end)
 		if !ok {
 			return nil, false, false
 		}

@@ -104,17 +104,25 @@ func ModernFor(s *server.MCPServer) func(ctx context.Context, body []byte) ([]by
 type modernCall struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
-	Params struct {
-		Name           string          `json:"name"`
-		TaskID         string          `json:"taskId"`
-		InputResponses json.RawMessage `json:"inputResponses"`
-		Meta           struct {
-			Version string `json:"io.modelcontextprotocol/protocolVersion"`
-			Caps    struct {
-				Extensions map[string]json.RawMessage `json:"extensions"`
-			} `json:"io.modelcontextprotocol/clientCapabilities"`
-		} `json:"_meta"`
-	} `json:"params"`
+	Params modernParams    `json:"params"`
+}
+
+type modernParams struct {
+	Name           string          `json:"name"`
+	TaskID         string          `json:"taskId"`
+	InputResponses json.RawMessage `json:"inputResponses"`
+	Meta           struct {
+		Version string `json:"io.modelcontextprotocol/protocolVersion"`
+		Caps    struct {
+			Extensions map[string]json.RawMessage `json:"extensions"`
+		} `json:"io.modelcontextprotocol/clientCapabilities"`
+	} `json:"_meta"`
+}
+
+// decodeModern reads body as a modernCall; ok is false when encoding/json
+// refuses it.
+func decodeModern(body []byte) (c modernCall, ok bool) {
+	return c, json.Unmarshal(body, &c) == nil
 }
 
 // Modern answers the 2026-07-28 tasks extension's requests: a tools/call of
@@ -126,8 +134,14 @@ type modernCall struct {
 // before. It is transport-independent: Wrap calls it over HTTP, serve's
 // stdio gate over stdio.
 func (k *Keeper) Modern(ctx context.Context, body []byte) (answer []byte, handled bool) {
-	var c modernCall
-	if json.Unmarshal(body, &c) != nil || c.Params.Meta.Version != mcp.LATEST_PROTOCOL_VERSION || len(c.ID) == 0 {
+	c, decoded := decodeModern(body)
+	return k.modernDecoded(ctx, c, decoded, body)
+}
+
+// modernDecoded is Modern for body already decoded into c (decoded false: it
+// could not be).
+func (k *Keeper) modernDecoded(ctx context.Context, c modernCall, decoded bool, body []byte) (answer []byte, handled bool) {
+	if !decoded || c.Params.Meta.Version != mcp.LATEST_PROTOCOL_VERSION || len(c.ID) == 0 {
 		return nil, false
 	}
 	_, declared := c.Params.Meta.Caps.Extensions[ExtensionID]
@@ -398,10 +412,9 @@ func httpStatus(answer []byte) int {
 
 // modernHTTP is Modern over HTTP: a tasks/* request whose Mcp-Name header
 // names another task than its body is refused (-32020), as mcp-go refuses
-// such a tools/call.
-func (k *Keeper) modernHTTP(r *http.Request, body []byte) ([]byte, bool) {
-	var c modernCall
-	if json.Unmarshal(body, &c) == nil && c.Params.Meta.Version == mcp.LATEST_PROTOCOL_VERSION && len(c.ID) > 0 {
+// such a tools/call. c is body decoded (decoded false: it could not be).
+func (k *Keeper) modernHTTP(r *http.Request, c modernCall, decoded bool, body []byte) ([]byte, bool) {
+	if decoded && c.Params.Meta.Version == mcp.LATEST_PROTOCOL_VERSION && len(c.ID) > 0 {
 		want := ""
 		switch c.Method {
 		case "tasks/get", "tasks/update", "tasks/cancel":
@@ -423,7 +436,7 @@ func (k *Keeper) modernHTTP(r *http.Request, body []byte) ([]byte, bool) {
 			return rpcErrorBytes(c.ID, codeHeaderMismatch, fmt.Sprintf("the MCP-Protocol-Version header %q does not match _meta io.modelcontextprotocol/protocolVersion %q; send the same in both", v, c.Params.Meta.Version)), true
 		}
 	}
-	return k.Modern(r.Context(), body)
+	return k.modernDecoded(r.Context(), c, decoded, body)
 }
 
 // callDirect runs tool's handler for the tools/call in body and returns

@@ -30,17 +30,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcpfleet/mcpfleet/shared/envconfig"
 	"github.com/mcpfleet/mcpfleet/shared/httpauth"
+	"github.com/mcpfleet/mcpfleet/shared/httpbody"
+	"github.com/mcpfleet/mcpfleet/shared/jsonscan"
 	"github.com/mcpfleet/mcpfleet/shared/state"
 )
 
@@ -583,42 +586,130 @@ func (k *Keeper) cancel(id string) {
 type call struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
-	Params *struct {
-		Task *struct {
-			TTL *float64 `json:"ttl"`
-		} `json:"task"`
+	Params *callParams     `json:"params"`
+}
+
+type callParams struct {
+	Task *struct {
+		TTL *float64 `json:"ttl"`
+	} `json:"task"`
+}
+
+// toolsCall is a tools/call as modernCall and call read it, decoded at
+// once: the members of both (a call with a task may be a 2026-07-28 one).
+type toolsCall struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		modernParams
+		callParams
 	} `json:"params"`
 }
 
+// wrapped are the methods Wrap answers or changes (fromStore, listen,
+// modernHTTP, a tools/call with a task); every other message goes to
+// mcp-go as it came.
+var wrapped = map[string]bool{
+	"tools/call": true, "tasks/get": true, "tasks/result": true, "tasks/cancel": true,
+	"tasks/list": true, "tasks/update": true, "subscriptions/listen": true,
+}
+
+// envelope is what the byte scanner tells of a message: the method a
+// struct decoding reads (the last member named "method" in any case),
+// whether it could tell (known), and the one member named "params" in any
+// case (nil when none; several is true when there are more). Each reader
+// keyed on the method finds none other than its own when known, so an
+// unknown message is decoded as before.
+type envelope struct {
+	method  string
+	known   bool
+	params  []byte
+	several bool
+}
+
+func scanEnvelope(body []byte) (e envelope) {
+	var f [jsonscan.MaxFields]jsonscan.Field
+	n, ok := jsonscan.TopFields(body, &f)
+	if !ok {
+		return e
+	}
+	var method []byte
+	for _, m := range f[:n] {
+		switch {
+		case bytes.EqualFold(m.Key, []byte("method")):
+			method = m.Val
+		case bytes.EqualFold(m.Key, []byte("params")):
+			e.several = e.params != nil
+			e.params = m.Val
+		}
+	}
+	if method == nil {
+		return envelope{known: true} // no method: encoding/json reads ""
+	}
+	// A method not a plain string (null, escaped, another type, invalid
+	// UTF-8) is left to encoding/json.
+	name, plain := jsonscan.PlainString(method)
+	e.method, e.known = string(name), plain && utf8.Valid(name)
+	return e
+}
+
+// decodeCall reads body as modernCall and call read it. A tools/call with
+// one params member (the scanner saw them all) is decoded once: when that
+// succeeds each reading would have, with the same values (their members
+// are a subset, and a missing or null params is call's nil Params).
+// Anything else, or a failure, is decoded once per reading, as before.
+func decodeCall(body []byte, e envelope) (mc modernCall, mok bool, c call, cok bool) {
+	if e.known && e.method == "tools/call" && !e.several {
+		var t toolsCall
+		if json.Unmarshal(body, &t) == nil {
+			mc = modernCall{ID: t.ID, Method: t.Method, Params: t.Params.modernParams}
+			c = call{ID: t.ID, Method: t.Method}
+			if e.params != nil && string(e.params) != "null" {
+				c.Params = &t.Params.callParams
+			}
+			return mc, true, c, true
+		}
+	}
+	mc, mok = decodeModern(body)
+	if e.known && e.method != "tools/call" {
+		return mc, mok, c, false // no tools/call: no task to create
+	}
+	return mc, mok, c, json.Unmarshal(body, &c) == nil
+}
+
 // Wrap returns next (mcp-go's streamable HTTP handler) with the keeper in
-// front.
+// front. The body is read once (already in memory behind serve's limit,
+// httpbody) and decoded only for the methods the keeper handles.
 func (k *Keeper) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(r.Body)
-		r.Body.Close()
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		body, err := httpbody.Read(r)
 		if err != nil {
 			next.ServeHTTP(w, r) // the body limit upstream answers
 			return
 		}
-		if k.store != nil && k.fromStore(w, r, body) {
+		e := scanEnvelope(body)
+		if e.known && !wrapped[e.method] {
+			next.ServeHTTP(w, r)
 			return
 		}
-		if k.listen(w, r, body) {
+		if k.store != nil && (!e.known || strings.HasPrefix(e.method, "tasks/")) && k.fromStore(w, r, body) {
 			return
 		}
-		if answer, ok := k.modernHTTP(r, body); ok {
+		if (!e.known || e.method == "subscriptions/listen") && k.listen(w, r, body) {
+			return
+		}
+		mc, mok, c, cok := decodeCall(body, e)
+		if answer, ok := k.modernHTTP(r, mc, mok, body); ok {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(httpStatus(answer))
 			w.Write(answer)
 			return
 		}
-		var c call
-		if json.Unmarshal(body, &c) != nil || c.Method != "tools/call" || c.Params == nil || c.Params.Task == nil {
+		if !cok || c.Method != "tools/call" || c.Params == nil || c.Params.Task == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -648,8 +739,7 @@ func (k *Keeper) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		l := &link{ttl: ttl, owner: owner}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
+		httpbody.Hold(r, body)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), linkKey{}, l)))
 		if l.get() == "" {
 			// Refused by mcp-go (unknown tool, no task support): nothing

@@ -1,47 +1,50 @@
-package serve
-
-import "bytes"
-
+// Package jsonscan finds the top-level members of a JSON-RPC message by
+// scanning bytes: the one grammar serve's stdio gate and HTTP layers and
+// the tasks keeper use to pass over messages that are plainly not theirs.
+//
 // The stdio gate looks at every line in and out for a request's id and
 // method. Decoding each line with encoding/json, on top of mcp-go's own
-// decoding, was a fifth of the cost of a ping; topFields finds the top-level
+// decoding, was a fifth of the cost of a ping; TopFields finds the top-level
 // members of an object by scanning bytes, without allocating. It handles the
 // plain case only (keys of printable ASCII without escapes) and says so: the
 // callers fall back to encoding/json for anything else, so behaviour stays
 // exactly encoding/json's.
+package jsonscan
 
-// topField is one top-level member: its key and the raw text of its value.
-type topField struct{ key, val []byte }
+import "bytes"
 
-// maxTopFields bounds the members topFields reports; an object with more
+// Field is one top-level member: its key and the raw text of its value.
+type Field struct{ Key, Val []byte }
+
+// MaxFields bounds the members TopFields reports; an object with more
 // goes to the slow path (JSON-RPC messages have four or five).
-const maxTopFields = 8
+const MaxFields = 8
 
-// topFields splits a JSON object into its top-level members, in order. ok is
+// TopFields splits a JSON object into its top-level members, in order. ok is
 // false when msg is not an object this scanner can read exactly (a key with
 // an escape or a byte outside printable ASCII, too many members, or text it
 // cannot scan): the caller then uses encoding/json. It does not validate
 // values; callers that need valid JSON check json.Valid first.
-func topFields(msg []byte, out *[maxTopFields]topField) (n int, ok bool) {
-	i, empty, ok := openObject(msg)
+func TopFields(msg []byte, out *[MaxFields]Field) (n int, ok bool) {
+	i, empty, ok := OpenObject(msg)
 	if !ok || empty {
 		return 0, ok
 	}
 	for {
-		if n == maxTopFields {
+		if n == MaxFields {
 			return 0, false
 		}
-		key, v, ok := memberKey(msg, i)
+		key, v, ok := MemberKey(msg, i)
 		if !ok {
 			return 0, false
 		}
-		end, good := skipValue(msg, v)
+		end, good := SkipValue(msg, v)
 		if !good {
 			return 0, false
 		}
-		out[n] = topField{key: key, val: msg[v:end]}
+		out[n] = Field{Key: key, Val: msg[v:end]}
 		n++
-		next, closed, ok := afterValue(msg, end)
+		next, closed, ok := AfterValue(msg, end)
 		if !ok || closed {
 			return n, ok
 		}
@@ -49,10 +52,10 @@ func topFields(msg []byte, out *[maxTopFields]topField) (n int, ok bool) {
 	}
 }
 
-// openObject returns where the first member of the object msg holds
+// OpenObject returns where the first member of the object msg holds
 // starts, or empty true for "{}" (ok false: msg is no object, or "{}" with
 // text after it).
-func openObject(msg []byte) (i int, empty, ok bool) {
+func OpenObject(msg []byte) (i int, empty, ok bool) {
 	i = skipWS(msg, 0)
 	if i >= len(msg) || msg[i] != '{' {
 		return 0, false, false
@@ -64,10 +67,10 @@ func openObject(msg []byte) (i int, empty, ok bool) {
 	return i, false, true
 }
 
-// memberKey reads the key of the member starting at msg[i] and returns it
+// MemberKey reads the key of the member starting at msg[i] and returns it
 // with where its value starts; ok is false for a key with an escape or a
 // byte outside printable ASCII, or text that is no member.
-func memberKey(msg []byte, i int) (key []byte, value int, ok bool) {
+func MemberKey(msg []byte, i int) (key []byte, value int, ok bool) {
 	if i >= len(msg) || msg[i] != '"' {
 		return nil, 0, false
 	}
@@ -89,10 +92,10 @@ func memberKey(msg []byte, i int) (key []byte, value int, ok bool) {
 	return key, skipWS(msg, i+1), true
 }
 
-// afterValue reads what follows a member's value ending at msg[end]: the
+// AfterValue reads what follows a member's value ending at msg[end]: the
 // next member's start, or closed true when the object ends there (ok false
 // when anything but white space follows it, or neither , nor }).
-func afterValue(msg []byte, end int) (next int, closed, ok bool) {
+func AfterValue(msg []byte, end int) (next int, closed, ok bool) {
 	i := skipWS(msg, end)
 	if i >= len(msg) {
 		return 0, false, false
@@ -113,10 +116,10 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
-// skipValue returns the end of the JSON value starting at b[i]: a string,
+// SkipValue returns the end of the JSON value starting at b[i]: a string,
 // or an object or array (nesting counted, strings inside skipped), or a
 // literal or number (up to the next delimiter).
-func skipValue(b []byte, i int) (int, bool) {
+func SkipValue(b []byte, i int) (int, bool) {
 	if i >= len(b) {
 		return 0, false
 	}
@@ -171,9 +174,9 @@ func skipString(b []byte, i int) (int, bool) {
 	return 0, false
 }
 
-// plainString returns the content of a JSON string value without escapes,
+// PlainString returns the content of a JSON string value without escapes,
 // or ok false (not a string, or it has escapes: use encoding/json).
-func plainString(v []byte) ([]byte, bool) {
+func PlainString(v []byte) ([]byte, bool) {
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || bytes.IndexByte(v, '\\') >= 0 {
 		return nil, false
 	}
