@@ -111,12 +111,16 @@ type modernParams struct {
 	Name           string          `json:"name"`
 	TaskID         string          `json:"taskId"`
 	InputResponses json.RawMessage `json:"inputResponses"`
-	Meta           struct {
-		Version string `json:"io.modelcontextprotocol/protocolVersion"`
-		Caps    struct {
-			Extensions map[string]json.RawMessage `json:"extensions"`
-		} `json:"io.modelcontextprotocol/clientCapabilities"`
-	} `json:"_meta"`
+	Meta           requestMeta     `json:"_meta"`
+}
+
+// requestMeta is the part of a 2026-07-28 request's _meta the keeper
+// reads: the protocol version and the extensions the client declares.
+type requestMeta struct {
+	Version string `json:"io.modelcontextprotocol/protocolVersion"`
+	Caps    struct {
+		Extensions map[string]json.RawMessage `json:"extensions"`
+	} `json:"io.modelcontextprotocol/clientCapabilities"`
 }
 
 // decodeModern reads body as a modernCall; ok is false when encoding/json

@@ -35,12 +35,7 @@ type listenCall struct {
 		Notifications struct {
 			TaskIDs []string `json:"taskIds"`
 		} `json:"notifications"`
-		Meta struct {
-			Version string `json:"io.modelcontextprotocol/protocolVersion"`
-			Caps    struct {
-				Extensions map[string]json.RawMessage `json:"extensions"`
-			} `json:"io.modelcontextprotocol/clientCapabilities"`
-		} `json:"_meta"`
+		Meta requestMeta `json:"_meta"`
 	} `json:"params"`
 }
 
