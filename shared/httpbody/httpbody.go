@@ -28,6 +28,18 @@ func Hold(r *http.Request, b []byte) {
 	r.ContentLength = int64(len(b))
 }
 
+// Message returns the body of a POST, the one request that carries a
+// JSON-RPC message, as Read does. ok is false for any other request and
+// for a body that could not be read, which the body limit in front of
+// every layer has answered.
+func Message(r *http.Request) (body []byte, ok bool) {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return nil, false
+	}
+	body, err := Read(r)
+	return body, err == nil
+}
+
 // Read returns r's body and leaves it for the next reader. A body in
 // memory (Hold) not read yet is returned as is: the bytes are shared, do
 // not modify them. Any other body is read (what arrived before an error

@@ -174,6 +174,19 @@ func skipString(b []byte, i int) (int, bool) {
 	return 0, false
 }
 
+// Member returns the value of the last of fields named name, or nil when
+// none is: in any case when fold, as encoding/json fills a struct, or
+// exactly, as it fills a map.
+func Member(fields []Field, name string, fold bool) []byte {
+	var v []byte
+	for _, f := range fields {
+		if string(f.Key) == name || fold && bytes.EqualFold(f.Key, []byte(name)) {
+			v = f.Val
+		}
+	}
+	return v
+}
+
 // PlainString returns the content of a JSON string value without escapes,
 // or ok false (not a string, or it has escapes: use encoding/json).
 func PlainString(v []byte) ([]byte, bool) {

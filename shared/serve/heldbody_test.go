@@ -38,7 +38,8 @@ func TestRewriteMethodFastAgrees(t *testing.T) {
 func checkRewrite(t *testing.T, msg []byte) {
 	t.Helper()
 	for _, aliases := range []map[string]string{nil, testAliases} {
-		got, want := rewriteMethod(bytes.Clone(msg), aliases), rewriteMethodDecoded(bytes.Clone(msg), aliases)
+		got, _ := rewriteMethod(bytes.Clone(msg), aliases)
+		want, _ := rewriteMethodDecoded(bytes.Clone(msg), aliases)
 		if len(aliases) == 0 {
 			want = msg
 		}

@@ -250,9 +250,8 @@ func onLoopback(r *http.Request) bool {
 // aliasMethods rewrites aliased JSON-RPC method names in POST bodies.
 func aliasMethods(next http.Handler, aliases map[string]string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := httpbody.Read(r) // bounded by limitBody
-			if out := rewriteMethod(body, aliases); err == nil && !sameBytes(out, body) {
+		if body, ok := httpbody.Message(r); ok {
+			if out, rewritten := rewriteMethod(body, aliases); rewritten {
 				httpbody.Hold(r, out)
 			}
 		}
@@ -260,33 +259,24 @@ func aliasMethods(next http.Handler, aliases map[string]string) http.Handler {
 	})
 }
 
-// sameBytes reports whether a and b are the same slice (not merely equal).
-func sameBytes(a, b []byte) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
-}
-
 // rewriteMethod replaces an aliased "method" in one JSON-RPC message. It
 // sees every request body over HTTP, so a message whose method the byte
 // scanner reads as plainly no alias is passed over without decoding it
-// (the common case); anything else is decoded as before.
-func rewriteMethod(msg []byte, aliases map[string]string) []byte {
+// (the common case); anything else is decoded as before. rewritten is
+// false when msg is returned as it came.
+func rewriteMethod(msg []byte, aliases map[string]string) (out []byte, rewritten bool) {
 	if len(aliases) == 0 || !bytes.Contains(msg, []byte(`"method"`)) {
-		return msg
+		return msg, false
 	}
 	var f [jsonscan.MaxFields]jsonscan.Field
 	if n, ok := jsonscan.TopFields(msg, &f); ok {
-		var method []byte // the last one, as encoding/json keeps it in a map
-		for _, m := range f[:n] {
-			if string(m.Key) == "method" {
-				method = m.Val
-			}
-		}
+		method := jsonscan.Member(f[:n], "method", false) // exactly: the rewrite decodes a map
 		if method == nil {
-			return msg // no "method" member: nothing to rewrite
+			return msg, false // no "method" member: nothing to rewrite
 		}
 		if name, plain := jsonscan.PlainString(method); plain && utf8.Valid(name) {
 			if _, aliased := aliases[string(name)]; !aliased {
-				return msg
+				return msg, false
 			}
 		}
 	}
@@ -294,23 +284,23 @@ func rewriteMethod(msg []byte, aliases map[string]string) []byte {
 }
 
 // rewriteMethodDecoded is rewriteMethod by encoding/json.
-func rewriteMethodDecoded(msg []byte, aliases map[string]string) []byte {
+func rewriteMethodDecoded(msg []byte, aliases map[string]string) ([]byte, bool) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(msg, &m) != nil {
-		return msg
+		return msg, false
 	}
 	var method string
 	if json.Unmarshal(m["method"], &method) != nil {
-		return msg
+		return msg, false
 	}
 	to, ok := aliases[method]
 	if !ok {
-		return msg
+		return msg, false
 	}
 	m["method"], _ = json.Marshal(to)
 	out, err := json.Marshal(m)
 	if err != nil {
-		return msg
+		return msg, false
 	}
-	return out
+	return out, true
 }

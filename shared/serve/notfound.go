@@ -30,14 +30,8 @@ import (
 func resourceRead(msg []byte) (string, bool) {
 	var f [jsonscan.MaxFields]jsonscan.Field
 	if n, ok := jsonscan.TopFields(msg, &f); ok {
-		// The last member named "method" in any case, as encoding/json
-		// fills the struct below.
-		var method []byte
-		for _, m := range f[:n] {
-			if bytes.EqualFold(m.Key, []byte("method")) {
-				method = m.Val
-			}
-		}
+		// In any case, as encoding/json fills the struct below.
+		method := jsonscan.Member(f[:n], "method", true)
 		if method == nil {
 			return "", false // a response or no message
 		}
@@ -98,13 +92,9 @@ func withResourceURI(answer []byte, uri string) []byte {
 // through untouched.
 func resourceURIs(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Body == nil {
+		body, ok := httpbody.Message(r)
+		if !ok {
 			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := httpbody.Read(r)
-		if err != nil {
-			next.ServeHTTP(w, r) // the body limit upstream answers
 			return
 		}
 		uri, ok := resourceRead(body)

@@ -511,7 +511,7 @@ func (g *stdioGate) scanRequest(trimmed []byte) (id json.RawMessage, method []by
 // admitSlow is admit with encoding/json, for every line scanRequest leaves.
 func (g *stdioGate) admitSlow(line, trimmed []byte) (out []byte, await string) {
 	if len(g.aliases) > 0 {
-		if re := rewriteMethod(trimmed, g.aliases); !bytes.Equal(re, trimmed) {
+		if re, rewritten := rewriteMethod(trimmed, g.aliases); rewritten {
 			line = append(re, '\n')
 			trimmed = re
 		}

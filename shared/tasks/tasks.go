@@ -682,13 +682,9 @@ func decodeCall(body []byte, e envelope) (mc modernCall, mok bool, c call, cok b
 // httpbody) and decoded only for the methods the keeper handles.
 func (k *Keeper) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Body == nil {
+		body, ok := httpbody.Message(r)
+		if !ok {
 			next.ServeHTTP(w, r)
-			return
-		}
-		body, err := httpbody.Read(r)
-		if err != nil {
-			next.ServeHTTP(w, r) // the body limit upstream answers
 			return
 		}
 		e := scanEnvelope(body)
@@ -727,7 +723,7 @@ func (k *Keeper) Wrap(next http.Handler) http.Handler {
 				ttl = time.Duration(*t) * time.Millisecond
 			}
 		}
-		body, err = setTTL(body, ttl)
+		body, err := setTTL(body, ttl)
 		if err != nil {
 			rpcError(w, c.ID, -32602, "params.task is not an object: "+err.Error())
 			return
