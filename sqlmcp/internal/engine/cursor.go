@@ -82,24 +82,16 @@ func (c *Client) Open(ctx context.Context, q Query) (cur *Cursor, err error) {
 	cur.opts.session = sessionProperties(timeout, c.cfg.QueryMaxMemory)
 	var progressArgs []any
 	progressArgs, cur.unprog = c.progressArgs(q, cur.opts)
-	var querier interface {
-		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-	} = c.db
-	if c.cfg.ReadOnlyTransactions && !q.metadata && !c.noTx.Load() {
-		tx, stop, err := c.beginReadOnly(qctx, cur.opts)
-		var te *TrinoError
-		switch {
-		case err == nil:
-			cur.tx, cur.txStop = tx, stop
-			querier = tx
-			cur.opts.forgetQueryID()
-		case errors.As(err, &te):
-			c.noTx.Store(true) // the engine answered: it does not do transactions
-		default:
-			return fail(c.callerError(ctx, qctx, err, timeout))
-		}
+	tx, txStop, err := c.readOnlyTx(qctx, q, cur.opts)
+	if err != nil {
+		return fail(c.callerError(ctx, qctx, err, timeout))
 	}
-	rows, err := querier.QueryContext(qctx, sqlText, progressArgs...)
+	var on querier = c.db
+	if tx != nil {
+		cur.tx, cur.txStop = tx, txStop
+		on = tx
+	}
+	rows, err := on.QueryContext(qctx, sqlText, progressArgs...)
 	if err != nil {
 		return fail(c.callerError(ctx, qctx, err, timeout))
 	}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -145,28 +144,20 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 	}()
 	progressArgs, progressDone := c.progressArgs(q, opts)
 	defer progressDone()
-	var querier interface {
-		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-	} = c.db
-	if c.cfg.ReadOnlyTransactions && !q.metadata && !c.noTx.Load() {
-		tx, stop, err := c.beginReadOnly(ctx, opts)
-		var te *TrinoError
-		switch {
-		case err == nil:
-			// Ended as a cursor's is (endTx): after the rows are closed
-			// (deferred below, so run first), in the background, waited
-			// for by Close.
-			defer c.endTx(tx, opts, stop)
-			querier = tx
-			opts.forgetQueryID()
-		case errors.As(err, &te):
-			c.noTx.Store(true) // the engine answered: it does not do transactions
-		default:
-			done()
-			return sum, c.queryError(ctx, err, timeout)
-		}
+	tx, stop, err := c.readOnlyTx(ctx, q, opts)
+	if err != nil {
+		done()
+		return sum, c.queryError(ctx, err, timeout)
 	}
-	rows, err := querier.QueryContext(ctx, sqlText, progressArgs...)
+	var on querier = c.db
+	if tx != nil {
+		// Ended as a cursor's is (endTx): after the rows are closed
+		// (deferred below, so run first), in the background, waited for
+		// by Close.
+		defer c.endTx(tx, opts, stop)
+		on = tx
+	}
+	rows, err := on.QueryContext(ctx, sqlText, progressArgs...)
 	if err != nil {
 		done()
 		return sum, c.queryError(ctx, err, timeout)

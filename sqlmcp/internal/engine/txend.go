@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"log/slog"
 	"time"
 )
@@ -16,8 +17,36 @@ const endTimeout = 10 * time.Second
 // used.
 func (c *Client) SetLogger(l *slog.Logger) { c.log = l }
 
-// beginReadOnly starts the read-only transaction of a query (a cursor's
-// or Stream's). It lives on a context of its own, detached from qctx's
+// querier runs a query: the client's pool, or a read-only transaction.
+type querier interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}
+
+// readOnlyTx starts q's read-only transaction (a cursor's or Stream's)
+// when the engine is to be given one: ReadOnlyTransactions on, not a
+// metadata query, and not an engine known to refuse transactions. tx is
+// nil when q runs outside one. An engine that answers the START with an
+// error does not do transactions: that is remembered, and q runs
+// without.
+func (c *Client) readOnlyTx(qctx context.Context, q Query, opts *requestOptions) (tx *sql.Tx, stop context.CancelFunc, err error) {
+	if !c.cfg.ReadOnlyTransactions || q.metadata || c.noTx.Load() {
+		return nil, nil, nil
+	}
+	tx, stop, err = c.beginReadOnly(qctx, opts)
+	var te *TrinoError
+	switch {
+	case err == nil:
+		opts.forgetQueryID()
+		return tx, stop, nil
+	case errors.As(err, &te):
+		c.noTx.Store(true) // the engine answered: it does not do transactions
+		return nil, nil, nil
+	default:
+		return nil, nil, err
+	}
+}
+
+// beginReadOnly starts the read-only transaction of a query. It lives on a context of its own, detached from qctx's
 // cancellation: database/sql rolls a transaction back by itself when the
 // context it began on ends, and that ROLLBACK would be neither waited for
 // by Close nor reported when it fails; and the ROLLBACK of a read whose
