@@ -208,11 +208,6 @@ func statTableJSON(src haproxy.Source, t haproxy.StatTable) []byte {
 	return append(b, '}')
 }
 
-// statSummary says in a few lines what show_stat returned: rows by object
-// type, servers by status (UP, DOWN, MAINT, no check, ... without the "1/2"
-// of a check in transition), the first DOWN servers, and where the rows are.
-// infoSummary is show_info's text for clients that read structuredContent:
-// who answered and its load, in a line.
 // infoAnswer is show_info's answer to one "show info" exchange: callers
 // that shared the exchange (haproxy.SharedInfo) share its body and summary
 // too (read-only), built by the first of them. It is keyed on the
@@ -235,11 +230,16 @@ func (t *tools) infoAnswer(info *haproxy.Info) *infoAnswer {
 	return a
 }
 
+// infoSummary is show_info's text for clients that read structuredContent:
+// who answered and its load, in a line.
 func infoSummary(info map[string]any) string {
 	return fmt.Sprintf("HAProxy %v (pid %v), up %v: %v connections now (maxconn %v), %v since start. All %d fields of `show info` are in structuredContent.info.",
 		info["Version"], info["Pid"], info["Uptime"], info["CurrConns"], info["Maxconn"], info["CumConns"], len(info))
 }
 
+// statSummary says in a few lines what show_stat returned: rows by object
+// type, servers by status (UP, DOWN, MAINT, no check, ... without the "1/2"
+// of a check in transition), the first DOWN servers, and where the rows are.
 func statSummary(src haproxy.Source, t haproxy.StatTable) string {
 	types := map[string]int{}
 	status := map[string]int{}
