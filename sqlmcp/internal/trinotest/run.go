@@ -328,13 +328,39 @@ func (s *Server) conn(ctx context.Context, sess session) (*sql.Conn, *transactio
 	return c, tx, release, nil
 }
 
+// catalogExists says whether name is a catalog. A catalog found is
+// remembered until Exec (which may detach one) runs: Trino resolves a
+// session's catalog without a query, and a lookup per statement made the
+// engine's cost of a session catalog part of every client's measurements.
 func (s *Server) catalogExists(ctx context.Context, c *sql.Conn, name string) bool {
 	if isHiddenCatalog(name) {
 		return false
 	}
+	if _, ok := s.knownCatalogs.Load(name); ok {
+		return true
+	}
 	var n int
 	_ = c.QueryRowContext(ctx, "SELECT count(*) FROM duckdb_databases() WHERE database_name = ?", name).Scan(&n)
+	if n > 0 {
+		s.knownCatalogs.Store(name, true)
+	}
 	return n > 0
+}
+
+// setMemoryLimit sets DuckDB's engine-wide memory_limit to bytes unless it
+// is already that (Exec forgets the value, as it may set it).
+func (s *Server) setMemoryLimit(ctx context.Context, c *sql.Conn, bytes int64) error {
+	s.memLimitMu.Lock()
+	defer s.memLimitMu.Unlock()
+	if s.memLimit == bytes {
+		return nil
+	}
+	if _, err := c.ExecContext(ctx, fmt.Sprintf("SET memory_limit = '%dB'", bytes)); err != nil {
+		s.memLimit = 0
+		return err
+	}
+	s.memLimit = bytes
+	return nil
 }
 
 // statementType prepares sqlText on c and returns DuckDB's statement type;
@@ -431,7 +457,7 @@ func (s *Server) runDuck(q *query, sess session, sqlText string, toks []token) {
 		if b, perr := parseDataSize(v); perr != nil {
 			q.sendError(newError("INVALID_SESSION_PROPERTY", "query_max_memory: "+perr.Error(), 0, 0))
 			return
-		} else if _, err := c.ExecContext(ctx, fmt.Sprintf("SET memory_limit = '%dB'", b)); err != nil {
+		} else if err := s.setMemoryLimit(ctx, c, b); err != nil {
 			q.sendError(fromDuckDB(sqlText, err, ctx))
 			return
 		}

@@ -156,6 +156,10 @@ type Server struct {
 	txs       map[string]*transaction
 	nextID    int64
 
+	knownCatalogs sync.Map // catalog names known to exist (catalogExists)
+	memLimitMu    sync.Mutex
+	memLimit      int64 // DuckDB's memory_limit as last set by a query; 0: unknown
+
 	unavailable atomic.Bool
 	starting    atomic.Bool
 	closing     chan struct{}
@@ -456,6 +460,11 @@ func (s *Server) WaitQuery(ctx context.Context, id string) (QueryInfo, error) {
 // to create fixtures with hostile names. Use DuckDB syntax and fully
 // qualified names (catalog.schema.table).
 func (s *Server) Exec(ctx context.Context, sqlText string) error {
+	// It may detach a catalog or set memory_limit: forget both.
+	s.knownCatalogs.Clear()
+	s.memLimitMu.Lock()
+	s.memLimit = 0
+	s.memLimitMu.Unlock()
 	_, err := s.db.ExecContext(ctx, sqlText)
 	return err
 }
