@@ -718,3 +718,44 @@ func TestClientErrorMidStream(t *testing.T) {
 		t.Errorf("read %d rows before the error", n)
 	}
 }
+
+// TestDetachedCatalogIsForgotten: a session catalog the engine found once
+// and that Exec then detaches answers exactly as a catalog that never
+// existed (the engine remembers catalogs it found; Exec makes it forget).
+func TestDetachedCatalogIsForgotten(t *testing.T) {
+	t.Parallel()
+	srv := trinotest.Start(t, trinotest.WithoutSampleData())
+	ctx := ctxT(t)
+	if err := srv.AddCatalog(ctx, "lake"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Exec(ctx, `CREATE SCHEMA lake.raw; CREATE TABLE lake.raw.t (x INTEGER); INSERT INTO lake.raw.t VALUES (7)`); err != nil {
+		t.Fatal(err)
+	}
+	session := func(catalog string) *sql.DB {
+		dsn := strings.Replace(srv.DSN("alice"), "catalog="+trinotest.DefaultCatalog, "catalog="+catalog, 1)
+		dsn = strings.Replace(dsn, "schema="+trinotest.DefaultSchema, "schema=raw", 1)
+		db, err := sql.Open("trino", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		return db
+	}
+	lake := session("lake")
+	if _, rows := queryAll(t, lake, "SELECT x FROM t"); !reflect.DeepEqual(rows, [][]any{{int64(7)}}) {
+		t.Fatalf("SELECT x FROM t in lake.raw = %v", rows)
+	}
+	if err := srv.Exec(ctx, `USE memory.main; DETACH lake`); err != nil {
+		t.Fatal(err)
+	}
+	none := session("nolake")
+	_, want := none.QueryContext(ctx, "SELECT x FROM t")
+	_, got := lake.QueryContext(ctx, "SELECT x FROM t")
+	if want == nil || got == nil {
+		t.Fatalf("a query in a missing catalog ran: detached %v, never there %v", got, want)
+	}
+	if w := strings.ReplaceAll(want.Error(), "nolake", "lake"); got.Error() != w {
+		t.Errorf("detached catalog answers\n  %v\nwant (as a catalog never there)\n  %v", got, w)
+	}
+}
