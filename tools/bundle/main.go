@@ -166,7 +166,7 @@ func Build(server, platform, version, out, mcpb string) (string, error) {
 	if err := os.MkdirAll(filepath.Join(stage, "server"), 0o755); err != nil {
 		return "", err
 	}
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version=v"+version,
+	build := exec.Command("go", "build", "-tags", "grpcnotrace", "-trimpath", "-ldflags", "-s -w -X main.version=v"+version,
 		"-o", filepath.Join(stage, "server", p.Exe(server)), "./"+server)
 	build.Dir = root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.GOOS, "GOARCH="+p.GOARCH)
