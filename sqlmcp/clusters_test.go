@@ -28,6 +28,10 @@ func TestClusters(t *testing.T) {
 		"SQLENGINE_DEV_HOST="+trino.Host(), "SQLENGINE_DEV_PORT="+strconv.Itoa(trino.Port()),
 		"SQLENGINE_DEV_SSL=false", "SQLENGINE_DEV_AUTH=password",
 		"SQLENGINE_DEV_ALLOWED_SCHEMAS=warehouse.logs",
+		// The hostile part counts both engines' requests once every
+		// transaction ended; none is begun ahead (internal/engine's
+		// TestTxAhead* cover that).
+		"SQLENGINE_TX_AHEAD=0",
 	)
 	// The shared token-exchange variables are prod's only: dev sets its
 	// own auth, so they are not read for it.

@@ -100,6 +100,7 @@ var Vars = append([]envconfig.Var{
 	{Name: "SQLENGINE_TOKEN_EXCHANGE_SCOPE", Description: "with SQLENGINE_AUTH=token-exchange: scope asked for in the exchange (optional)"},
 	{Name: "SQLENGINE_CLUSTERS", Description: "comma-separated names of several Trino clusters; each reads SQLENGINE_<NAME>_<VAR> (HOST, PORT, USER, PASSWORD, CATALOG, SCHEMA, SSL, SSL_INSECURE, SCHEME, SOURCE, ALLOWED_SCHEMAS, MAX_RESULT_BYTES, QUERY_TIMEOUT, QUERY_MAX_MEMORY, PROFILE, AUTH, JWT, JWT_FILE, TOKEN_EXCHANGE_*, MAX_SCAN_BYTES, MAX_SCAN_ROWS) before SQLENGINE_<VAR>; the first is the default of a call without cluster"},
 	{Name: "SQLENGINE_CURSOR_TTL", Default: "4m", Description: "how long a query with more rows stays open for fetch_more; then it is cancelled on the engine (keep it below Trino's query.client.timeout, default 5m, and raise both together)"},
+	{Name: "SQLENGINE_TX_AHEAD", Default: "30s", Description: "a caller's next read-only transaction is begun as soon as their last one ended, so its START is off their next query's path; one no query took within this time is rolled back (0: begin each with its query; keep it below Trino's transaction.idle-timeout, default 5m)"},
 	{Name: "SQLENGINE_CURSORS_PER_CALLER", Default: "8", Description: "open cursors one caller may hold; a new one beyond it ends that caller's least recently used"},
 	{Name: "SQLENGINE_MAX_SCAN_BYTES", Default: "none", Description: "read budget: a statement the engine estimates to read more bytes (EXPLAIN (TYPE IO)), or whose estimate is unknown, runs only after a person approves it, and is refused with the estimate when MCP_APPROVAL=none (a data size such as 10GB)"},
 	{Name: "SQLENGINE_MAX_SCAN_ROWS", Default: "none", Description: "read budget in rows, judged like SQLENGINE_MAX_SCAN_BYTES"},
@@ -128,6 +129,7 @@ func Read(r *envconfig.Reader, getenv func(string) string) (Config, error) {
 	// own cluster's query); read budgets are per cluster.
 	c.CursorTTL = r.Duration("SQLENGINE_CURSOR_TTL", 4*time.Minute, time.Second)
 	c.CursorsPerCaller = r.Int("SQLENGINE_CURSORS_PER_CALLER", 8, 1, 1000)
+	txAhead := r.Duration("SQLENGINE_TX_AHEAD", 30*time.Second, 0)
 	c.Impersonation = r.Bool("SQLENGINE_ENABLE_IMPERSONATION", false)
 	c.ImpersonationField = r.Enum("SQLENGINE_IMPERSONATION_FIELD", FieldUsername, FieldUsername, FieldEmail, FieldSubject)
 	oauth, _ := envconfig.ParseBool(r.Lookup("OAUTH_ENABLED"))
@@ -142,6 +144,7 @@ func Read(r *envconfig.Reader, getenv func(string) string) (Config, error) {
 		m := fleet.Member(name)
 		cl, err := readCluster(m, c.MaxRows, c.AllowWrites, c.Impersonation, oauth, !fleet.Named)
 		m.Done()
+		cl.Engine.TxAhead = txAhead
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}

@@ -214,3 +214,35 @@ func TestBudgetsPerCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestTxAheadVariable: SQLENGINE_TX_AHEAD reaches every cluster's engine
+// configuration: 30s by default, 0 turns it off, a bad value is named.
+func TestTxAheadVariable(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want time.Duration
+	}{
+		{nil, 30 * time.Second},
+		{[]string{"SQLENGINE_TX_AHEAD", "0"}, 0},
+		{[]string{"SQLENGINE_TX_AHEAD", "2m"}, 2 * time.Minute},
+		{[]string{"SQLENGINE_TX_AHEAD", "45", "SQLENGINE_CLUSTERS", "a,b"}, 45 * time.Second},
+	} {
+		c, err := FromEnv(getenv(t, tc.env...))
+		if err != nil {
+			t.Fatalf("%v: %v", tc.env, err)
+		}
+		for _, cl := range c.Clusters {
+			if cl.Engine.TxAhead != tc.want {
+				t.Errorf("%v: cluster %q TxAhead %v, want %v", tc.env, cl.Name, cl.Engine.TxAhead, tc.want)
+			}
+		}
+		if c.Engine.TxAhead != tc.want {
+			t.Errorf("%v: default engine TxAhead %v, want %v", tc.env, c.Engine.TxAhead, tc.want)
+		}
+	}
+	for _, bad := range []string{"-1s", "soon", "1h-", "off"} {
+		if _, err := FromEnv(getenv(t, "SQLENGINE_TX_AHEAD", bad)); err == nil || !strings.Contains(err.Error(), "SQLENGINE_TX_AHEAD") {
+			t.Errorf("SQLENGINE_TX_AHEAD=%q: %v", bad, err)
+		}
+	}
+}

@@ -28,8 +28,7 @@ type Cursor struct {
 	ctx    context.Context
 	cancel context.CancelFunc // ends the query's context (and the driver's reads)
 	opts   *requestOptions
-	tx     *sql.Tx
-	txStop context.CancelFunc // releases tx's own context once it ended
+	tx     *roTx // its read-only transaction, if any
 	rows   *sql.Rows
 	conv   []converter
 	raw    []any
@@ -82,21 +81,11 @@ func (c *Client) Open(ctx context.Context, q Query) (cur *Cursor, err error) {
 	cur.opts.session = sessionProperties(timeout, c.cfg.QueryMaxMemory)
 	var progressArgs []any
 	progressArgs, cur.unprog = c.progressArgs(q, cur.opts)
-	tx, txStop, err := c.readOnlyTx(qctx, q, cur.opts)
+	cur.tx, cur.rows, err = c.submit(qctx, q, cur.opts, sqlText, progressArgs)
 	if err != nil {
 		return fail(c.callerError(ctx, qctx, err, timeout))
 	}
-	var on querier = c.db
-	if tx != nil {
-		cur.tx, cur.txStop = tx, txStop
-		on = tx
-	}
-	rows, err := on.QueryContext(qctx, sqlText, progressArgs...)
-	if err != nil {
-		return fail(c.callerError(ctx, qctx, err, timeout))
-	}
-	cur.rows = rows
-	types, err := rows.ColumnTypes()
+	types, err := cur.rows.ColumnTypes()
 	if err != nil {
 		return fail(c.callerError(ctx, qctx, err, timeout))
 	}
@@ -226,7 +215,7 @@ func (cur *Cursor) closeLocked(err error) {
 	}
 	if cur.tx != nil {
 		// After rows.Close: the ROLLBACK waits for the rows to be released.
-		cur.c.endTx(cur.tx, cur.opts, cur.txStop)
+		cur.c.endTx(cur.tx, true)
 		cur.tx = nil
 	}
 	cur.peek = nil

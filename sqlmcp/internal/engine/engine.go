@@ -99,6 +99,12 @@ type Config struct {
 	// read-only server. An engine that refuses transactions is used without
 	// them from then on.
 	ReadOnlyTransactions bool
+	// TxAhead, when positive, begins a caller's next read-only transaction
+	// as soon as their last one ended, so that its START (a statement of
+	// its own, queued like any) is off their next query's path; one that no
+	// query took within TxAhead is rolled back. Keep it below Trino's
+	// transaction.idle-timeout (default 5m).
+	TxAhead time.Duration
 
 	// Token, when set, is where the bearer token sent to Trino comes from
 	// (SQLENGINE_AUTH jwt or token-exchange): every request of a query (the
@@ -181,6 +187,8 @@ type Client struct {
 	rec      *backendcall.Recorder
 	times    *EngineTimes // the engine's own times per query; nil records none
 	log      *slog.Logger
+
+	ahead aheadTxs // read-only transactions begun ahead (Config.TxAhead)
 
 	// Read-only transactions being ended in the background (endTx); Close
 	// waits for them.
@@ -267,13 +275,18 @@ func New(cfg Config) (*Client, error) {
 // Config returns the configuration in effect (defaults applied).
 func (c *Client) Config() Config { return c.cfg }
 
-// Close waits for the read-only transactions still being ended (each
-// bounded by endTimeout), so that the engine sees their ROLLBACK before
-// the process exits, then releases the client's idle connections.
+// Close rolls back the read-only transactions begun ahead and waits for
+// those still being ended (each bounded by endTimeout), so that the
+// engine sees their ROLLBACK before the process exits, then releases the
+// client's idle connections.
 func (c *Client) Close() error {
 	c.endMu.Lock()
 	c.closing = true
 	c.endMu.Unlock()
+	for _, t := range c.ahead.close() {
+		c.endTx(t, false) // closing: ended here, before Close returns
+	}
+	c.ahead.expiring.Wait()
 	c.ending.Wait()
 	return c.db.Close()
 }

@@ -3,16 +3,20 @@ package engine
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode"
 
 	"github.com/mcpfleet/mcpfleet/shared/backendcall"
+
+	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinoauth"
 )
 
 // Identity is the caller a query is attributed to. The MCP server builds it
@@ -150,6 +154,26 @@ func (o *requestOptions) forgetQueryID() {
 	o.queryID = ""
 	o.stats, o.hasStats = engineStats{}, false
 	o.mu.Unlock()
+}
+
+// headersOnly is a fresh requestOptions sending o's headers: for a
+// transaction begun ahead with the headers of the one before.
+func (o *requestOptions) headersOnly() *requestOptions {
+	return &requestOptions{user: o.user, catalog: o.catalog, schema: o.schema, tags: o.tags, info: o.info,
+		session: slices.Clone(o.session)}
+}
+
+// callerKey names who a query's requests speak for: its user and
+// attribution headers, and the caller's own token when one is exchanged
+// for Trino's (hashed; never kept). A transaction begun ahead for one
+// caller is only ever taken by a query of the same caller.
+func callerKey(ctx context.Context, o *requestOptions) string {
+	k := o.user + "\x00" + o.tags + "\x00" + o.info
+	if t, ok := trinoauth.SubjectToken(ctx); ok {
+		h := sha256.Sum256([]byte(t))
+		k += "\x00" + string(h[:])
+	}
+	return k
 }
 
 // QueryID returns the coordinator's id of the query, once known.

@@ -144,20 +144,13 @@ func (c *Client) Stream(ctx context.Context, q Query, onColumns func([]Column) e
 	}()
 	progressArgs, progressDone := c.progressArgs(q, opts)
 	defer progressDone()
-	tx, stop, err := c.readOnlyTx(ctx, q, opts)
-	if err != nil {
-		done()
-		return sum, c.queryError(ctx, err, timeout)
-	}
-	var on querier = c.db
+	tx, rows, err := c.submit(ctx, q, opts, sqlText, progressArgs)
 	if tx != nil {
 		// Ended as a cursor's is (endTx): after the rows are closed
 		// (deferred below, so run first), in the background, waited for
 		// by Close.
-		defer c.endTx(tx, opts, stop)
-		on = tx
+		defer c.endTx(tx, true)
 	}
-	rows, err := on.QueryContext(ctx, sqlText, progressArgs...)
 	if err != nil {
 		done()
 		return sum, c.queryError(ctx, err, timeout)

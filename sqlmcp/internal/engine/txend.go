@@ -6,6 +6,8 @@ import (
 	"errors"
 	"log/slog"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // endTimeout bounds a read-only transaction's START and its ROLLBACK,
@@ -17,36 +19,105 @@ const endTimeout = 10 * time.Second
 // used.
 func (c *Client) SetLogger(l *slog.Logger) { c.log = l }
 
-// querier runs a query: the client's pool, or a read-only transaction.
-type querier interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+// roTx is a query's read-only transaction: begun for it, or begun ahead
+// (Config.TxAhead) for the next query of the same caller.
+type roTx struct {
+	tx   *sql.Tx
+	opts *requestOptions    // the START's, which its ROLLBACK carries too
+	stop context.CancelFunc // releases tx's own context once it ended
+	// caller is who it was begun for (user and attribution); vals holds
+	// the caller's context values (identity, token) without cancellation
+	// or trace span, to begin the next one ahead with.
+	caller string
+	vals   context.Context
+	ahead  bool
 }
 
-// readOnlyTx starts q's read-only transaction (a cursor's or Stream's)
-// when the engine is to be given one: ReadOnlyTransactions on, not a
-// metadata query, and not an engine known to refuse transactions. tx is
-// nil when q runs outside one. An engine that answers the START with an
-// error does not do transactions: that is remembered, and q runs
-// without.
-func (c *Client) readOnlyTx(qctx context.Context, q Query, opts *requestOptions) (tx *sql.Tx, stop context.CancelFunc, err error) {
-	if !c.cfg.ReadOnlyTransactions || q.metadata || c.noTx.Load() {
-		return nil, nil, nil
+// submit sends q (sqlText with args) in its read-only transaction, when it
+// is to have one (readOnlyTx), or on the pool. t is returned also when
+// the submit failed: the caller ends it (endTx) as it would after reading.
+// A transaction begun ahead that the engine no longer knows (a restarted
+// coordinator, or one idle past transaction.idle-timeout) refused the
+// submit before anything ran: the query is sent once more in a
+// transaction begun for it.
+func (c *Client) submit(qctx context.Context, q Query, opts *requestOptions, sqlText string, args []any) (t *roTx, rows *sql.Rows, err error) {
+	t, err = c.readOnlyTx(qctx, q, opts)
+	if err != nil {
+		return nil, nil, err
 	}
-	tx, stop, err = c.beginReadOnly(qctx, opts)
+	if t == nil {
+		rows, err = c.db.QueryContext(qctx, sqlText, args...)
+		return nil, rows, err
+	}
+	rows, err = t.tx.QueryContext(qctx, sqlText, args...)
+	if err == nil || !t.ahead || !unknownTransaction(err) {
+		return t, rows, err
+	}
+	c.endTx(t, false)
+	opts.forgetQueryID()
+	if t, err = c.beginFor(qctx, opts); err != nil {
+		return nil, nil, err
+	}
+	rows, err = t.tx.QueryContext(qctx, sqlText, args...)
+	return t, rows, err
+}
+
+// unknownTransaction says the engine refused a statement because it does
+// not know its transaction.
+func unknownTransaction(err error) bool {
+	var te *TrinoError
+	return errors.As(err, &te) && te.ErrorName == "UNKNOWN_TRANSACTION"
+}
+
+// readOnlyTx gives q its read-only transaction when the engine is to be
+// given one: ReadOnlyTransactions on, not a metadata query, and not an
+// engine known to refuse transactions. It is nil when q runs outside one.
+// The caller's transaction begun ahead is taken when there is one (its
+// START is then off the query's path); otherwise one is begun now. An
+// engine that answers the START with an error does not do transactions:
+// that is remembered, and q runs without.
+func (c *Client) readOnlyTx(qctx context.Context, q Query, opts *requestOptions) (*roTx, error) {
+	if !c.cfg.ReadOnlyTransactions || q.metadata || c.noTx.Load() {
+		return nil, nil
+	}
+	if err := qctx.Err(); err != nil {
+		return nil, err // cancelled before anything was sent: send nothing
+	}
+	if t := c.ahead.take(callerKey(qctx, opts)); t != nil {
+		return t, nil
+	}
+	t, err := c.beginFor(qctx, opts)
 	var te *TrinoError
 	switch {
 	case err == nil:
-		opts.forgetQueryID()
-		return tx, stop, nil
+		return t, nil
 	case errors.As(err, &te):
 		c.noTx.Store(true) // the engine answered: it does not do transactions
-		return nil, nil, nil
+		return nil, nil
 	default:
-		return nil, nil, err
+		return nil, err
 	}
 }
 
-// beginReadOnly starts the read-only transaction of a query. It lives on a context of its own, detached from qctx's
+// beginFor begins a read-only transaction for the query of opts, its START
+// sent with the query's own headers.
+func (c *Client) beginFor(qctx context.Context, opts *requestOptions) (*roTx, error) {
+	tx, stop, err := c.beginReadOnly(qctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	opts.forgetQueryID() // the START's id; the query's comes next
+	return &roTx{tx: tx, opts: opts, stop: stop, caller: callerKey(qctx, opts), vals: callerValues(qctx)}, nil
+}
+
+// callerValues keeps ctx's values (the caller's identity and token source)
+// without its cancellation, deadline or trace span: a transaction begun
+// ahead is nobody's call yet.
+func callerValues(ctx context.Context) context.Context {
+	return trace.ContextWithSpan(context.WithoutCancel(ctx), nil)
+}
+
+// beginReadOnly starts a read-only transaction. It lives on a context of its own, detached from qctx's
 // cancellation: database/sql rolls a transaction back by itself when the
 // context it began on ends, and that ROLLBACK would be neither waited for
 // by Close nor reported when it fails; and the ROLLBACK of a read whose
@@ -56,9 +127,6 @@ func (c *Client) readOnlyTx(qctx context.Context, q Query, opts *requestOptions)
 // ended once known. stop releases the transaction's context after it
 // ended.
 func (c *Client) beginReadOnly(qctx context.Context, opts *requestOptions) (tx *sql.Tx, stop context.CancelFunc, err error) {
-	if err := qctx.Err(); err != nil {
-		return nil, nil, err // cancelled before anything was sent: send nothing
-	}
 	tctx, stop := context.WithCancel(context.WithoutCancel(qctx))
 	bound, unbound := context.WithTimeout(context.Background(), endTimeout)
 	defer unbound()
@@ -75,29 +143,36 @@ func (c *Client) beginReadOnly(qctx context.Context, opts *requestOptions) (tx *
 // endTx rolls back a query's read-only transaction (nothing to commit)
 // once its rows are closed, in the background: the call that read them
 // answers without waiting for the ROLLBACK's requests. It is the one way
-// a cursor's or Stream's (Query's) transaction ends. It is cleanup, so it
-// is sent also after the caller cancelled, bounded by endTimeout, not by
-// the call. Close waits for it; a failure is logged (the engine then ends
-// the transaction itself after its transaction.idle-timeout).
-func (c *Client) endTx(tx *sql.Tx, opts *requestOptions, stop context.CancelFunc) {
+// a read-only transaction ends. It is cleanup, so it is sent also after
+// the caller cancelled, bounded by endTimeout, not by the call. Close
+// waits for it; a failure is logged (the engine then ends the transaction
+// itself after its transaction.idle-timeout). With next, once it ended,
+// the caller's next transaction is begun ahead (Config.TxAhead).
+func (c *Client) endTx(t *roTx, next bool) {
 	end := func() {
-		defer stop()
+		defer t.stop()
 		bound, unbound := context.WithTimeout(context.Background(), endTimeout)
 		defer unbound()
-		opts.setBound(bound)
-		if err := tx.Rollback(); err != nil {
+		t.opts.setBound(bound)
+		err := t.tx.Rollback()
+		t.opts.setBound(nil)
+		if err != nil && !unknownTransaction(err) {
 			log := c.log
 			if log == nil {
 				log = slog.Default()
 			}
 			log.Warn("could not end the read-only transaction of a query; Trino ends it after its transaction.idle-timeout",
-				"query_id", opts.QueryID(), "engine", c.cfg.URL(), "error", classify(err, "roll back the read-only transaction").Error())
+				"query_id", t.opts.QueryID(), "engine", c.cfg.URL(), "error", classify(err, "roll back the read-only transaction").Error())
+		}
+		if next && err == nil {
+			c.beginAhead(t)
 		}
 	}
 	c.endMu.RLock()
 	if c.closing {
 		c.endMu.RUnlock()
-		end() // Close is waiting: no goroutine it would not wait for
+		next = false // Close is waiting: nothing new is begun
+		end()        // and no goroutine it would not wait for
 		return
 	}
 	c.ending.Add(1)

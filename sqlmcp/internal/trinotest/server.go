@@ -154,7 +154,9 @@ type Server struct {
 	queries   map[string]*query
 	order     []string
 	txs       map[string]*transaction
-	nextID    int64
+	// txStarters: who started each transaction ever started.
+	txStarters map[string]TxStarter
+	nextID     int64
 
 	knownCatalogs sync.Map // catalog names known to exist (catalogExists)
 	memLimitMu    sync.Mutex
@@ -217,13 +219,14 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("listen on %s: %w", opts.Addr, err)
 	}
 	s := &Server{
-		opts:    opts,
-		db:      db,
-		scheme:  "http",
-		started: time.Now(),
-		queries: map[string]*query{},
-		txs:     map[string]*transaction{},
-		closing: make(chan struct{}),
+		opts:       opts,
+		db:         db,
+		scheme:     "http",
+		started:    time.Now(),
+		queries:    map[string]*query{},
+		txs:        map[string]*transaction{},
+		txStarters: map[string]TxStarter{},
+		closing:    make(chan struct{}),
 	}
 	if opts.TLS {
 		cert, pemBytes, err := selfSignedCert()
@@ -791,6 +794,34 @@ func TransactionEnds(reqs []Request) (starts, rollbacks int) {
 		}
 	}
 	return starts, rollbacks
+}
+
+// TxStarter is who started a transaction: its START's session.
+type TxStarter struct {
+	User, Principal        string
+	ClientTags, ClientInfo string
+}
+
+// TransactionStarter says who started transaction id (open or ended).
+func (s *Server) TransactionStarter(id string) (TxStarter, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.txStarters[id]
+	return st, ok
+}
+
+// ForgetTransactions rolls back every open transaction and forgets its
+// id, as a restarted coordinator has: a statement naming one then fails
+// UNKNOWN_TRANSACTION. It returns how many there were.
+func (s *Server) ForgetTransactions() int {
+	s.mu.Lock()
+	txs := s.txs
+	s.txs = map[string]*transaction{}
+	s.mu.Unlock()
+	for _, tx := range txs {
+		tx.close()
+	}
+	return len(txs)
 }
 
 // OpenTransactions is the number of transactions started (START
