@@ -139,11 +139,13 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		apps.ChangePreview())
 	v.Register(s.MCPServer)
 	times := engine.NewEngineTimes(s.Metrics.Registry(), p.Name)
+	ahead := map[string]*engine.Client{}
 	for _, cl := range clusters {
 		backend := ""
 		if len(clusters) > 1 {
 			backend = cl.Name
 		}
+		ahead[backend] = cl.Engine
 		// Each query: metric, span and X-Trino-Trace-Token.
 		cl.Engine.SetRecorder(s.BackendRecorder("trino", backend))
 		// Trino's own queued, execution and CPU time of each query, on the same /metrics.
@@ -151,6 +153,7 @@ func runServer(ctx context.Context, args []string, getenv func(string) string, s
 		// A read-only transaction's ROLLBACK, sent after the answer, reports its failure here.
 		cl.Engine.SetLogger(logger)
 	}
+	engine.RegisterTransactionsAhead(s.Metrics.Registry(), p.Name, ahead)
 	calls, err := p.Pipeline(s, cfg, stderr, logger) // opens MCP_AUDIT_LOG; an unwritable file stops the start
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)

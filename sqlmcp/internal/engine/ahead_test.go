@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
@@ -62,6 +65,11 @@ func TestTxAheadTakesStartOffThePath(t *testing.T) {
 			}
 			readAll(t, c, t.Context(), q) // the first begins its own
 			settle(t, s, c, want)
+			reg := prometheus.NewRegistry()
+			engine.RegisterTransactionsAhead(reg, "sqlmcp", map[string]*engine.Client{"": c})
+			if got := gauge(t, reg); got != float64(want) {
+				t.Errorf("mcpfleet_trino_transactions_ahead = %v, want %d", got, want)
+			}
 			for i := range 3 {
 				n := s.RequestCount()
 				readAll(t, c, t.Context(), q)
@@ -84,8 +92,22 @@ func TestTxAheadTakesStartOffThePath(t *testing.T) {
 			if open := s.OpenTransactions(); open != 0 {
 				t.Errorf("after Close: %d open transactions", open)
 			}
+			if got := gauge(t, reg); got != 0 {
+				t.Errorf("after Close: mcpfleet_trino_transactions_ahead = %v", got)
+			}
 		})
 	}
+}
+
+// gauge reads mcpfleet_trino_transactions_ahead from reg.
+func gauge(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	n, err := testutil.GatherAndCount(reg, "mcpfleet_trino_transactions_ahead")
+	if err != nil || n != 1 {
+		t.Fatalf("mcpfleet_trino_transactions_ahead: %d series, %v", n, err)
+	}
+	mfs, _ := reg.Gather()
+	return mfs[0].GetMetric()[0].GetGauge().GetValue()
 }
 
 // settle waits until every transaction the engine saw started has ended

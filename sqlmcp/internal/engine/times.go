@@ -43,6 +43,20 @@ func NewEngineTimes(reg prometheus.Registerer, server string) *EngineTimes {
 	return t
 }
 
+// RegisterTransactionsAhead registers mcpfleet_trino_transactions_ahead in
+// reg: the read-only transactions the clients hold begun ahead, by
+// backend (the cluster; "" with one). They show as open transactions in
+// Trino's system.runtime.transactions.
+func RegisterTransactionsAhead(reg prometheus.Registerer, server string, clients map[string]*Client) {
+	for backend, c := range clients {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "mcpfleet_trino_transactions_ahead",
+			Help:        "Read-only transactions begun ahead of their callers' next query (SQLENGINE_TX_AHEAD), held now.",
+			ConstLabels: prometheus.Labels{"server": server, "backend": backend},
+		}, func() float64 { return float64(c.TransactionsAhead()) }))
+	}
+}
+
 // SetEngineTimes makes every query the engine sent stats for an
 // observation of t. Set it before the client is used.
 func (c *Client) SetEngineTimes(t *EngineTimes) { c.times = t }
