@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/mcpfleet/mcpfleet/shared/syncbuf"
 
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
@@ -263,5 +266,64 @@ func TestTxAheadCancelledCallSendsNothing(t *testing.T) {
 	readAll(t, c, t.Context(), "SELECT 3")
 	if st := statements(s, n); st[0].Body != "SELECT 3" {
 		t.Errorf("the next query began with %q, want it in the transaction begun ahead", st[0].Body)
+	}
+}
+
+// TestRefusedStartKeepsTransactionsForOthers: a START the engine refuses
+// for one caller (here: their impersonation is denied) says nothing about
+// whether the engine does transactions. Every other caller's query still
+// runs in a read-only transaction, begun ahead or not.
+func TestRefusedStartKeepsTransactionsForOthers(t *testing.T) {
+	rules, err := trinotest.ParseAccessRules([]byte(`{"impersonation": [{"original_user": "svc", "new_user": "alice"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ahead := range []time.Duration{0, time.Minute} {
+		t.Run(fmt.Sprint("ahead=", ahead), func(t *testing.T) {
+			s := trinotest.Start(t, trinotest.WithLargeTableRows(-1), trinotest.WithTLS(),
+				trinotest.WithPassword("svc", "pw"), trinotest.WithAccessRules(rules))
+			c := newClient(t, s, func(c *engine.Config) {
+				c.User, c.Password, c.ReadOnlyTransactions, c.TxAhead = "svc", "pw", true, ahead
+			})
+			mallory := engine.WithIdentity(t.Context(), engine.Identity{RunAs: "mallory"})
+			alice := engine.WithIdentity(t.Context(), engine.Identity{RunAs: "alice"})
+			for i := range 3 {
+				if _, err := c.Query(mallory, engine.Query{SQL: "SELECT 1"}); err == nil || !strings.Contains(err.Error(), "cannot impersonate") {
+					t.Fatalf("mallory's query %d: %v, want the engine's refusal", i, err)
+				}
+				n := s.RequestCount()
+				if _, err := c.Query(alice, engine.Query{SQL: "SELECT 2"}); err != nil {
+					t.Fatalf("alice's query %d: %v", i, err)
+				}
+				st := statements(s, n)
+				tx := st[0].Header.Get("X-Trino-Transaction-Id")
+				if st[0].Body == "SELECT 2" && (tx == "" || tx == "NONE") {
+					t.Fatalf("alice's query %d ran outside a read-only transaction after mallory's START was refused", i)
+				}
+			}
+		})
+	}
+}
+
+// TestEngineWithoutTransactions: an engine that answers START as
+// unsupported is used without read-only transactions from then on, says
+// so once in the log, and begins nothing ahead.
+func TestEngineWithoutTransactions(t *testing.T) {
+	s := trinotest.Start(t, trinotest.WithLargeTableRows(-1), trinotest.WithoutTransactions())
+	c := newClient(t, s, func(c *engine.Config) { c.ReadOnlyTransactions, c.TxAhead = true, time.Minute })
+	var log syncbuf.Buffer
+	c.SetLogger(slog.New(slog.NewTextHandler(&log, nil)))
+	for i := range 3 {
+		res, err := c.Query(t.Context(), engine.Query{SQL: fmt.Sprintf("SELECT %d", i)})
+		if err != nil || fmt.Sprint(res.Rows) != fmt.Sprintf("[[%d]]", i) {
+			t.Fatalf("query %d: %v %v", i, res, err)
+		}
+	}
+	starts, _ := trinotest.TransactionEnds(s.Requests())
+	if starts != 1 || c.TransactionsAhead() != 0 {
+		t.Errorf("%d STARTs, %d held ahead; want 1 (refused, remembered) and 0", starts, c.TransactionsAhead())
+	}
+	if n := strings.Count(log.String(), "refused START TRANSACTION READ ONLY as unsupported"); n != 1 {
+		t.Errorf("the fallback was logged %d times, want once:\n%s", n, log.String())
 	}
 }

@@ -19,6 +19,13 @@ const endTimeout = 10 * time.Second
 // used.
 func (c *Client) SetLogger(l *slog.Logger) { c.log = l }
 
+func (c *Client) logger() *slog.Logger {
+	if c.log == nil {
+		return slog.Default()
+	}
+	return c.log
+}
+
 // roTx is a query's read-only transaction: begun for it, or begun ahead
 // (Config.TxAhead) for the next query of the same caller.
 type roTx struct {
@@ -71,11 +78,11 @@ func unknownTransaction(err error) bool {
 
 // readOnlyTx gives q its read-only transaction when the engine is to be
 // given one: ReadOnlyTransactions on, not a metadata query, and not an
-// engine known to refuse transactions. It is nil when q runs outside one.
+// engine known not to do transactions. It is nil when q runs outside one.
 // The caller's transaction begun ahead is taken when there is one (its
 // START is then off the query's path); otherwise one is begun now. An
-// engine that answers the START with an error does not do transactions:
-// that is remembered, and q runs without.
+// engine that answers the START as unsupported does not do transactions:
+// that is remembered, said once in the log, and q runs without.
 func (c *Client) readOnlyTx(qctx context.Context, q Query, opts *requestOptions) (*roTx, error) {
 	if !c.cfg.ReadOnlyTransactions || q.metadata || c.noTx.Load() {
 		return nil, nil
@@ -91,8 +98,14 @@ func (c *Client) readOnlyTx(qctx context.Context, q Query, opts *requestOptions)
 	switch {
 	case err == nil:
 		return t, nil
-	case errors.As(err, &te):
-		c.noTx.Store(true) // the engine answered: it does not do transactions
+	case errors.As(err, &te) && (te.ErrorName == "NOT_SUPPORTED" || te.ErrorName == "SYNTAX_ERROR"):
+		// The engine does not do transactions. Any other refusal (this
+		// caller's access, say) is about the caller: the query fails with
+		// it, and every other query keeps its transaction.
+		if c.noTx.CompareAndSwap(false, true) {
+			c.logger().Warn("the engine refused START TRANSACTION READ ONLY as unsupported; queries now run without a read-only transaction (the SQL guard and the engine user's privileges still apply)",
+				"engine", c.cfg.URL(), "error", te.Message)
+		}
 		return nil, nil
 	default:
 		return nil, err
@@ -157,11 +170,7 @@ func (c *Client) endTx(t *roTx, next bool) {
 		err := t.tx.Rollback()
 		t.opts.setBound(nil)
 		if err != nil && !unknownTransaction(err) {
-			log := c.log
-			if log == nil {
-				log = slog.Default()
-			}
-			log.Warn("could not end the read-only transaction of a query; Trino ends it after its transaction.idle-timeout",
+			c.logger().Warn("could not end the read-only transaction of a query; Trino ends it after its transaction.idle-timeout",
 				"query_id", t.opts.QueryID(), "engine", c.cfg.URL(), "error", classify(err, "roll back the read-only transaction").Error())
 		}
 		if next && err == nil {

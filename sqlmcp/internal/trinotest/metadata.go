@@ -436,6 +436,10 @@ func (t *transaction) close() {
 }
 
 func (s *Server) runStartTransaction(q *query, sess session, toks []token) {
+	if s.opts.NoTransactions {
+		q.sendError(newError("NOT_SUPPORTED", "This connector does not support transactions", 1, 1))
+		return
+	}
 	if id := sess.transactionID; id != "" && id != "NONE" {
 		q.sendError(newError("NOT_SUPPORTED", "Nested transactions not supported", 1, 1))
 		return

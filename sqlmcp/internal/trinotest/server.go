@@ -74,6 +74,8 @@ type Options struct {
 	// behind a resource group's concurrency limit; the stats then report
 	// it as queuedTimeMillis.
 	QueueTime time.Duration
+	// NoTransactions refuses START TRANSACTION (NOT_SUPPORTED).
+	NoTransactions bool
 	// JWT authenticates requests with Bearer JWTs instead of passwords
 	// (jwtauth.go); Rules enforces a per-user access-control file
 	// (access.go).
@@ -120,6 +122,10 @@ func WithAbandonAfter(d time.Duration) Option { return func(o *Options) { o.Aban
 
 // WithQueueTime keeps every query queued for d before it runs
 // (Options.QueueTime).
+// WithoutTransactions makes the engine refuse START TRANSACTION with
+// NOT_SUPPORTED, as an engine that does not do transactions would.
+func WithoutTransactions() Option { return func(o *Options) { o.NoTransactions = true } }
+
 func WithQueueTime(d time.Duration) Option { return func(o *Options) { o.QueueTime = d } }
 
 // Request is one HTTP request the server received.
