@@ -61,6 +61,9 @@ func (c *Client) submit(qctx context.Context, q Query, opts *requestOptions, sql
 		return t, rows, err
 	}
 	c.endTx(t, false)
+	if qctx.Err() != nil {
+		return nil, nil, err // the caller is gone: nothing more is sent
+	}
 	opts.forgetQueryID()
 	if t, err = c.beginFor(qctx, opts); err != nil {
 		return nil, nil, err
