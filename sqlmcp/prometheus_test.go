@@ -76,6 +76,9 @@ func TestRealPrometheus(t *testing.T) {
 			`sum(mcpfleet_trino_query_engine_seconds_bucket{S,operation="execute_query",phase="queued",le="0.05"})`: 0,
 			`count(count by (phase) (mcpfleet_trino_query_engine_seconds_count{S,operation="list_catalogs"}))`:      3,
 			`count(count by (phase) (mcpfleet_trino_query_engine_seconds_count{S}))`:                                3,
+			// The read-only transaction begun ahead for the one caller's next
+			// query: the series is there, and never more than one is held.
+			`count(mcpfleet_trino_transactions_ahead{S,backend=""} <= 1)`: 1,
 		},
 		// The engine stops: every query now fails to reach it.
 		Stop:    func() error { eng.Close(); return nil },
