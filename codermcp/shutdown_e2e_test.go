@@ -69,7 +69,7 @@ func TestStdinEOFStopsWarmUp(t *testing.T) {
 				}
 			})
 			if tc.hold {
-				waitFor(t, "the held warm-up to start", func() bool { return len(serverCLIs(state, "")) > 0 })
+				e2e.WaitFor(t, "the held warm-up to start", func() bool { return len(serverCLIs(state, "")) > 0 })
 			}
 			stdin.Close()
 			exited := make(chan error, 1)
@@ -91,7 +91,7 @@ func TestStdinEOFStopsWarmUp(t *testing.T) {
 				}
 			}
 			if !t.Failed() {
-				waitFor(t, "the killed CLIs to go", func() bool { return len(serverCLIs(state, h.Marker)) == 0 })
+				e2e.WaitFor(t, "the killed CLIs to go", func() bool { return len(serverCLIs(state, h.Marker)) == 0 })
 			}
 			if gate != "" {
 				if err := os.WriteFile(gate, nil, 0o600); err != nil {
@@ -99,7 +99,7 @@ func TestStdinEOFStopsWarmUp(t *testing.T) {
 				}
 				// A warm-up let through now would write into the home: wait
 				// for it to end before looking.
-				waitFor(t, "the released warm-up to end", func() bool { return len(serverCLIs(state, h.Marker)) == 0 })
+				e2e.WaitFor(t, "the released warm-up to end", func() bool { return len(serverCLIs(state, h.Marker)) == 0 })
 			}
 			homes, _ := filepath.Glob(filepath.Join(state, "cli-home-*"))
 			for _, home := range homes {
@@ -197,17 +197,4 @@ func serverCLIs(state, marker string) []int {
 		out = append(out, pid)
 	}
 	return out
-}
-
-// waitFor polls cond until it holds, failing the test after a generous
-// deadline.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

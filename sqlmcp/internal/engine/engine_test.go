@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpfleet/mcpfleet/shared/e2e"
+
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
@@ -556,7 +558,7 @@ func TestReadOnlyTransaction(t *testing.T) {
 		}
 		return strings.Join(bodies, " | ")
 	}
-	waitFor(t, "ROLLBACK", func() bool { return strings.Contains(statements(), "ROLLBACK") })
+	e2e.WaitFor(t, "ROLLBACK", func() bool { return strings.Contains(statements(), "ROLLBACK") })
 	if got := statements(); !strings.Contains(got, "START TRANSACTION READ ONLY") {
 		t.Errorf("statements = %s", got)
 	}

@@ -10,21 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpfleet/mcpfleet/shared/e2e"
+
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/engine"
 	"github.com/mcpfleet/mcpfleet/sqlmcp/internal/trinotest"
 )
-
-// waitFor polls cond until it holds or a generous deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within 20s", what)
-		}
-		time.Sleep(5 * time.Millisecond) // a poll interval; the condition decides
-	}
-}
 
 // TestCursorEndsItsTransaction: the ROLLBACK of a cursor's read-only
 // transaction, sent after the rows are delivered (off the call's path),
@@ -121,7 +111,7 @@ func TestCursorEndsItsTransaction(t *testing.T) {
 					}
 				}
 			}()
-			waitFor(t, "ROLLBACK for every START", func() bool {
+			e2e.WaitFor(t, "ROLLBACK for every START", func() bool {
 				starts, rollbacks := trinotest.TransactionEnds(s.RequestsSince(n))
 				return starts == tc.started && rollbacks == starts
 			})
@@ -222,7 +212,7 @@ func TestQueryEndsItsTransactionAfterItsAnswer(t *testing.T) {
 			if rollbackEnded(before) {
 				t.Fatal("the ROLLBACK had ended when the answer came: the answer waited for it")
 			}
-			waitFor(t, "ended transaction", func() bool { return s.OpenTransactions() == 0 && rollbackEnded(before) })
+			e2e.WaitFor(t, "ended transaction", func() bool { return s.OpenTransactions() == 0 && rollbackEnded(before) })
 			var starts, rollbacks int
 			for _, r := range s.RequestsSince(before) {
 				switch {
@@ -266,7 +256,7 @@ func TestCloseEndsEveryQueryTransaction(t *testing.T) {
 			runs[i%len(runs)](ctx) // any outcome: the cancellation cuts some short
 		}()
 	}
-	waitFor(t, "started transaction", func() bool { return s.OpenTransactions() > 0 })
+	e2e.WaitFor(t, "started transaction", func() bool { return s.OpenTransactions() > 0 })
 	cancel()
 	calls.Wait()
 	if err := c.Close(); err != nil {
@@ -331,7 +321,7 @@ func TestStoppedReadCancelsOnce(t *testing.T) {
 				before := s.RequestCount()
 				id := tc.run(t)
 				// The ROLLBACK follows the rows' close, and with it every DELETE.
-				waitFor(t, "ROLLBACK", func() bool { _, ended := trinotest.TransactionEnds(s.RequestsSince(before)); return ended > 0 })
+				e2e.WaitFor(t, "ROLLBACK", func() bool { _, ended := trinotest.TransactionEnds(s.RequestsSince(before)); return ended > 0 })
 				deletes := 0
 				for _, r := range s.RequestsSince(before) {
 					if r.Method == http.MethodDelete && r.QueryID == id {
