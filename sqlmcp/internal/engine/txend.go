@@ -65,7 +65,7 @@ func (c *Client) submit(qctx context.Context, q Query, opts *requestOptions, sql
 		return nil, nil, err // the caller is gone: nothing more is sent
 	}
 	opts.forgetQueryID()
-	if t, err = c.beginFor(qctx, opts); err != nil {
+	if t, err = c.beginFor(qctx, opts, t.caller); err != nil {
 		return nil, nil, err
 	}
 	rows, err = t.tx.QueryContext(qctx, sqlText, args...)
@@ -93,10 +93,11 @@ func (c *Client) readOnlyTx(qctx context.Context, q Query, opts *requestOptions)
 	if err := qctx.Err(); err != nil {
 		return nil, err // cancelled before anything was sent: send nothing
 	}
-	if t := c.ahead.take(callerKey(qctx, opts)); t != nil {
+	caller := callerKey(qctx, opts)
+	if t := c.ahead.take(caller); t != nil {
 		return t, nil
 	}
-	t, err := c.beginFor(qctx, opts)
+	t, err := c.beginFor(qctx, opts, caller)
 	var te *TrinoError
 	switch {
 	case err == nil:
@@ -115,15 +116,15 @@ func (c *Client) readOnlyTx(qctx context.Context, q Query, opts *requestOptions)
 	}
 }
 
-// beginFor begins a read-only transaction for the query of opts, its START
-// sent with the query's own headers.
-func (c *Client) beginFor(qctx context.Context, opts *requestOptions) (*roTx, error) {
+// beginFor begins a read-only transaction for the query of opts (whose
+// callerKey is caller), its START sent with the query's own headers.
+func (c *Client) beginFor(qctx context.Context, opts *requestOptions, caller string) (*roTx, error) {
 	tx, stop, err := c.beginReadOnly(qctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	opts.forgetQueryID() // the START's id; the query's comes next
-	return &roTx{tx: tx, opts: opts, stop: stop, caller: callerKey(qctx, opts), vals: callerValues(qctx)}, nil
+	return &roTx{tx: tx, opts: opts, stop: stop, caller: caller, vals: callerValues(qctx)}, nil
 }
 
 // callerValues keeps ctx's values (the caller's identity and token source)

@@ -465,7 +465,7 @@ func (s *Server) runStartTransaction(q *query, sess session, toks []token) {
 	tx := &transaction{id: hex.EncodeToString(b[:]), conn: c, readOnly: readOnly}
 	s.mu.Lock()
 	s.txs[tx.id] = tx
-	s.txStarters[tx.id] = TxStarter{User: sess.user, Principal: sess.principal, ClientTags: strings.Join(sess.clientTags, ","), ClientInfo: sess.clientInfo}
+	s.txStarters[tx.id] = TxStarter{User: sess.user, ClientTags: strings.Join(sess.clientTags, ","), ClientInfo: sess.clientInfo}
 	s.mu.Unlock()
 	hdr := http.Header{}
 	hdr.Set("X-Trino-Started-Transaction-Id", tx.id)

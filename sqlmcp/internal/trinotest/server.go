@@ -804,8 +804,7 @@ func TransactionEnds(reqs []Request) (starts, rollbacks int) {
 
 // TxStarter is who started a transaction: its START's session.
 type TxStarter struct {
-	User, Principal        string
-	ClientTags, ClientInfo string
+	User, ClientTags, ClientInfo string
 }
 
 // TransactionStarter says who started transaction id (open or ended).
